@@ -1,0 +1,129 @@
+// switchyard's embedding API: load plugins and a model with a config, run it on
+// tensors, read the outputs, the plan and node_io, and watch each node as it runs.
+// The CLI is a thin shell over this header. Errors are thrown as switchyard::Error.
+#pragma once
+
+#include <switchyard/error.hpp>
+#include <switchyard/tensor.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace switchyard {
+
+// ---- plugins -------------------------------------------------------------------
+
+struct KernelInfo {
+  std::string op, family, device;
+  std::vector<std::string> dtypes;
+  bool host_allocated_outputs = false;
+};
+
+struct PluginInfo {
+  std::string name, version, vendor, path;
+  unsigned sdk_major = 0, sdk_minor = 0;
+  std::vector<KernelInfo> kernels;
+};
+
+// ---- results -------------------------------------------------------------------
+
+// One node's record, with DLBacktrace's fields.
+struct NodeIO {
+  std::string node, op, backend, module_path;
+  std::vector<std::string> input_sources;  // value names; "" for an absent optional input
+  std::vector<Tensor> inputs;              // empty in capture mode "outputs"
+  std::vector<Tensor> outputs;
+};
+
+struct Rejected {
+  std::string backend, reason;
+};
+
+struct PlanEntry {
+  std::string node, op, module_path;
+  std::string backend;                     // "" if no backend accepted the node
+  std::string reason;                      // why it won, e.g. "rule #1 (x.toml:7:1)"
+  std::vector<Rejected> rejected;
+};
+
+struct RunStats {
+  size_t nodes_run = 0;
+  size_t peak_live_tensors = 0;            // activations alive at once (inputs included)
+  size_t peak_live_bytes = 0;
+};
+
+// Called after each node runs, with its inputs and outputs (valid during the call).
+struct NodeEvent {
+  const std::string& node;
+  const std::string& op;
+  const std::string& backend;
+  const std::string& module_path;
+  const std::vector<Tensor>& inputs;
+  const std::vector<Tensor>& outputs;
+};
+using NodeCallback = std::function<void(const NodeEvent&)>;
+
+// ---- the runtime ---------------------------------------------------------------
+
+struct Options {
+  std::string config_path;                 // "" = built-in defaults (every plugin found)
+  std::vector<std::string> plugin_paths;   // searched before the config's and defaults
+  std::string capture;                     // overrides the config: none|outputs|all
+  bool strict = false;                     // forces strict selection on
+};
+
+class Model;
+
+class Runtime {
+ public:
+  explicit Runtime(const Options& options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  std::vector<PluginInfo> plugins() const;
+  // Loads a graph file (.json portable format; .pt TorchScript where built with it).
+  std::unique_ptr<Model> load(const std::string& model_path) const;
+
+  struct Impl;
+  Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+class Model {
+ public:
+  ~Model();
+  const std::vector<std::string>& input_names() const;
+  const std::vector<std::string>& output_names() const;
+  // Declared input shapes and dtypes (-1 for a free dimension), e.g. for sample inputs.
+  std::vector<std::vector<int64_t>> input_shapes() const;
+  std::vector<DLDataType> input_dtypes() const;
+
+  // Runs the graph. Plans (selection, kernel instances) are cached per input-shape
+  // signature. Throws Error naming the node, op and plugin when a kernel fails.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+
+  // The selection for the given inputs (plans if needed; runs nothing new if cached).
+  std::vector<PlanEntry> plan(const std::vector<Tensor>& inputs);
+  const std::vector<NodeIO>& node_io() const;  // of the last run, per capture mode
+  const RunStats& last_stats() const;
+  void set_node_callback(NodeCallback callback);
+
+  struct Impl;
+
+ private:
+  friend class Runtime;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Registers a loader for a file extension (".pt"); the TorchScript importer uses it.
+namespace ir { struct Graph; }
+using ModelLoader = std::function<void(const std::string& path, ir::Graph& out)>;
+void register_model_loader(const std::string& extension, ModelLoader loader);
+
+}  // namespace switchyard

@@ -1,0 +1,66 @@
+// switchyard::Tensor: a reference-counted handle to a DLPack tensor and whatever owns
+// its memory. Copies share the data. The host uses it for weights, activations and
+// results; embedders use it to pass inputs and read outputs.
+#pragma once
+
+#include <dlpack/dlpack.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace switchyard {
+
+std::string dtype_name(DLDataType dtype);      // "float32", "int64", "bool", ...
+bool parse_dtype(const std::string& name, DLDataType* out);
+size_t dtype_size(DLDataType dtype);           // bytes per element
+inline bool same_dtype(DLDataType a, DLDataType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+std::string shape_string(const std::vector<int64_t>& shape);  // "[2, 3]"
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // A new contiguous CPU tensor in 64-byte aligned host memory, zero-filled.
+  static Tensor empty(DLDataType dtype, std::vector<int64_t> shape);
+  // Wraps memory the caller owns; `release` (optional) runs when the last handle goes.
+  static Tensor from_blob(void* data, DLDataType dtype, std::vector<int64_t> shape,
+                          std::vector<int64_t> strides = {},
+                          std::function<void()> release = nullptr);
+  // Takes ownership of a DLManagedTensor (its deleter runs when the last handle goes).
+  // `keep_alive` (optional) lives as long as the tensor: e.g. the plugin that made it.
+  static Tensor adopt(DLManagedTensor* managed, std::shared_ptr<void> keep_alive = nullptr);
+
+  bool defined() const { return impl_ != nullptr; }
+  const DLTensor& dl() const;
+  DLDataType dtype() const { return dl().dtype; }
+  DLDevice device() const { return dl().device; }
+  const std::vector<int64_t>& shape() const;
+  std::vector<int64_t> strides() const;      // element strides, filled in if compact
+  int64_t dim() const { return dl().ndim; }
+  int64_t numel() const;
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype()); }
+  bool is_contiguous() const;
+  void* raw_data() const;                    // data + byte_offset
+  template <typename T>
+  T* data() const { return static_cast<T*>(raw_data()); }
+
+  // A contiguous copy (or this tensor, if already contiguous).
+  Tensor contiguous() const;
+  // Extends this tensor's owner to keep `owner` alive, e.g. a view's parent.
+  void keep_alive(std::shared_ptr<void> owner);
+  // Shared ownership token of the memory (compare to find aliasing handles).
+  const void* storage_id() const;
+  long use_count() const { return impl_.use_count(); }
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace switchyard

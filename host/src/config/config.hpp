@@ -1,0 +1,52 @@
+// The TOML run configuration: where plugins live, which to load, how nodes are routed
+// to backends, threads, node_io capture and logging. Errors cite file:line:column.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace switchyard::config {
+
+struct SourcePos {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string str() const;  // "file:line:column"
+};
+
+// One [[rules]] entry. Exactly the fields that are non-empty must all match a node.
+struct Rule {
+  std::string op;             // exact op name, e.g. "aten::linear"
+  std::string node;           // glob on the node name, e.g. "layer1.*"
+  std::string module;         // glob on the module path, e.g. "encoder.layers.*"
+  std::string family;         // op family as the plugins declare it, e.g. "linalg"
+  std::vector<std::string> backends;  // ordered plugin names
+  SourcePos pos;              // where the rule starts, for messages
+};
+
+enum class CaptureMode { None, Outputs, All };
+const char* capture_mode_name(CaptureMode mode);
+
+struct Config {
+  std::string source;                       // the file it came from ("" for defaults)
+  std::vector<std::string> plugin_paths;    // [plugins] paths, resolved against the file's dir
+  std::vector<std::string> load;            // [plugins] load: names or .so paths; empty = all found
+  std::vector<std::string> default_backends;  // [selection] default
+  bool strict = false;                      // [selection] strict
+  std::vector<Rule> rules;                  // [[rules]], first match wins
+  int intra_op_threads = 0;                 // [runtime] 0 = leave the library default
+  int inter_op_threads = 1;                 // [runtime]
+  CaptureMode capture = CaptureMode::None;  // [runtime] node_io = "none" | "outputs" | "all"
+  std::string log_level = "info";           // [runtime] trace|debug|info|warn|error|off
+};
+
+// Parses a config file. Throws switchyard::Error(ErrorKind::Config) with
+// "file:line:column: message" on syntax errors, wrong types, unknown values.
+// Unknown keys are warnings (logged, naming the nearest known key), not errors.
+Config load_config(const std::string& path);
+Config parse_config(const std::string& toml_text, const std::string& source_name);
+
+// Shell-style glob: '*' any run of characters (dots included), '?' one character.
+bool glob_match(const std::string& pattern, const std::string& text);
+
+}  // namespace switchyard::config

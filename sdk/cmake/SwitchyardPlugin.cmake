@@ -1,0 +1,25 @@
+# switchyard_add_plugin(<name> SOURCES <files...> [LIBRARIES <targets...>] [OUTPUT_DIR <dir>])
+# Builds a switchyard plugin: a shared library named libswitchyard-<name>.so with only
+# its entry symbol visible, linked against the SDK (and whatever LIBRARIES it wraps).
+function(switchyard_add_plugin name)
+  cmake_parse_arguments(ARG "" "OUTPUT_DIR" "SOURCES;LIBRARIES" ${ARGN})
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "switchyard_add_plugin(${name}): SOURCES is required")
+  endif()
+  set(target switchyard-plugin-${name})
+  add_library(${target} MODULE ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE switchyard::sdk ${ARG_LIBRARIES})
+  set_target_properties(${target} PROPERTIES
+    PREFIX "lib"
+    OUTPUT_NAME "switchyard-${name}"
+    C_VISIBILITY_PRESET hidden
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+  if(ARG_OUTPUT_DIR)
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIR})
+  elseif(DEFINED SWITCHYARD_PLUGIN_OUTPUT_DIR)
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${SWITCHYARD_PLUGIN_OUTPUT_DIR})
+  endif()
+  # Fail at link time, not load time, on a symbol the plugin forgot to define.
+  target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+endfunction()

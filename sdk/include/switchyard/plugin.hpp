@@ -1,0 +1,390 @@
+// switchyard SDK: header-only C++17 helpers for writing plugins on top of sdk.h.
+//
+// A kernel is a class K with
+//   explicit K(const sy::Node& node);        // create: read attributes, prepare weights
+//   void run(sy::Run& run);                   // compute
+//   void infer(sy::Infer& infer);             // only for SY_OUTPUT_HOST_ALLOCATED kernels
+//   static void supports(const sy::Node&);    // optional: throw sy::Unsupported("why")
+// and a plugin lists its kernels once:
+//   SY_PLUGIN("example", "1.0.0", "switchyard",
+//             sy::kernel<Relu>("aten::relu", "elementwise", {sy::kFloat32}))
+// Every exception thrown by kernel code is caught here and turned into a status plus
+// message, so nothing crosses the C boundary. Build plugins with -fvisibility=hidden
+// (switchyard_add_plugin does) so each plugin keeps its own copy of these helpers.
+#ifndef SWITCHYARD_PLUGIN_HPP
+#define SWITCHYARD_PLUGIN_HPP
+
+#include <switchyard/sdk.h>
+
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace sy {
+
+inline constexpr DLDataType kFloat32{kDLFloat, 32, 1};
+inline constexpr DLDataType kFloat64{kDLFloat, 64, 1};
+inline constexpr DLDataType kFloat16{kDLFloat, 16, 1};
+inline constexpr DLDataType kBFloat16{kDLBfloat, 16, 1};
+inline constexpr DLDataType kInt64{kDLInt, 64, 1};
+inline constexpr DLDataType kInt32{kDLInt, 32, 1};
+inline constexpr DLDataType kInt8{kDLInt, 8, 1};
+inline constexpr DLDataType kUInt8{kDLUInt, 8, 1};
+inline constexpr DLDataType kBool{SY_DL_BOOL, 8, 1};
+
+inline bool operator==(DLDataType a, DLDataType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+inline bool operator!=(DLDataType a, DLDataType b) { return !(a == b); }
+
+// Thrown by kernel code; the helpers turn it into its status and message.
+struct Error : std::runtime_error {
+  SY_Status status;
+  explicit Error(const std::string& message, SY_Status s = SY_ERROR_INVALID_ARGUMENT)
+      : std::runtime_error(message), status(s) {}
+};
+// Thrown from supports() (or create()) to decline a node, with the reason.
+struct Unsupported : Error {
+  explicit Unsupported(const std::string& reason) : Error(reason, SY_ERROR_UNSUPPORTED) {}
+};
+
+// The host API this plugin was initialised with (one per plugin library).
+inline const SY_HostApi*& host_api() {
+  static const SY_HostApi* api = nullptr;
+  return api;
+}
+
+inline void log(SY_LogLevel level, const std::string& message) {
+  if (const SY_HostApi* h = host_api()) h->log(h->host_context, level, message.c_str());
+}
+
+// ---- tensors -------------------------------------------------------------------
+
+inline int64_t numel(const DLTensor& t) {
+  int64_t n = 1;
+  for (int i = 0; i < t.ndim; ++i) n *= t.shape[i];
+  return n;
+}
+
+inline bool is_contiguous(const DLTensor& t) {
+  if (t.strides == nullptr) return true;
+  int64_t expected = 1;
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
+    expected *= t.shape[i];
+  }
+  return true;
+}
+
+template <typename T>
+T* data(const DLTensor& t) {
+  return reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
+}
+
+inline std::vector<int64_t> shape_of(const DLTensor& t) {
+  return std::vector<int64_t>(t.shape, t.shape + t.ndim);
+}
+
+// ---- attributes ----------------------------------------------------------------
+
+class Attrs {
+ public:
+  explicit Attrs(const SY_Attributes* attrs) : attrs_(attrs) {}
+
+  SY_AttrKind kind(const char* name) const { return api().attr_kind(attrs_, name); }
+  bool has(const char* name) const {
+    SY_AttrKind k = kind(name);
+    return k != SY_ATTR_MISSING && k != SY_ATTR_NONE;
+  }
+  int64_t i(const char* name) const {
+    int64_t v = 0;
+    check(api().attr_int(attrs_, name, &v), name, "an int");
+    return v;
+  }
+  int64_t i(const char* name, int64_t fallback) const { return has(name) ? i(name) : fallback; }
+  double f(const char* name) const {
+    double v = 0;
+    if (kind(name) == SY_ATTR_INT) return static_cast<double>(i(name));
+    check(api().attr_float(attrs_, name, &v), name, "a float");
+    return v;
+  }
+  double f(const char* name, double fallback) const { return has(name) ? f(name) : fallback; }
+  std::string s(const char* name) const {
+    const char* v = nullptr;
+    check(api().attr_string(attrs_, name, &v), name, "a string");
+    return v;
+  }
+  std::string s(const char* name, const std::string& fallback) const {
+    return has(name) ? s(name) : fallback;
+  }
+  std::vector<int64_t> ints(const char* name) const {
+    const int64_t* v = nullptr;
+    size_t n = 0;
+    if (kind(name) == SY_ATTR_INT) return {i(name)};
+    check(api().attr_ints(attrs_, name, &v, &n), name, "an int list");
+    return std::vector<int64_t>(v, v + n);
+  }
+  std::vector<double> floats(const char* name) const {
+    const double* v = nullptr;
+    size_t n = 0;
+    check(api().attr_floats(attrs_, name, &v, &n), name, "a float list");
+    return std::vector<double>(v, v + n);
+  }
+  const DLTensor* tensor(const char* name) const {
+    const DLTensor* v = nullptr;
+    check(api().attr_tensor(attrs_, name, &v), name, "a tensor");
+    return v;
+  }
+  const SY_Attributes* raw() const { return attrs_; }
+
+ private:
+  static const SY_HostApi& api() {
+    if (host_api() == nullptr) throw Error("plugin used before initialisation", SY_ERROR_INTERNAL);
+    return *host_api();
+  }
+  static void check(SY_Status s, const char* name, const char* what) {
+    if (s != SY_OK) throw Error(std::string("attribute '") + name + "' is missing or not " + what);
+  }
+  const SY_Attributes* attrs_;
+};
+
+// ---- the views a kernel sees -----------------------------------------------------
+
+// A node as seen by supports() and the kernel constructor.
+struct Node {
+  const char* op;          // the op this kernel was registered for
+  const char* name;        // the node's name, for messages
+  Attrs attrs;
+  const DLTensor* const* inputs;
+  size_t num_inputs;
+  size_t num_outputs;
+  const void* user_data;   // what was passed to sy::kernel(), or nullptr
+
+  // Input i's metadata; throws if i is out of range or the optional input is absent.
+  const DLTensor& input(size_t i) const {
+    if (i >= num_inputs || inputs[i] == nullptr)
+      throw Error(std::string("node '") + name + "': input " + std::to_string(i) + " is missing");
+    return *inputs[i];
+  }
+  bool has_input(size_t i) const { return i < num_inputs && inputs[i] != nullptr; }
+};
+
+struct Infer {
+  SY_KernelInferArgs* args;
+  const DLTensor& input(size_t i) const {
+    if (i >= args->num_inputs || args->inputs[i] == nullptr)
+      throw Error("infer: input " + std::to_string(i) + " is missing");
+    return *args->inputs[i];
+  }
+  bool has_input(size_t i) const { return i < args->num_inputs && args->inputs[i] != nullptr; }
+  size_t num_inputs() const { return args->num_inputs; }
+  void set_output(size_t i, DLDataType dtype, const std::vector<int64_t>& shape) {
+    if (i >= args->num_outputs) throw Error("infer: output index out of range", SY_ERROR_INTERNAL);
+    if (shape.size() > SY_MAX_DIMS) throw Error("infer: too many dimensions");
+    SY_TensorDesc& d = args->outputs[i];
+    d.dtype = dtype;
+    d.ndim = static_cast<int32_t>(shape.size());
+    for (size_t k = 0; k < shape.size(); ++k) d.shape[k] = shape[k];
+  }
+};
+
+struct Run {
+  SY_KernelRunArgs* args;
+  const DLTensor& input(size_t i) const {
+    if (i >= args->num_inputs || args->inputs[i] == nullptr)
+      throw Error("run: input " + std::to_string(i) + " is missing");
+    return *args->inputs[i];
+  }
+  bool has_input(size_t i) const { return i < args->num_inputs && args->inputs[i] != nullptr; }
+  size_t num_inputs() const { return args->num_inputs; }
+  size_t num_outputs() const { return args->num_outputs; }
+  // SY_OUTPUT_HOST_ALLOCATED kernels write here.
+  DLTensor& output(size_t i) const {
+    if (args->outputs == nullptr || i >= args->num_outputs)
+      throw Error("run: no host-allocated output " + std::to_string(i), SY_ERROR_INTERNAL);
+    return *args->outputs[i];
+  }
+  // SY_OUTPUT_KERNEL_ALLOCATED kernels hand their results over here.
+  void produce(size_t i, DLManagedTensor* t) const {
+    if (args->produced == nullptr || i >= args->num_outputs)
+      throw Error("run: no produced-output slot " + std::to_string(i), SY_ERROR_INTERNAL);
+    args->produced[i] = t;
+  }
+};
+
+// ---- glue: exceptions -> statuses --------------------------------------------------
+
+template <typename F>
+SY_Status guarded(SY_CallContext* call, F&& f) noexcept {
+  auto report = [call](SY_Status s, const char* msg) {
+    if (host_api() != nullptr) host_api()->report(call, s, msg);
+    return s;
+  };
+  try {
+    f();
+    return SY_OK;
+  } catch (const Error& e) {
+    return report(e.status, e.what());
+  } catch (const std::bad_alloc&) {
+    return report(SY_ERROR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return report(SY_ERROR_INTERNAL, e.what());
+  } catch (...) {
+    return report(SY_ERROR_INTERNAL, "unknown C++ exception in plugin");
+  }
+}
+
+namespace detail {
+template <typename K, typename = void>
+struct has_supports : std::false_type {};
+template <typename K>
+struct has_supports<K, std::void_t<decltype(K::supports(std::declval<const Node&>()))>>
+    : std::true_type {};
+template <typename K, typename = void>
+struct has_infer : std::false_type {};
+template <typename K>
+struct has_infer<K, std::void_t<decltype(std::declval<K&>().infer(std::declval<Infer&>()))>>
+    : std::true_type {};
+}  // namespace detail
+
+// One registered kernel: owns its SY_KernelDef and dtype list.
+struct KernelEntry {
+  SY_KernelDef def{};
+  std::vector<DLDataType> dtypes;
+  std::string op, family;
+  const void* user_data = nullptr;
+};
+
+template <typename K>
+struct Trampolines {
+  static const KernelEntry& entry(void* ctx) { return *static_cast<const KernelEntry*>(ctx); }
+  static Node node(void* ctx, const char* name, const SY_Attributes* attrs,
+                   const DLTensor* const* in, size_t n_in, size_t n_out) {
+    const KernelEntry& e = entry(ctx);
+    return Node{e.op.c_str(), name, Attrs(attrs), in, n_in, n_out, e.user_data};
+  }
+  static SY_Status supports(void* ctx, SY_SupportsArgs* a) {
+    return guarded(a->call, [&] {
+      if constexpr (detail::has_supports<K>::value)
+        K::supports(node(ctx, a->node_name, a->attributes, a->inputs, a->num_inputs,
+                         a->num_outputs));
+    });
+  }
+  static SY_Status create(void* ctx, SY_KernelCreateArgs* a) {
+    return guarded(a->call, [&] {
+      Node n = node(ctx, a->node_name, a->attributes, a->inputs, a->num_inputs, a->num_outputs);
+      a->instance = reinterpret_cast<SY_KernelInstance*>(new K(n));
+    });
+  }
+  static SY_Status infer(void* /*ctx*/, SY_KernelInferArgs* a) {
+    return guarded(a->call, [&] {
+      Infer view{a};
+      reinterpret_cast<K*>(a->instance)->infer(view);
+    });
+  }
+  static SY_Status run(void* /*ctx*/, SY_KernelRunArgs* a) {
+    return guarded(a->call, [&] {
+      Run view{a};
+      reinterpret_cast<K*>(a->instance)->run(view);
+    });
+  }
+  static void destroy(void* /*ctx*/, SY_KernelInstance* instance) {
+    delete reinterpret_cast<K*>(instance);
+  }
+};
+
+// Registers kernel class K for `op`. Its output mode follows from whether K has infer().
+template <typename K>
+std::shared_ptr<KernelEntry> kernel(std::string op, std::string family,
+                                    std::vector<DLDataType> dtypes,
+                                    const void* user_data = nullptr) {
+  auto e = std::make_shared<KernelEntry>();
+  e->op = std::move(op);
+  e->family = std::move(family);
+  e->dtypes = std::move(dtypes);
+  e->user_data = user_data;
+  SY_KernelDef& d = e->def;
+  d.struct_size = sizeof(SY_KernelDef);
+  d.op = e->op.c_str();
+  d.family = e->family.c_str();
+  d.device_type = kDLCPU;
+  d.dtypes = e->dtypes.data();
+  d.num_dtypes = e->dtypes.size();
+  d.output_mode = detail::has_infer<K>::value ? SY_OUTPUT_HOST_ALLOCATED
+                                              : SY_OUTPUT_KERNEL_ALLOCATED;
+  d.context = e.get();
+  d.supports = detail::has_supports<K>::value ? &Trampolines<K>::supports : nullptr;
+  d.create = &Trampolines<K>::create;
+  if constexpr (detail::has_infer<K>::value) d.infer = &Trampolines<K>::infer;
+  d.run = &Trampolines<K>::run;
+  d.destroy = &Trampolines<K>::destroy;
+  return e;
+}
+
+// A plugin: its identity and kernel table, and the init handshake.
+class PluginDef {
+ public:
+  PluginDef(std::string name, std::string version, std::string vendor,
+            std::vector<std::shared_ptr<KernelEntry>> kernels = {})
+      : name_(std::move(name)), version_(std::move(version)), vendor_(std::move(vendor)),
+        entries_(std::move(kernels)) {}
+
+  void add(std::shared_ptr<KernelEntry> k) { entries_.push_back(std::move(k)); }
+  void add(std::vector<std::shared_ptr<KernelEntry>> ks) {
+    for (auto& k : ks) entries_.push_back(std::move(k));
+  }
+
+  SY_Status init(SY_PluginInitArgs* args) noexcept {
+    if (args == nullptr || args->host == nullptr) return SY_ERROR_INVALID_ARGUMENT;
+    host_api() = args->host;
+    return guarded(args->call, [&] {
+      if (args->host->version_major != SY_SDK_VERSION_MAJOR)
+        throw Error("plugin '" + name_ + "' needs SDK major " +
+                        std::to_string(SY_SDK_VERSION_MAJOR) + ", host has " +
+                        std::to_string(args->host->version_major),
+                    SY_ERROR_VERSION_MISMATCH);
+      defs_.clear();
+      for (auto& e : entries_) defs_.push_back(&e->def);
+      plugin_ = SY_Plugin{};
+      plugin_.struct_size = sizeof(SY_Plugin);
+      plugin_.sdk_version_major = SY_SDK_VERSION_MAJOR;
+      plugin_.sdk_version_minor = SY_SDK_VERSION_MINOR;
+      plugin_.name = name_.c_str();
+      plugin_.version = version_.c_str();
+      plugin_.vendor = vendor_.c_str();
+      plugin_.kernels = defs_.data();
+      plugin_.num_kernels = defs_.size();
+      args->plugin = &plugin_;
+    });
+  }
+
+ private:
+  std::string name_, version_, vendor_;
+  std::vector<std::shared_ptr<KernelEntry>> entries_;
+  std::vector<const SY_KernelDef*> defs_;
+  SY_Plugin plugin_{};
+};
+
+}  // namespace sy
+
+// Defines the plugin's one exported entry symbol from a name, version, vendor and a
+// list of sy::kernel<...>(...) entries.
+#define SY_PLUGIN(NAME, VERSION, VENDOR, ...)                                        \
+  extern "C" SY_EXPORT SY_Status switchyard_plugin_init(SY_PluginInitArgs* args) {   \
+    static ::sy::PluginDef plugin_def(NAME, VERSION, VENDOR, {__VA_ARGS__});         \
+    return plugin_def.init(args);                                                    \
+  }
+
+// Same, for plugins that build their table in a function `::sy::PluginDef& FN()`.
+#define SY_PLUGIN_FROM(FN)                                                           \
+  extern "C" SY_EXPORT SY_Status switchyard_plugin_init(SY_PluginInitArgs* args) {   \
+    return FN().init(args);                                                          \
+  }
+
+#endif  // SWITCHYARD_PLUGIN_HPP
