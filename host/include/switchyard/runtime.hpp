@@ -72,27 +72,13 @@ struct Options {
   std::vector<std::string> plugin_paths;   // searched before the config's and defaults
   std::string capture;                     // overrides the config: none|outputs|all
   bool strict = false;                     // forces strict selection on
+  std::string log_level;                   // wins over $SWITCHYARD_LOG_LEVEL and the config
 };
 
-class Model;
-
-class Runtime {
- public:
-  explicit Runtime(const Options& options = {});
-  ~Runtime();
-  Runtime(const Runtime&) = delete;
-  Runtime& operator=(const Runtime&) = delete;
-
-  std::vector<PluginInfo> plugins() const;
-  // Loads a graph file (.json portable format; .pt TorchScript where built with it).
-  std::unique_ptr<Model> load(const std::string& model_path) const;
-
-  struct Impl;
-  Impl& impl() const { return *impl_; }
-
- private:
-  std::unique_ptr<Impl> impl_;
-};
+namespace ir {
+struct Graph;
+}
+class Runtime;
 
 class Model {
  public:
@@ -121,8 +107,29 @@ class Model {
   std::unique_ptr<Impl> impl_;
 };
 
+class Runtime {
+ public:
+  explicit Runtime(const Options& options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  std::vector<PluginInfo> plugins() const;
+  // Loads a graph file (.json portable format; .pt TorchScript where built with it).
+  std::unique_ptr<Model> load(const std::string& model_path) const;
+  // Takes a graph built in memory (importers, tests); validates it first.
+  std::unique_ptr<Model> load_graph(ir::Graph graph) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Model> make_model(std::unique_ptr<Model::Impl> impl) const;
+  std::unique_ptr<Impl> impl_;
+};
+
+
+
 // Registers a loader for a file extension (".pt"); the TorchScript importer uses it.
-namespace ir { struct Graph; }
 using ModelLoader = std::function<void(const std::string& path, ir::Graph& out)>;
 void register_model_loader(const std::string& extension, ModelLoader loader);
 

@@ -28,6 +28,8 @@ class Tensor {
 
   // A new contiguous CPU tensor in 64-byte aligned host memory, zero-filled.
   static Tensor empty(DLDataType dtype, std::vector<int64_t> shape);
+  // Same, not zero-filled: for outputs a kernel is about to write in full.
+  static Tensor uninitialized(DLDataType dtype, std::vector<int64_t> shape);
   // Wraps memory the caller owns; `release` (optional) runs when the last handle goes.
   static Tensor from_blob(void* data, DLDataType dtype, std::vector<int64_t> shape,
                           std::vector<int64_t> strides = {},
@@ -54,12 +56,13 @@ class Tensor {
   Tensor contiguous() const;
   // Extends this tensor's owner to keep `owner` alive, e.g. a view's parent.
   void keep_alive(std::shared_ptr<void> owner);
-  // Shared ownership token of the memory (compare to find aliasing handles).
-  const void* storage_id() const;
+  // A token that keeps this tensor's memory alive (for keep_alive of another tensor).
+  std::shared_ptr<void> owner() const { return impl_; }
   long use_count() const { return impl_.use_count(); }
 
+  struct Impl;  // defined in tensor.cpp
+
  private:
-  struct Impl;
   std::shared_ptr<Impl> impl_;
 };
 

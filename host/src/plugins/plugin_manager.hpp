@@ -34,6 +34,11 @@ class LoadedPlugin {
   std::shared_ptr<void> library_;         // the boost::dll::shared_library
 };
 
+// The negotiation rule: same major, and a minor no newer than the host's. Returns "" if
+// a plugin built for plugin_major.plugin_minor may load, else the reason.
+std::string check_version(uint32_t plugin_major, uint32_t plugin_minor, uint32_t host_major,
+                          uint32_t host_minor);
+
 struct KernelRef {
   std::shared_ptr<LoadedPlugin> plugin;
   const SY_KernelDef* def = nullptr;

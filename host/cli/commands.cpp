@@ -1,0 +1,157 @@
+#include "commands.hpp"
+
+#include "tensor_json.hpp"
+#include "util/log.hpp"
+
+#include <switchyard/runtime.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+namespace switchyard::cli {
+namespace {
+
+
+Options to_options(const CommonOptions& common, const std::string& capture = "") {
+  Options o;
+  o.config_path = common.config;
+  o.plugin_paths = common.plugin_paths;
+  o.capture = capture;
+  o.strict = common.strict;
+  o.log_level = common.log_level;
+  return o;
+}
+
+// Prints rows as left-aligned columns under a header.
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  if (rows.empty()) return;
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows)
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::string line;
+    for (size_t c = 0; c < rows[i].size(); ++c) {
+      line += rows[i][c];
+      if (c + 1 < rows[i].size()) line += std::string(width[c] - rows[i][c].size() + 2, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+    if (i == 0) {
+      size_t total = 0;
+      for (size_t w : width) total += w + 2;
+      std::printf("%s\n", std::string(total - 2, '-').c_str());
+    }
+  }
+}
+
+std::vector<Tensor> load_inputs(const Model& model, const std::string& path) {
+  if (path.empty()) return sample_inputs(model);
+  return read_tensors_json(path, model.input_names());
+}
+
+void print_backend_counts(const std::vector<PlanEntry>& plan) {
+  std::map<std::string, int> counts;
+  for (const auto& e : plan) counts[e.backend]++;
+  std::string line = "nodes per backend:";
+  for (const auto& [backend, n] : counts) line += " " + backend + "=" + std::to_string(n);
+  std::printf("%s\n", line.c_str());
+}
+
+void write_node_io_json(const std::string& path, const std::vector<NodeIO>& records) {
+  nlohmann::json doc = nlohmann::json::object();
+  for (const NodeIO& r : records) {
+    nlohmann::json node = {{"op", r.op}, {"backend", r.backend}, {"module_path", r.module_path},
+                           {"input_sources", r.input_sources}};
+    auto tensors = [](const std::vector<Tensor>& ts) {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const Tensor& t : ts)
+        arr.push_back(t.defined() ? nlohmann::json{{"dtype", dtype_name(t.dtype())}, {"shape", t.shape()}}
+                                  : nlohmann::json(nullptr));
+      return arr;
+    };
+    node["inputs"] = tensors(r.inputs);
+    node["outputs"] = tensors(r.outputs);
+    doc[r.node] = node;
+  }
+  std::ofstream out(path);
+  if (!out) throw Error(ErrorKind::Io, path + ": cannot write");
+  out << doc.dump(1) << "\n";
+}
+
+}  // namespace
+
+int cmd_run(const CommonOptions& common, const RunOptions& options) {
+  std::string capture = options.capture;
+  if (capture.empty() && !options.save_node_io.empty()) capture = "all";
+  Runtime runtime(to_options(common, capture));
+  auto model = runtime.load(options.model);
+  std::vector<Tensor> inputs = load_inputs(*model, options.inputs);
+  if (options.inputs.empty())
+    std::printf("inputs: generated sample values for %zu input(s) (pass --inputs FILE.json to choose)\n",
+                inputs.size());
+  std::vector<Tensor> outputs = model->run(inputs);
+
+  std::printf("\noutputs of %s:\n", options.model.c_str());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    std::printf("  %s  %s %s  %s\n", model->output_names()[i].c_str(), dtype_name(outputs[i].dtype()).c_str(),
+                shape_string(outputs[i].shape()).c_str(), preview(outputs[i], options.show).c_str());
+
+  if (!options.quiet_table) {
+    auto plan = model->plan(inputs);
+    std::printf("\nbackend per node:\n");
+    std::vector<std::vector<std::string>> rows{{"node", "op", "module", "backend"}};
+    for (const auto& e : plan) rows.push_back({e.node, e.op, e.module_path, e.backend});
+    print_table(rows);
+    print_backend_counts(plan);
+  }
+  const RunStats& stats = model->last_stats();
+  std::printf("ran %zu nodes; peak live tensors %zu (%zu bytes)\n", stats.nodes_run,
+              stats.peak_live_tensors, stats.peak_live_bytes);
+  if (!options.save_outputs.empty()) {
+    write_tensors_json(options.save_outputs, model->output_names(), outputs);
+    std::printf("outputs written to %s\n", options.save_outputs.c_str());
+  }
+  if (!options.save_node_io.empty()) {
+    write_node_io_json(options.save_node_io, model->node_io());
+    std::printf("node_io (%zu records) written to %s\n", model->node_io().size(), options.save_node_io.c_str());
+  }
+  return 0;
+}
+
+int cmd_plan(const CommonOptions& common, const std::string& model_path, const std::string& inputs_path) {
+  Runtime runtime(to_options(common));
+  auto model = runtime.load(model_path);
+  auto plan = model->plan(load_inputs(*model, inputs_path));
+  std::vector<std::vector<std::string>> rows{{"node", "op", "module", "backend", "why"}};
+  for (const auto& e : plan) {
+    rows.push_back({e.node, e.op, e.module_path, e.backend, e.reason});
+    for (const auto& r : e.rejected) rows.push_back({"", "", "", "  rejected: " + r.backend, r.reason});
+  }
+  print_table(rows);
+  print_backend_counts(plan);
+  return 0;
+}
+
+int cmd_plugins(const CommonOptions& common, bool verbose) {
+  Runtime runtime(to_options(common));
+  auto plugins = runtime.plugins();
+  if (plugins.empty()) std::printf("no plugins loaded\n");
+  for (const auto& p : plugins) {
+    std::printf("%s %s (vendor: %s, SDK %u.%u) %s\n  %zu kernels\n", p.name.c_str(), p.version.c_str(),
+                p.vendor.c_str(), p.sdk_major, p.sdk_minor, p.path.c_str(), p.kernels.size());
+    std::vector<std::vector<std::string>> rows{{"  op", "family", "device", "dtypes", "outputs"}};
+    for (const auto& k : p.kernels) {
+      std::string dtypes;
+      for (const auto& d : k.dtypes) dtypes += (dtypes.empty() ? "" : ",") + d;
+      rows.push_back({"  " + k.op, k.family, k.device, dtypes.empty() ? "any" : dtypes,
+                      k.host_allocated_outputs ? "host" : "kernel"});
+    }
+    if (verbose) print_table(rows);
+  }
+  return 0;
+}
+
+}  // namespace switchyard::cli

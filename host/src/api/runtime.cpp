@@ -1,0 +1,206 @@
+// The embedding API: wires config, plugins, graph loading and the executor together.
+#include <switchyard/runtime.hpp>
+
+#include "config/config.hpp"
+#include "exec/executor.hpp"
+#include "ir/graph_file.hpp"
+#include "plugins/plugin_manager.hpp"
+#include "util/log.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+namespace switchyard {
+namespace {
+
+std::map<std::string, ModelLoader>& loaders() {
+  static std::map<std::string, ModelLoader> registry;
+  return registry;
+}
+std::mutex& loaders_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+exec::Capture to_capture(config::CaptureMode mode) {
+  switch (mode) {
+    case config::CaptureMode::Outputs: return exec::Capture::Outputs;
+    case config::CaptureMode::All: return exec::Capture::All;
+    case config::CaptureMode::None: break;
+  }
+  return exec::Capture::None;
+}
+
+std::string device_name(int32_t type) {
+  switch (type) {
+    case kDLCPU: return "cpu";
+    case kDLCUDA: return "cuda";
+    default: return "device" + std::to_string(type);
+  }
+}
+
+}  // namespace
+
+void register_model_loader(const std::string& extension, ModelLoader loader) {
+  std::lock_guard<std::mutex> lock(loaders_mutex());
+  loaders()[extension] = std::move(loader);
+}
+
+// ---- Runtime ---------------------------------------------------------------------
+
+struct Runtime::Impl {
+  config::Config config;
+  plugins::PluginManager plugins;
+};
+
+Runtime::Runtime(const Options& options) : impl_(std::make_unique<Impl>()) {
+  config::Config& cfg = impl_->config;
+  if (!options.config_path.empty()) cfg = config::load_config(options.config_path);
+  log::set_level(cfg.log_level);
+  log::apply_env_level();
+  if (!options.log_level.empty() && !log::set_level(options.log_level))
+    throw Error(ErrorKind::Config, "log level '" + options.log_level + "' is not trace|debug|info|warn|error|off");
+  if (!options.capture.empty()) {
+    if (options.capture == "none") cfg.capture = config::CaptureMode::None;
+    else if (options.capture == "outputs") cfg.capture = config::CaptureMode::Outputs;
+    else if (options.capture == "all") cfg.capture = config::CaptureMode::All;
+    else throw Error(ErrorKind::Config, "capture mode '" + options.capture + "' is not none, outputs or all");
+  }
+  if (options.strict) cfg.strict = true;
+  // Plugins read their thread count at init (the aten plugin calls at::set_num_threads).
+  if (cfg.intra_op_threads > 0)
+    setenv("SWITCHYARD_INTRA_OP_THREADS", std::to_string(cfg.intra_op_threads).c_str(), 1);
+
+  std::vector<std::string> dirs = options.plugin_paths;
+  dirs.insert(dirs.end(), cfg.plugin_paths.begin(), cfg.plugin_paths.end());
+  for (const std::string& d : plugins::PluginManager::default_search_paths()) dirs.push_back(d);
+  impl_->plugins.load_all(dirs, cfg.load);
+  if (impl_->plugins.plugins().empty())
+    log::get().warn("no plugins loaded (searched {} director{})", dirs.size(), dirs.size() == 1 ? "y" : "ies");
+
+  std::vector<std::string> names;
+  for (const auto& p : impl_->plugins.plugins()) names.push_back(p->name());
+  config::check_backends(cfg, names);
+}
+
+Runtime::~Runtime() = default;
+
+std::vector<PluginInfo> Runtime::plugins() const {
+  std::vector<PluginInfo> out;
+  for (const auto& p : impl_->plugins.plugins()) {
+    PluginInfo info{p->name(), p->version(), p->vendor(), p->path(), p->sdk_major(), p->sdk_minor(), {}};
+    const SY_Plugin& t = p->table();
+    for (size_t i = 0; i < t.num_kernels; ++i) {
+      const SY_KernelDef& k = *t.kernels[i];
+      KernelInfo ki{k.op, k.family != nullptr ? k.family : "", device_name(k.device_type), {},
+                    k.output_mode == SY_OUTPUT_HOST_ALLOCATED};
+      for (size_t d = 0; d < k.num_dtypes; ++d) ki.dtypes.push_back(dtype_name(k.dtypes[d]));
+      info.kernels.push_back(std::move(ki));
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+// ---- Model -----------------------------------------------------------------------
+
+struct Model::Impl {
+  ir::Graph graph;
+  std::unique_ptr<exec::Executor> executor;
+  exec::Capture capture = exec::Capture::None;
+  NodeCallback callback;
+  std::vector<NodeIO> node_io;
+  RunStats stats;
+  std::vector<std::string> input_names, output_names;
+};
+
+std::unique_ptr<Model> Runtime::load_graph(ir::Graph graph) const {
+  ir::validate(graph);
+  auto impl = std::make_unique<Model::Impl>();
+  impl->graph = std::move(graph);
+  return make_model(std::move(impl));
+}
+
+std::unique_ptr<Model> Runtime::load(const std::string& model_path) const {
+  auto impl = std::make_unique<Model::Impl>();
+  std::string ext = std::filesystem::path(model_path).extension().string();
+  if (ext == ".json") {
+    impl->graph = ir::read_graph_file(model_path);
+  } else {
+    ModelLoader loader;
+    {
+      std::lock_guard<std::mutex> lock(loaders_mutex());
+      auto it = loaders().find(ext);
+      if (it != loaders().end()) loader = it->second;
+    }
+    if (!loader)
+      throw Error(ErrorKind::Io, model_path + ": unknown model format '" + ext +
+                                     "' (expected a .json portable graph" +
+                                     (loaders().empty() ? std::string(")") : ", or a registered format)"));
+    loader(model_path, impl->graph);
+    ir::validate(impl->graph);
+  }
+  return make_model(std::move(impl));
+}
+
+std::unique_ptr<Model> Runtime::make_model(std::unique_ptr<Model::Impl> impl) const {
+  for (ir::ValueId v : impl->graph.inputs) impl->input_names.push_back(impl->graph.values[v].name);
+  for (ir::ValueId v : impl->graph.outputs) impl->output_names.push_back(impl->graph.values[v].name);
+  impl->capture = to_capture(impl_->config.capture);
+  impl->executor = std::make_unique<exec::Executor>(impl->graph, impl_->config, impl_->plugins);
+  return std::unique_ptr<Model>(new Model(std::move(impl)));
+}
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+const std::vector<std::string>& Model::input_names() const { return impl_->input_names; }
+const std::vector<std::string>& Model::output_names() const { return impl_->output_names; }
+
+std::vector<std::vector<int64_t>> Model::input_shapes() const {
+  std::vector<std::vector<int64_t>> out;
+  for (ir::ValueId v : impl_->graph.inputs) out.push_back(impl_->graph.values[v].shape);
+  return out;
+}
+
+std::vector<DLDataType> Model::input_dtypes() const {
+  std::vector<DLDataType> out;
+  for (ir::ValueId v : impl_->graph.inputs) out.push_back(impl_->graph.values[v].dtype);
+  return out;
+}
+
+std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) {
+  exec::RunOptions options;
+  options.capture = impl_->capture;
+  options.callback = impl_->callback ? &impl_->callback : nullptr;
+  exec::RunResult result = impl_->executor->run(inputs, options);
+  impl_->node_io = std::move(result.node_io);
+  impl_->stats = result.stats;
+  return std::move(result.outputs);
+}
+
+std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) {
+  const exec::Plan* plan = impl_->executor->cached_plan(inputs);
+  if (plan == nullptr) {  // selection needs real shapes: build the plan by running once
+    exec::RunOptions options;
+    impl_->executor->run(inputs, options);
+    plan = impl_->executor->cached_plan(inputs);
+  }
+  std::vector<PlanEntry> out;
+  for (size_t n = 0; n < impl_->graph.nodes.size(); ++n) {
+    const ir::Node& node = impl_->graph.nodes[n];
+    const exec::NodePlan& np = plan->nodes[n];
+    PlanEntry e{node.name, node.op, node.module_path, np.backend, np.selection.reason, {}};
+    for (const auto& r : np.selection.rejected) e.rejected.push_back(Rejected{r.backend, r.reason});
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+const std::vector<NodeIO>& Model::node_io() const { return impl_->node_io; }
+const RunStats& Model::last_stats() const { return impl_->stats; }
+void Model::set_node_callback(NodeCallback callback) { impl_->callback = std::move(callback); }
+
+}  // namespace switchyard

@@ -1,0 +1,331 @@
+#include "exec/executor.hpp"
+
+#include "plugins/host_api.hpp"
+#include "util/log.hpp"
+
+#include <switchyard/error.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <set>
+
+namespace switchyard::exec {
+namespace {
+
+constexpr int32_t kGraphOutput = INT32_MAX;
+
+std::string join_rejections(const std::vector<select::Rejection>& rejected) {
+  if (rejected.empty()) return "no backend was asked";
+  std::string text;
+  for (const auto& r : rejected) text += "\n  - " + r.backend + ": " + r.reason;
+  return text;
+}
+
+// True when `p` points into the memory of `t` (a kernel returned a view of an input).
+bool points_into(const void* p, const Tensor& t) {
+  const char* begin = static_cast<const char*>(t.dl().data);
+  const char* end = static_cast<const char*>(t.raw_data()) + t.nbytes();
+  const char* q = static_cast<const char*>(p);
+  return begin != nullptr && q >= begin && q < end;
+}
+
+}  // namespace
+
+BoundKernel::~BoundKernel() {
+  if (instance != nullptr) kernel.def->destroy(kernel.def->context, instance);
+}
+
+std::string input_signature(const std::vector<Tensor>& inputs) {
+  std::string sig;
+  for (const Tensor& t : inputs) sig += dtype_name(t.dtype()) + shape_string(t.shape()) + ";";
+  return sig;
+}
+
+Executor::Executor(const ir::Graph& graph, const config::Config& config,
+                   const plugins::PluginManager& plugins)
+    : graph_(graph), config_(config), plugins_(plugins) {
+  catalog_.kernels_for = [this](const std::string& op) {
+    std::vector<select::Candidate> out;
+    for (const auto& ref : plugins_.kernels_for(op))
+      out.push_back(select::Candidate{ref.plugin->name(), ref.def, ref.def});
+    return out;
+  };
+  catalog_.families_for = [this](const std::string& op) {
+    std::vector<std::string> out;
+    for (const auto& ref : plugins_.kernels_for(op))
+      if (ref.def->family != nullptr &&
+          std::find(out.begin(), out.end(), ref.def->family) == out.end())
+        out.emplace_back(ref.def->family);
+    return out;
+  };
+  catalog_.ask = [](const select::Candidate& c, const ir::Node& node,
+                    const std::vector<const DLTensor*>& inputs) -> std::string {
+    if (c.def->supports == nullptr) return "";
+    SY_CallContext call;
+    SY_SupportsArgs args{};
+    args.struct_size = sizeof(args);
+    args.call = &call;
+    args.node_name = node.name.c_str();
+    args.attributes = plugins::as_sdk(node.attrs);
+    args.inputs = inputs.data();
+    args.num_inputs = inputs.size();
+    args.num_outputs = node.outputs.size();
+    SY_Status s = c.def->supports(c.def->context, &args);
+    if (s == SY_OK) return "";
+    if (s == SY_ERROR_UNSUPPORTED)
+      return call.message.empty() ? "declined (no reason given)" : call.message;
+    return "capability query failed: " + plugins::describe_failure(s, call);
+  };
+
+  last_use_.assign(graph_.values.size(), -1);
+  for (size_t n = 0; n < graph_.nodes.size(); ++n)
+    for (ir::ValueId v : graph_.nodes[n].inputs)
+      if (v != ir::kNoValue) last_use_[v] = static_cast<int32_t>(n);
+  for (ir::ValueId v : graph_.outputs) last_use_[v] = kGraphOutput;
+}
+
+std::string Executor::describe_node(size_t index) const {
+  const ir::Node& node = graph_.nodes[index];
+  std::string text = "node '" + node.name + "' (op " + node.op;
+  if (!node.module_path.empty()) text += ", module " + node.module_path;
+  return text + ")";
+}
+
+void Executor::check_inputs(const std::vector<Tensor>& inputs) const {
+  if (inputs.size() != graph_.inputs.size())
+    throw Error(ErrorKind::Input, "the model takes " + std::to_string(graph_.inputs.size()) +
+                                      " input(s), got " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Value& decl = graph_.values[graph_.inputs[i]];
+    const Tensor& t = inputs[i];
+    const std::string which = "input " + std::to_string(i) + " '" + decl.name + "'";
+    if (!t.defined()) throw Error(ErrorKind::Input, which + " is an undefined tensor");
+    if (t.device().device_type != kDLCPU)
+      throw Error(ErrorKind::Input, which + " must be a CPU tensor");
+    if (!same_dtype(t.dtype(), decl.dtype))
+      throw Error(ErrorKind::Input, which + ": expected dtype " + dtype_name(decl.dtype) +
+                                        ", got " + dtype_name(t.dtype()));
+    if (decl.shape.empty()) continue;  // shape not declared: anything goes
+    bool ok = decl.shape.size() == t.shape().size();
+    for (size_t d = 0; ok && d < decl.shape.size(); ++d)
+      ok = decl.shape[d] < 0 || decl.shape[d] == t.shape()[d];
+    if (!ok)
+      throw Error(ErrorKind::Input, which + ": expected shape " + shape_string(decl.shape) +
+                                        " (-1 = any size), got " + shape_string(t.shape()));
+  }
+}
+
+Plan& Executor::plan_for(const std::string& signature) {
+  auto& slot = plans_[signature];
+  if (!slot) {
+    slot = std::make_unique<Plan>();
+    slot->nodes.resize(graph_.nodes.size());
+  }
+  return *slot;
+}
+
+const Plan* Executor::cached_plan(const std::vector<Tensor>& inputs) const {
+  std::lock_guard<std::mutex> lock(plans_mutex_);
+  auto it = plans_.find(input_signature(inputs));
+  return (it != plans_.end() && it->second->complete) ? it->second.get() : nullptr;
+}
+
+void Executor::bind_node(size_t index, NodePlan& np, const std::vector<const DLTensor*>& inputs) {
+  const ir::Node& node = graph_.nodes[index];
+  np.selection = select::select_kernel(config_, catalog_, node, inputs);
+  if (!np.selection.winner) {
+    std::string asked = config_.strict ? " (strict mode: the first rejection is final)" : "";
+    throw Error(ErrorKind::Unsupported, "no backend can run " + describe_node(index) + asked +
+                                            "; backends asked:" + join_rejections(np.selection.rejected));
+  }
+  const auto* def = np.selection.winner->def;
+  auto bound = std::make_unique<BoundKernel>();
+  bound->kernel.def = def;
+  bound->kernel.plugin = plugins_.find(np.selection.winner->backend);
+  np.backend = np.selection.winner->backend;
+
+  SY_CallContext call;
+  SY_KernelCreateArgs args{};
+  args.struct_size = sizeof(args);
+  args.call = &call;
+  args.node_name = node.name.c_str();
+  args.attributes = plugins::as_sdk(node.attrs);
+  args.inputs = inputs.data();
+  args.num_inputs = inputs.size();
+  args.num_outputs = node.outputs.size();
+  SY_Status s = def->create(def->context, &args);
+  if (s != SY_OK)
+    throw Error(ErrorKind::Kernel, describe_node(index) + ": plugin '" + np.backend +
+                                       "' failed to create its kernel: " + plugins::describe_failure(s, call));
+  bound->instance = args.instance;
+
+  if (def->output_mode == SY_OUTPUT_HOST_ALLOCATED) {
+    bound->output_descs.assign(node.outputs.size(), SY_TensorDesc{});
+    for (auto& d : bound->output_descs) d.struct_size = sizeof(SY_TensorDesc);
+    SY_KernelInferArgs infer{};
+    infer.struct_size = sizeof(infer);
+    infer.call = &call;
+    infer.instance = bound->instance;
+    infer.inputs = inputs.data();
+    infer.num_inputs = inputs.size();
+    infer.outputs = bound->output_descs.data();
+    infer.num_outputs = bound->output_descs.size();
+    s = def->infer(def->context, &infer);
+    if (s != SY_OK)
+      throw Error(ErrorKind::Kernel, describe_node(index) + ": plugin '" + np.backend +
+                                         "' could not infer output shapes: " + plugins::describe_failure(s, call));
+    for (const auto& d : bound->output_descs)
+      if (d.ndim < 0 || d.ndim > SY_MAX_DIMS)
+        throw Error(ErrorKind::Kernel, describe_node(index) + ": plugin '" + np.backend +
+                                           "' inferred an output with " + std::to_string(d.ndim) + " dimensions");
+  }
+  log::get().debug("{} -> {} ({})", describe_node(index), np.backend, np.selection.reason);
+  np.bound = std::move(bound);
+}
+
+RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
+  check_inputs(inputs);
+  const std::string signature = input_signature(inputs);
+
+  // A complete plan runs lock-free; building one holds the lock for the whole run.
+  std::unique_lock<std::mutex> lock(plans_mutex_);
+  Plan& plan = plan_for(signature);
+  if (plan.complete) lock.unlock();
+
+  RunResult result;
+  std::vector<Tensor> live(graph_.values.size());
+  size_t live_count = 0, live_bytes = 0;
+  auto hold = [&](ir::ValueId v, Tensor t) {
+    live_bytes += t.nbytes();
+    ++live_count;
+    live[v] = std::move(t);
+    result.stats.peak_live_tensors = std::max(result.stats.peak_live_tensors, live_count);
+    result.stats.peak_live_bytes = std::max(result.stats.peak_live_bytes, live_bytes);
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) hold(graph_.inputs[i], inputs[i]);
+
+  std::vector<const DLTensor*> in_ptrs;
+  std::vector<Tensor> in_tensors, out_tensors;
+  std::vector<DLTensor*> out_ptrs;
+  std::vector<DLManagedTensor*> produced;
+  const bool keep_inputs = options.capture == Capture::All || options.callback != nullptr;
+
+  for (size_t n = 0; n < graph_.nodes.size(); ++n) {
+    const ir::Node& node = graph_.nodes[n];
+    in_ptrs.clear();
+    in_tensors.clear();
+    for (ir::ValueId v : node.inputs) {
+      if (v == ir::kNoValue) {
+        in_ptrs.push_back(nullptr);
+        if (keep_inputs) in_tensors.emplace_back();
+        continue;
+      }
+      const Tensor& t = graph_.values[v].kind == ir::ValueKind::Constant ? graph_.values[v].constant : live[v];
+      in_ptrs.push_back(&t.dl());
+      if (keep_inputs) in_tensors.push_back(t);
+    }
+
+    NodePlan& np = plan.nodes[n];
+    if (!np.bound) bind_node(n, np, in_ptrs);
+    const BoundKernel& bk = *np.bound;
+    const SY_KernelDef* def = bk.kernel.def;
+    const size_t num_out = node.outputs.size();
+
+    SY_CallContext call;
+    SY_KernelRunArgs args{};
+    args.struct_size = sizeof(args);
+    args.call = &call;
+    args.instance = bk.instance;
+    args.inputs = in_ptrs.data();
+    args.num_inputs = in_ptrs.size();
+    args.num_outputs = num_out;
+    out_tensors.clear();
+    if (def->output_mode == SY_OUTPUT_HOST_ALLOCATED) {
+      out_ptrs.clear();
+      for (const SY_TensorDesc& d : bk.output_descs) {
+        out_tensors.push_back(Tensor::uninitialized(d.dtype, std::vector<int64_t>(d.shape, d.shape + d.ndim)));
+        out_ptrs.push_back(const_cast<DLTensor*>(&out_tensors.back().dl()));
+      }
+      args.outputs = out_ptrs.data();
+    } else {
+      produced.assign(num_out, nullptr);
+      args.produced = produced.data();
+    }
+
+    SY_Status s = def->run(def->context, &args);
+    if (s != SY_OK) {
+      for (DLManagedTensor* m : produced)  // hand back anything produced before the failure
+        if (m != nullptr && m->deleter != nullptr) m->deleter(m);
+      throw Error(ErrorKind::Kernel, describe_node(n) + " failed in plugin '" + np.backend +
+                                         "': " + plugins::describe_failure(s, call));
+    }
+    if (def->output_mode == SY_OUTPUT_KERNEL_ALLOCATED) {
+      for (size_t o = 0; o < num_out; ++o) {
+        if (produced[o] == nullptr) {
+          for (DLManagedTensor* m : produced)
+            if (m != nullptr && m->deleter != nullptr) m->deleter(m);
+          throw Error(ErrorKind::Kernel, describe_node(n) + ": plugin '" + np.backend +
+                                             "' returned OK but produced no tensor for output " + std::to_string(o));
+        }
+        Tensor t = Tensor::adopt(produced[o], bk.kernel.plugin);
+        produced[o] = nullptr;
+        // A view of an input keeps that input's memory alive as long as it lives.
+        for (size_t i = 0; i < in_ptrs.size(); ++i) {
+          if (in_ptrs[i] == nullptr || t.numel() == 0) continue;
+          ir::ValueId v = node.inputs[i];
+          const Tensor& src = graph_.values[v].kind == ir::ValueKind::Constant ? graph_.values[v].constant : live[v];
+          if (points_into(t.raw_data(), src)) t.keep_alive(src.owner());
+        }
+        out_tensors.push_back(std::move(t));
+      }
+    }
+    if (options.check_outputs) {
+      for (size_t o = 0; o < num_out; ++o) {
+        const DLTensor& dl = out_tensors[o].dl();
+        if (dl.device.device_type != kDLCPU)
+          throw Error(ErrorKind::Kernel, describe_node(n) + ": plugin '" + np.backend +
+                                             "' produced output " + std::to_string(o) + " on a non-CPU device");
+        if (dl.data == nullptr && out_tensors[o].numel() > 0)
+          throw Error(ErrorKind::Kernel, describe_node(n) + ": plugin '" + np.backend +
+                                             "' produced output " + std::to_string(o) + " with no data");
+      }
+    }
+
+    for (size_t o = 0; o < num_out; ++o)  // outputs nobody reads are dropped at once
+      if (last_use_[node.outputs[o]] != -1) hold(node.outputs[o], out_tensors[o]);
+    ++result.stats.nodes_run;
+
+    if (options.callback != nullptr && *options.callback) {
+      NodeEvent ev{node.name, node.op, np.backend, node.module_path, in_tensors, out_tensors};
+      (*options.callback)(ev);
+    }
+    if (options.capture != Capture::None) {
+      NodeIO io;
+      io.node = node.name;
+      io.op = node.op;
+      io.backend = np.backend;
+      io.module_path = node.module_path;
+      for (ir::ValueId v : node.inputs) io.input_sources.push_back(v == ir::kNoValue ? "" : graph_.values[v].name);
+      if (options.capture == Capture::All) io.inputs = in_tensors;
+      io.outputs = out_tensors;
+      result.node_io.push_back(std::move(io));
+    }
+
+    // Free each input whose last consumer was this node (captured copies keep theirs).
+    for (ir::ValueId v : node.inputs) {
+      if (v == ir::kNoValue || last_use_[v] != static_cast<int32_t>(n) || !live[v].defined()) continue;
+      live_bytes -= live[v].nbytes();
+      --live_count;
+      live[v] = Tensor();
+    }
+  }
+  plan.complete = true;
+
+  for (ir::ValueId v : graph_.outputs) {
+    const ir::Value& val = graph_.values[v];
+    result.outputs.push_back(val.kind == ir::ValueKind::Constant ? val.constant : live[v]);
+  }
+  return result;
+}
+
+}  // namespace switchyard::exec

@@ -1,0 +1,225 @@
+#include "plugins/plugin_manager.hpp"
+
+#include "plugins/host_api.hpp"
+#include "util/log.hpp"
+
+#include <switchyard/error.hpp>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace switchyard::plugins {
+namespace {
+
+constexpr const char* kFilePrefix = "libswitchyard-";
+constexpr const char* kFileSuffix = ".so";
+
+std::string version_string(uint32_t major, uint32_t minor) {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+[[noreturn]] void fail(const std::string& path, const std::string& message) {
+  throw Error(ErrorKind::Plugin, "plugin " + path + ": " + message);
+}
+
+bool is_plugin_file_name(const std::string& file) {
+  return file.size() > std::char_traits<char>::length(kFilePrefix) + 3 &&
+         file.rfind(kFilePrefix, 0) == 0 &&
+         file.compare(file.size() - 3, 3, kFileSuffix) == 0;
+}
+
+// Checks the kernel table once at load time so the hot path can trust it.
+void check_kernels(const std::string& path, const SY_Plugin& table) {
+  if (table.num_kernels > 0 && table.kernels == nullptr) fail(path, "kernel table is NULL");
+  for (size_t i = 0; i < table.num_kernels; ++i) {
+    const SY_KernelDef* k = table.kernels[i];
+    std::string where = "kernel #" + std::to_string(i);
+    if (k == nullptr) fail(path, where + " is NULL");
+    if (k->struct_size < offsetof(SY_KernelDef, destroy) + sizeof(k->destroy))
+      fail(path, where + " has struct_size " + std::to_string(k->struct_size) + ", too small for SDK 1.0");
+    if (k->op == nullptr || *k->op == '\0') fail(path, where + " has no op name");
+    where += " (" + std::string(k->op) + ")";
+    if (k->create == nullptr || k->run == nullptr || k->destroy == nullptr)
+      fail(path, where + " lacks create, run or destroy");
+    if (k->output_mode == SY_OUTPUT_HOST_ALLOCATED && k->infer == nullptr)
+      fail(path, where + " writes host-allocated outputs but has no infer function");
+    if (k->output_mode != SY_OUTPUT_HOST_ALLOCATED && k->output_mode != SY_OUTPUT_KERNEL_ALLOCATED)
+      fail(path, where + " has an unknown output mode " + std::to_string(k->output_mode));
+    if (k->num_dtypes > 0 && k->dtypes == nullptr) fail(path, where + " has a NULL dtype list");
+  }
+}
+
+}  // namespace
+
+std::string check_version(uint32_t plugin_major, uint32_t plugin_minor, uint32_t host_major,
+                          uint32_t host_minor) {
+  const std::string plugin = version_string(plugin_major, plugin_minor);
+  const std::string host = version_string(host_major, host_minor);
+  if (plugin_major != host_major)
+    return "built for SDK " + plugin + ", but this host speaks SDK " + host +
+           " (the major version must match)";
+  if (plugin_minor > host_minor)
+    return "built for SDK " + plugin + ", newer than this host's SDK " + host +
+           " (rebuild the plugin against SDK " + host + " or upgrade the host)";
+  return "";
+}
+
+LoadedPlugin::~LoadedPlugin() {
+  if (table_ != nullptr && SY_STRUCT_HAS(table_, SY_Plugin, shutdown) && table_->shutdown != nullptr)
+    table_->shutdown(table_->context);
+  library_.reset();  // unload only after shutdown returned
+}
+
+std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) fail(path, "file not found");
+  auto library = std::make_shared<boost::dll::shared_library>();
+  try {
+    library->load(path, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    fail(path, std::string("not a loadable shared library: ") + e.what());
+  }
+  if (!library->has(SY_PLUGIN_ENTRY_SYMBOL))
+    fail(path, std::string("no entry symbol '") + SY_PLUGIN_ENTRY_SYMBOL +
+                   "': not a switchyard plugin (build it with SY_PLUGIN or export the symbol)");
+  auto init = library->get<SY_Status(SY_PluginInitArgs*)>(SY_PLUGIN_ENTRY_SYMBOL);
+
+  auto plugin = std::shared_ptr<LoadedPlugin>(new LoadedPlugin());
+  plugin->path_ = path;
+  plugin->host_api_ = make_host_api(fs::path(path).filename().string());
+  SY_CallContext call;
+  SY_PluginInitArgs args{};
+  args.struct_size = sizeof(args);
+  args.call = &call;
+  args.host = plugin->host_api_.get();
+  SY_Status status = init(&args);
+  if (status != SY_OK) fail(path, "initialisation failed: " + describe_failure(status, call));
+  const SY_Plugin* table = args.plugin;
+  if (table == nullptr) fail(path, "initialisation returned no plugin table");
+  if (table->struct_size < offsetof(SY_Plugin, sdk_version_minor) + sizeof(uint32_t))
+    fail(path, "plugin table is too small to carry a version (struct_size " +
+                   std::to_string(table->struct_size) + ")");
+
+  std::string version_problem = check_version(table->sdk_version_major, table->sdk_version_minor,
+                                              SY_SDK_VERSION_MAJOR, SY_SDK_VERSION_MINOR);
+  if (!version_problem.empty()) fail(path, "refused: " + version_problem);
+  if (table->struct_size < offsetof(SY_Plugin, shutdown) + sizeof(table->shutdown))
+    fail(path, "plugin table struct_size " + std::to_string(table->struct_size) +
+                   " is smaller than SDK 1.0's");
+  plugin->table_ = table;      // from here on the destructor calls shutdown
+  plugin->library_ = library;  // and unloads the library after it
+  if (table->name == nullptr || *table->name == '\0') fail(path, "plugin declares no name");
+  plugin->name_ = table->name;
+  plugin->version_ = table->version != nullptr ? table->version : "";
+  plugin->vendor_ = table->vendor != nullptr ? table->vendor : "";
+  plugin->sdk_major_ = table->sdk_version_major;
+  plugin->sdk_minor_ = table->sdk_version_minor;
+  relabel_host_api(*plugin->host_api_, plugin->name_);  // log lines carry the plugin's name
+  check_kernels(path, *table);
+  if (auto existing = find(plugin->name_))
+    fail(path, "a plugin named '" + plugin->name_ + "' is already loaded from " + existing->path());
+
+  log::get().debug("loaded plugin '{}' {} (SDK {}) from {} with {} kernels", plugin->name_,
+                   plugin->version_, version_string(plugin->sdk_major_, plugin->sdk_minor_), path,
+                   table->num_kernels);
+  plugins_.push_back(plugin);
+  return plugin;
+}
+
+std::vector<std::string> PluginManager::discover(const std::vector<std::string>& dirs) {
+  std::vector<std::string> found;
+  std::set<std::string> seen_names;
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    std::vector<std::string> here;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      std::string file = entry.path().filename().string();
+      if (is_plugin_file_name(file)) here.push_back(file);
+    }
+    std::sort(here.begin(), here.end());
+    for (const std::string& file : here) {
+      std::string full = (fs::path(dir) / file).lexically_normal().string();
+      if (!seen_names.insert(file).second) {
+        log::get().debug("plugin file {} is shadowed by an earlier search path", full);
+        continue;
+      }
+      found.push_back(full);
+    }
+  }
+  return found;
+}
+
+void PluginManager::load_all(const std::vector<std::string>& dirs,
+                             const std::vector<std::string>& load) {
+  if (load.empty()) {
+    for (const std::string& path : discover(dirs)) load_file(path);
+    return;
+  }
+  for (const std::string& item : load) {
+    bool is_path = item.find('/') != std::string::npos ||
+                   (item.size() > 3 && item.compare(item.size() - 3, 3, kFileSuffix) == 0);
+    if (is_path) {
+      load_file(item);
+      continue;
+    }
+    std::string file = kFilePrefix + item + kFileSuffix;
+    std::string hit;
+    for (const std::string& dir : dirs) {
+      std::error_code ec;
+      if (fs::exists(fs::path(dir) / file, ec)) {
+        hit = (fs::path(dir) / file).lexically_normal().string();
+        break;
+      }
+    }
+    if (hit.empty()) {
+      std::ostringstream where;
+      for (size_t i = 0; i < dirs.size(); ++i) where << (i ? ", " : "") << dirs[i];
+      throw Error(ErrorKind::Plugin, "plugin '" + item + "' not found: no " + file + " in " +
+                                         (dirs.empty() ? std::string("(no search paths)") : where.str()));
+    }
+    load_file(hit);
+  }
+}
+
+std::shared_ptr<LoadedPlugin> PluginManager::find(const std::string& name) const {
+  for (const auto& p : plugins_)
+    if (p->name() == name) return p;
+  return nullptr;
+}
+
+std::vector<KernelRef> PluginManager::kernels_for(const std::string& op) const {
+  std::vector<KernelRef> out;
+  for (const auto& p : plugins_) {
+    const SY_Plugin& t = p->table();
+    for (size_t i = 0; i < t.num_kernels; ++i)
+      if (op == t.kernels[i]->op) out.push_back(KernelRef{p, t.kernels[i]});
+  }
+  return out;
+}
+
+std::vector<std::string> PluginManager::default_search_paths() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("SWITCHYARD_PLUGIN_PATH")) {
+    std::stringstream list(env);
+    for (std::string dir; std::getline(list, dir, ':');)
+      if (!dir.empty()) dirs.push_back(dir);
+  }
+  std::error_code ec;
+  fs::path exe_dir = boost::dll::program_location(ec).parent_path();
+  if (!ec) {
+    dirs.push_back((exe_dir / ".." / "plugins").lexically_normal().string());
+    dirs.push_back((exe_dir / ".." / "lib" / "switchyard" / "plugins").lexically_normal().string());
+  }
+  return dirs;
+}
+
+}  // namespace switchyard::plugins

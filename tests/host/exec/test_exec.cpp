@@ -1,0 +1,174 @@
+// Executor tests over the example plugin only (no LibTorch): numerics, early frees,
+// node_io, callbacks, input checks, unsupported ops and strict mode.
+#include "exec_test_util.hpp"
+#include "ir/graph.hpp"
+
+#include <switchyard/runtime.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace switchyard;
+using namespace sytest;
+
+namespace {
+
+std::string example_only_config(const std::string& extra = "") {
+  return write_config("example_only", "[plugins]\nload = [\"example\"]\n" + extra);
+}
+
+// x -> relu -> add(r, x) -> mul(a, a) -> out
+ir::Graph small_graph() {
+  ir::Graph g;
+  ir::ValueId x = g.add_input("x", kF32, {-1});
+  g.add_node("block.relu", "aten::relu", {x}, {"r"}, {}, "block");
+  g.add_node("block.add", "aten::add", {g.find_value("r"), x}, {"a"}, {}, "block");
+  g.add_node("head.mul", "aten::mul", {g.find_value("a"), g.find_value("a")}, {"out"}, {}, "head");
+  g.outputs = {g.find_value("out")};
+  return g;
+}
+
+}  // namespace
+
+TEST(Executor, ChainMatchesHandComputation) {
+  Runtime rt(Options{example_only_config()});
+  auto model = rt.load_graph(small_graph());
+  auto out = model->run({f32({5}, {-2, -1, 0, 1.5f, 3})});
+  ASSERT_EQ(out.size(), 1u);
+  // relu(x) + x = {-2, -1, 0, 3, 6}; squared:
+  EXPECT_EQ(values(out[0]), (std::vector<float>{4, 1, 0, 9, 36}));
+  EXPECT_EQ(model->last_stats().nodes_run, 3u);
+}
+
+TEST(Executor, ReplansWhenTheInputShapeChanges) {
+  Runtime rt(Options{example_only_config()});
+  auto model = rt.load_graph(small_graph());
+  EXPECT_EQ(values(model->run({f32({2}, {1, 2})})[0]), (std::vector<float>{4, 16}));
+  EXPECT_EQ(values(model->run({f32({3}, {1, 2, -1})})[0]), (std::vector<float>{4, 16, 1}));
+  EXPECT_EQ(values(model->run({f32({2}, {3, 0})})[0]), (std::vector<float>{36, 0}));
+}
+
+TEST(Executor, FreesTensorsAfterTheirLastConsumer) {
+  ir::Graph g;
+  ir::ValueId v = g.add_input("x", kF32, {64});
+  const int kNodes = 40;
+  for (int i = 0; i < kNodes; ++i) {
+    std::string out = "v" + std::to_string(i);
+    g.add_node("n" + std::to_string(i), i % 2 ? "aten::relu" : "aten::add", i % 2 ? std::vector<ir::ValueId>{v} : std::vector<ir::ValueId>{v, v}, {out});
+    v = g.find_value(out);
+  }
+  g.outputs = {v};
+  Runtime rt(Options{example_only_config()});
+  auto model = rt.load_graph(std::move(g));
+  std::vector<float> ones(64, 1.0f);
+  auto out = model->run({f32({64}, ones)});
+  EXPECT_FLOAT_EQ(values(out[0])[0], static_cast<float>(1 << (kNodes / 2)));
+  const RunStats& s = model->last_stats();
+  EXPECT_EQ(s.nodes_run, static_cast<size_t>(kNodes));
+  EXPECT_LT(s.peak_live_tensors, static_cast<size_t>(kNodes));
+  EXPECT_LE(s.peak_live_tensors, 3u);  // input, one producer's output, one consumer's output
+}
+
+TEST(Executor, CapturesNodeIoWithDlBacktraceFields) {
+  Options o{example_only_config()};
+  o.capture = "all";
+  Runtime rt(o);
+  auto model = rt.load_graph(small_graph());
+  model->run({f32({3}, {-1, 2, 3})});
+  const auto& io = model->node_io();
+  ASSERT_EQ(io.size(), 3u);
+  EXPECT_EQ(io[1].node, "block.add");
+  EXPECT_EQ(io[1].op, "aten::add");
+  EXPECT_EQ(io[1].backend, "example");
+  EXPECT_EQ(io[1].module_path, "block");
+  EXPECT_EQ(io[1].input_sources, (std::vector<std::string>{"r", "x"}));
+  ASSERT_EQ(io[1].inputs.size(), 2u);
+  EXPECT_EQ(values(io[1].inputs[0]), (std::vector<float>{0, 2, 3}));
+  EXPECT_EQ(values(io[1].inputs[1]), (std::vector<float>{-1, 2, 3}));
+  EXPECT_EQ(values(io[1].outputs[0]), (std::vector<float>{-1, 4, 6}));
+  EXPECT_EQ(values(io[2].outputs[0]), (std::vector<float>{1, 16, 36}));
+}
+
+TEST(Executor, OutputsCaptureModeKeepsNoInputs) {
+  Options o{example_only_config()};
+  o.capture = "outputs";
+  Runtime rt(o);
+  auto model = rt.load_graph(small_graph());
+  model->run({f32({2}, {1, 2})});
+  ASSERT_EQ(model->node_io().size(), 3u);
+  EXPECT_TRUE(model->node_io()[0].inputs.empty());
+  EXPECT_EQ(model->node_io()[0].outputs.size(), 1u);
+  EXPECT_EQ(model->node_io()[0].input_sources, (std::vector<std::string>{"x"}));
+}
+
+TEST(Executor, NoCaptureRecordsNothing) {
+  Runtime rt(Options{example_only_config()});
+  auto model = rt.load_graph(small_graph());
+  model->run({f32({2}, {1, 2})});
+  EXPECT_TRUE(model->node_io().empty());
+}
+
+TEST(Executor, CallbackSeesEveryNodeInOrder) {
+  Runtime rt(Options{example_only_config()});
+  auto model = rt.load_graph(small_graph());
+  std::vector<std::string> seen;
+  model->set_node_callback([&](const NodeEvent& e) {
+    seen.push_back(e.node + "@" + e.backend);
+    EXPECT_EQ(e.outputs.size(), 1u);
+  });
+  model->run({f32({2}, {1, 2})});
+  EXPECT_EQ(seen, (std::vector<std::string>{"block.relu@example", "block.add@example", "head.mul@example"}));
+}
+
+TEST(Executor, InputErrorsNameTheInputAndWhatWasExpected) {
+  ir::Graph g = small_graph();
+  g.values[g.inputs[0]].shape = {4};
+  Runtime rt(Options{example_only_config()});
+  auto model = rt.load_graph(std::move(g));
+  EXPECT_NE(error_of([&] { model->run({}); }).find("takes 1 input(s), got 0"), std::string::npos);
+  auto wrong_dtype = Tensor::empty(kI64, {4});
+  std::string msg = error_of([&] { model->run({wrong_dtype}); });
+  EXPECT_NE(msg.find("'x'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected dtype float32, got int64"), std::string::npos) << msg;
+  msg = error_of([&] { model->run({f32({3}, {1, 2, 3})}); });
+  EXPECT_NE(msg.find("expected shape [4]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("got [3]"), std::string::npos) << msg;
+}
+
+TEST(Executor, UnsupportedOpNamesOpNodeModuleAndBackendsAsked) {
+  ir::Graph g;
+  ir::ValueId x = g.add_input("x", kF32, {2});
+  g.add_node("encoder.mystery", "aten::frobnicate", {x}, {"y"}, {}, "encoder.layers.0");
+  g.outputs = {g.find_value("y")};
+  Runtime rt(Options{example_only_config("[selection]\ndefault = [\"example\"]\n")});
+  auto model = rt.load_graph(std::move(g));
+  std::string msg = error_of([&] { model->run({f32({2}, {1, 2})}); });
+  EXPECT_NE(msg.find("aten::frobnicate"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("encoder.mystery"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("encoder.layers.0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("example: no kernel for aten::frobnicate"), std::string::npos) << msg;
+}
+
+TEST(Executor, StrictModeTurnsARejectionIntoAnError) {
+  ir::Graph g;
+  ir::ValueId x = g.add_input("x", kI64, {2});
+  g.add_node("idx.relu", "aten::relu", {x}, {"y"});
+  g.outputs = {g.find_value("y")};
+  Options o{example_only_config("[selection]\ndefault = [\"example\"]\nstrict = true\n")};
+  Runtime rt(o);
+  auto model = rt.load_graph(std::move(g));
+  auto ints = Tensor::empty(kI64, {2});
+  std::string msg = error_of([&] { model->run({ints}); });
+  EXPECT_NE(msg.find("strict mode"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("dtype int64"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("idx.relu"), std::string::npos) << msg;
+}
+
+TEST(Executor, PlanReportsWinnerAndReason) {
+  Runtime rt(Options{example_only_config("[selection]\ndefault = [\"example\"]\n")});
+  auto model = rt.load_graph(small_graph());
+  auto plan = model->plan({f32({2}, {1, 2})});
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[0].backend, "example");
+  EXPECT_EQ(plan[0].module_path, "block");
+  EXPECT_NE(plan[0].reason.find("default list"), std::string::npos) << plan[0].reason;
+}
