@@ -22,6 +22,7 @@ struct Rule {
   std::string family;         // op family as the plugins declare it, e.g. "linalg"
   std::vector<std::string> backends;  // ordered plugin names
   SourcePos pos;              // where the rule starts, for messages
+  std::vector<SourcePos> backend_pos;  // where each `backends` entry is, for check_backends
 };
 
 enum class CaptureMode { None, Outputs, All };
@@ -38,6 +39,8 @@ struct Config {
   int inter_op_threads = 1;                 // [runtime]
   CaptureMode capture = CaptureMode::None;  // [runtime] node_io = "none" | "outputs" | "all"
   std::string log_level = "info";           // [runtime] trace|debug|info|warn|error|off
+  std::vector<std::string> warnings;        // unknown keys, "file:line:column: ..." (also logged)
+  std::vector<SourcePos> default_backends_pos;  // where each [selection] default entry is
 };
 
 // Parses a config file. Throws switchyard::Error(ErrorKind::Config) with
@@ -45,6 +48,11 @@ struct Config {
 // Unknown keys are warnings (logged, naming the nearest known key), not errors.
 Config load_config(const std::string& path);
 Config parse_config(const std::string& toml_text, const std::string& source_name);
+
+// Throws a Config error, citing the entry's file:line:column, for the first backend named
+// in [selection] default or a rule's `backends` that is not among the loaded plugins.
+// Separate from parsing because plugins load after the config is read.
+void check_backends(const Config& cfg, const std::vector<std::string>& loaded_plugin_names);
 
 // Shell-style glob: '*' any run of characters (dots included), '?' one character.
 bool glob_match(const std::string& pattern, const std::string& text);

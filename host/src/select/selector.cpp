@@ -1,0 +1,111 @@
+// Per-node backend selection: rule (or default list) → ordered backends → first kernel
+// whose dtypes fit and whose plugin says yes. Runs once per plan, not per inference.
+#include "select/selector.hpp"
+
+#include <switchyard/tensor.hpp>
+
+#include <algorithm>
+
+namespace switchyard::select {
+
+namespace {
+
+bool rule_needs_families(const config::Config& cfg) {
+  return std::any_of(cfg.rules.begin(), cfg.rules.end(),
+                     [](const config::Rule& r) { return !r.family.empty(); });
+}
+
+// "" when every present input's dtype is in the kernel's list, else the rejection reason.
+std::string dtype_mismatch(const SY_KernelDef& def, const std::vector<const DLTensor*>& inputs) {
+  if (def.num_dtypes == 0 || def.dtypes == nullptr) return "";  // an empty list means any dtype
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] == nullptr) continue;  // absent optional input
+    const DLDataType dtype = inputs[i]->dtype;
+    const DLDataType* begin = def.dtypes;
+    const DLDataType* end = def.dtypes + def.num_dtypes;
+    if (std::any_of(begin, end, [&](DLDataType d) { return same_dtype(d, dtype); })) continue;
+    std::string takes;
+    for (const DLDataType* d = begin; d != end; ++d)
+      takes += (takes.empty() ? "" : ", ") + dtype_name(*d);
+    return "dtype " + dtype_name(dtype) + " of input " + std::to_string(i) +
+           " not supported (kernel takes " + takes + ")";
+  }
+  return "";
+}
+
+// Every plugin that offers the op, in catalog (load) order, each once.
+std::vector<std::string> backends_in_catalog_order(const std::vector<Candidate>& candidates) {
+  std::vector<std::string> names;
+  for (const auto& c : candidates)
+    if (std::find(names.begin(), names.end(), c.backend) == names.end()) names.push_back(c.backend);
+  return names;
+}
+
+}  // namespace
+
+int match_rule(const config::Config& cfg, const ir::Node& node,
+               const std::vector<std::string>& families) {
+  for (size_t i = 0; i < cfg.rules.size(); ++i) {
+    const config::Rule& rule = cfg.rules[i];
+    if (!rule.op.empty() && rule.op != node.op) continue;
+    if (!rule.node.empty() && !config::glob_match(rule.node, node.name)) continue;
+    if (!rule.module.empty() && !config::glob_match(rule.module, node.module_path)) continue;
+    if (!rule.family.empty() &&
+        std::find(families.begin(), families.end(), rule.family) == families.end())
+      continue;
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Selection select_kernel(const config::Config& cfg, const Catalog& catalog, const ir::Node& node,
+                        const std::vector<const DLTensor*>& inputs) {
+  Selection selection;
+  // Families cost a catalog query; only ask when some rule matches on them.
+  std::vector<std::string> families;
+  if (catalog.families_for && rule_needs_families(cfg)) families = catalog.families_for(node.op);
+  selection.rule_index = match_rule(cfg, node, families);
+
+  const std::vector<Candidate> candidates =
+      catalog.kernels_for ? catalog.kernels_for(node.op) : std::vector<Candidate>{};
+  std::string source;  // the first half of the winner's reason
+  std::vector<std::string> backends;
+  if (selection.rule_index >= 0) {
+    const config::Rule& rule = cfg.rules[static_cast<size_t>(selection.rule_index)];
+    backends = rule.backends;
+    source = "rule #" + std::to_string(selection.rule_index + 1);
+    if (!rule.pos.file.empty() || rule.pos.line > 0) source += " (" + rule.pos.str() + ")";
+  } else if (!cfg.default_backends.empty()) {
+    backends = cfg.default_backends;
+    source = "default list";
+  } else {
+    backends = backends_in_catalog_order(candidates);
+    source = "any plugin in load order";
+  }
+
+  // Records a rejection; answers true when the search must stop (strict mode).
+  auto reject = [&](const std::string& backend, std::string reason) {
+    selection.rejected.push_back(Rejection{backend, std::move(reason)});
+    return cfg.strict;
+  };
+
+  for (const std::string& backend : backends) {
+    bool offered = false;
+    for (const Candidate& candidate : candidates) {
+      if (candidate.backend != backend || candidate.def == nullptr) continue;
+      offered = true;
+      std::string reason = dtype_mismatch(*candidate.def, inputs);
+      if (reason.empty() && catalog.ask) reason = catalog.ask(candidate, node, inputs);
+      if (reason.empty()) {
+        selection.winner = candidate;
+        selection.reason = source + " → " + backend;
+        return selection;
+      }
+      if (reject(backend, std::move(reason))) return selection;
+    }
+    if (!offered && reject(backend, "no kernel for " + node.op)) return selection;
+  }
+  return selection;
+}
+
+}  // namespace switchyard::select
