@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake pkg-config
+  build-essential cmake ninja-build pkg-config
   libtorch-dev              # LibTorch: the aten plugin and the TorchScript importer
   libopenblas0-pthread      # real BLAS under LibTorch (the reference BLAS is 20-30x slower)
   libopenblas-dev           # cblas for the family plugins

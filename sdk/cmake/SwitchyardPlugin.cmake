@@ -1,10 +1,24 @@
-# switchyard_add_plugin(<name> SOURCES <files...> [LIBRARIES <targets...>] [OUTPUT_DIR <dir>])
+# switchyard_add_plugin(<name> SOURCES <files...> [LIBRARIES <targets...>]
+#                       [OUTPUT_DIR <dir>] [NO_INSTALL]
+#                       [INSTALL_DIR <dir>] [COMPONENT <component>])
 # Builds a switchyard plugin: a shared library named libswitchyard-<name>.so with only
 # its entry symbol visible, linked against the SDK (and whatever LIBRARIES it wraps).
+# Target name: switchyard-plugin-<name>.
+#
+# Unless NO_INSTALL is given, `cmake --install` puts it in INSTALL_DIR (default
+# ${CMAKE_INSTALL_LIBDIR}/switchyard/plugins, where an installed host looks) as part of
+# COMPONENT (default "plugins").
+include_guard(GLOBAL)
+include(GNUInstallDirs)
+
 function(switchyard_add_plugin name)
-  cmake_parse_arguments(ARG "" "OUTPUT_DIR" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIR;INSTALL_DIR;COMPONENT" "SOURCES;LIBRARIES"
+                        ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "switchyard_add_plugin(${name}): SOURCES is required")
+  endif()
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "switchyard_add_plugin(${name}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
   set(target switchyard-plugin-${name})
   add_library(${target} MODULE ${ARG_SOURCES})
@@ -22,4 +36,15 @@ function(switchyard_add_plugin name)
   endif()
   # Fail at link time, not load time, on a symbol the plugin forgot to define.
   target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+
+  if(NOT ARG_NO_INSTALL)
+    if(NOT ARG_INSTALL_DIR)
+      set(ARG_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/switchyard/plugins)
+    endif()
+    if(NOT ARG_COMPONENT)
+      set(ARG_COMPONENT plugins)
+    endif()
+    install(TARGETS ${target}
+            LIBRARY DESTINATION ${ARG_INSTALL_DIR} COMPONENT ${ARG_COMPONENT})
+  endif()
 endfunction()

@@ -38,10 +38,10 @@ inline constexpr DLDataType kInt8{kDLInt, 8, 1};
 inline constexpr DLDataType kUInt8{kDLUInt, 8, 1};
 inline constexpr DLDataType kBool{SY_DL_BOOL, 8, 1};
 
-inline bool operator==(DLDataType a, DLDataType b) {
+// DLDataType is a global C struct, so operators in sy:: would not be found: use this.
+inline constexpr bool same_dtype(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
-inline bool operator!=(DLDataType a, DLDataType b) { return !(a == b); }
 
 // Thrown by kernel code; the helpers turn it into its status and message.
 struct Error : std::runtime_error {

@@ -1,0 +1,178 @@
+// ABI negotiation: which plugin libraries the host loads and which it refuses, and what
+// the refusal says. The test plugins (tests/sdk/plugins/*.c, built as C) live in
+// SY_TEST_PLUGIN_DIR, away from the plugin folder the CLI searches.
+#include "plugins/plugin_manager.hpp"
+
+#include <switchyard/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+namespace {
+
+using switchyard::Error;
+using switchyard::ErrorKind;
+using switchyard::plugins::check_version;
+using switchyard::plugins::PluginManager;
+
+constexpr uint32_t kHostMajor = SY_SDK_VERSION_MAJOR;
+constexpr uint32_t kHostMinor = SY_SDK_VERSION_MINOR;
+
+std::string version(uint32_t major, uint32_t minor) {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::string plugin_file(const std::string& name) {
+  return std::string(SY_TEST_PLUGIN_DIR) + "/libswitchyard-" + name + ".so";
+}
+
+// Loads `path` into `pm` and returns the message of the Error(ErrorKind::Plugin) it must
+// throw; fails the test if it loads or throws anything else.
+std::string refusal(PluginManager& pm, const std::string& path) {
+  try {
+    pm.load_file(path);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Plugin) << e.what();
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not a switchyard::Error: " << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << path << " was loaded, but should have been refused";
+  return "";
+}
+
+std::string refusal(const std::string& path) {
+  PluginManager pm;
+  return refusal(pm, path);
+}
+
+// ---- the rule itself --------------------------------------------------------------
+
+TEST(CheckVersion, AcceptsSameVersion) {
+  EXPECT_EQ(check_version(1, 0, 1, 0), "");
+  EXPECT_EQ(check_version(1, 3, 1, 3), "");
+}
+
+TEST(CheckVersion, AcceptsOlderMinor) {
+  EXPECT_EQ(check_version(1, 0, 1, 3), "");
+  EXPECT_EQ(check_version(1, 2, 1, 3), "");
+}
+
+TEST(CheckVersion, RefusesNewerMinorNamingBothVersions) {
+  std::string why = check_version(1, 4, 1, 3);
+  EXPECT_NE(why.find("1.4"), std::string::npos) << why;
+  EXPECT_NE(why.find("1.3"), std::string::npos) << why;
+}
+
+TEST(CheckVersion, RefusesOtherMajorNamingBothVersions) {
+  for (auto [major, minor] : {std::pair{2u, 0u}, std::pair{0u, 9u}, std::pair{2u, 5u}}) {
+    std::string why = check_version(major, minor, 1, 3);
+    EXPECT_NE(why.find(version(major, minor)), std::string::npos) << why;
+    EXPECT_NE(why.find("1.3"), std::string::npos) << why;
+  }
+}
+
+// ---- real libraries ---------------------------------------------------------------
+
+TEST(PluginAbi, LoadsPluginOfTheHostsVersion) {
+  PluginManager pm;
+  auto plugin = pm.load_file(plugin_file("same_version"));
+  ASSERT_NE(plugin, nullptr);
+  EXPECT_EQ(plugin->name(), "same_version");
+  EXPECT_EQ(plugin->vendor(), "switchyard tests");
+  EXPECT_EQ(plugin->version(), "0.0.1");
+  EXPECT_EQ(plugin->sdk_major(), kHostMajor);
+  EXPECT_EQ(plugin->sdk_minor(), kHostMinor);
+  ASSERT_EQ(plugin->table().num_kernels, 1u);
+  EXPECT_STREQ(plugin->table().kernels[0]->op, "test::copy");
+  ASSERT_EQ(pm.kernels_for("test::copy").size(), 1u);
+  EXPECT_EQ(pm.find("same_version"), plugin);
+}
+
+TEST(PluginAbi, LoadsPluginOfAnOlderMinor) {
+#ifdef SY_TEST_HAVE_OLDER_MINOR
+  PluginManager pm;
+  auto plugin = pm.load_file(plugin_file("older_minor"));
+  ASSERT_NE(plugin, nullptr);
+  EXPECT_EQ(plugin->sdk_minor(), kHostMinor - 1);
+#else
+  GTEST_SKIP() << "the host is at SDK " << version(kHostMajor, kHostMinor)
+               << ": no older minor exists (CheckVersion.AcceptsOlderMinor covers the rule)";
+#endif
+}
+
+TEST(PluginAbi, RefusesNewerMinor) {
+  std::string path = plugin_file("newer_minor");
+  std::string why = refusal(path);
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+  EXPECT_NE(why.find(version(kHostMajor, kHostMinor + 1)), std::string::npos) << why;
+  EXPECT_NE(why.find(version(kHostMajor, kHostMinor)), std::string::npos) << why;
+}
+
+TEST(PluginAbi, RefusesNewerMajor) {
+  std::string path = plugin_file("newer_major");
+  std::string why = refusal(path);
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+  EXPECT_NE(why.find(version(kHostMajor + 1, 0)), std::string::npos) << why;
+  EXPECT_NE(why.find(version(kHostMajor, kHostMinor)), std::string::npos) << why;
+}
+
+TEST(PluginAbi, RefusesOlderMajor) {
+  std::string path = plugin_file("older_major");
+  std::string why = refusal(path);
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+  EXPECT_NE(why.find(version(kHostMajor - 1, 9)), std::string::npos) << why;
+  EXPECT_NE(why.find(version(kHostMajor, kHostMinor)), std::string::npos) << why;
+}
+
+TEST(PluginAbi, RefusesLibraryWithoutEntrySymbol) {
+  std::string path = plugin_file("no_entry");
+  std::string why = refusal(path);
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+  EXPECT_NE(why.find(SY_PLUGIN_ENTRY_SYMBOL), std::string::npos) << why;
+}
+
+TEST(PluginAbi, RefusesFileThatIsNotASharedLibrary) {
+  std::string path = ::testing::TempDir() + "libswitchyard-bogus.so";
+  std::ofstream(path) << "this is a text file, not a shared library\n";
+  std::string why = refusal(path);
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+}
+
+TEST(PluginAbi, RefusesMissingFile) {
+  std::string path = plugin_file("does_not_exist");
+  std::string why = refusal(path);
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+}
+
+TEST(PluginAbi, RefusesPluginWhoseInitFailsWithItsMessage) {
+  std::string path = plugin_file("init_fail");
+  std::string why = refusal(path);
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+  EXPECT_NE(why.find("init_fail: no device found"), std::string::npos) << why;
+}
+
+TEST(PluginAbi, RefusesDuplicatePluginName) {
+  PluginManager pm;
+  pm.load_file(plugin_file("dup_a"));  // reports the name "dup"
+  std::string path = plugin_file("dup_b");  // also "dup"
+  std::string why = refusal(pm, path);
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+  EXPECT_NE(why.find("dup"), std::string::npos) << why;
+  EXPECT_EQ(pm.plugins().size(), 1u);
+  EXPECT_EQ(pm.find("dup")->path(), plugin_file("dup_a"));
+}
+
+TEST(PluginAbi, RefusalLeavesManagerUsable) {
+  PluginManager pm;
+  refusal(pm, plugin_file("newer_minor"));
+  refusal(pm, plugin_file("init_fail"));
+  EXPECT_TRUE(pm.plugins().empty());
+  EXPECT_NE(pm.load_file(plugin_file("same_version")), nullptr);
+  EXPECT_EQ(pm.plugins().size(), 1u);
+}
+
+}  // namespace
