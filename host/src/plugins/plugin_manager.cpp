@@ -14,6 +14,10 @@
 #include <set>
 #include <sstream>
 
+#ifndef SWITCHYARD_INSTALL_PLUGIN_DIR
+#define SWITCHYARD_INSTALL_PLUGIN_DIR "lib/switchyard/plugins"
+#endif
+
 namespace fs = std::filesystem;
 
 namespace switchyard::plugins {
@@ -217,7 +221,7 @@ std::vector<std::string> PluginManager::default_search_paths() {
   fs::path exe_dir = boost::dll::program_location(ec).parent_path();
   if (!ec) {
     dirs.push_back((exe_dir / ".." / "plugins").lexically_normal().string());
-    dirs.push_back((exe_dir / ".." / "lib" / "switchyard" / "plugins").lexically_normal().string());
+    dirs.push_back((exe_dir / ".." / SWITCHYARD_INSTALL_PLUGIN_DIR).lexically_normal().string());
   }
   return dirs;
 }

@@ -63,7 +63,7 @@ class PluginManager {
   std::vector<KernelRef> kernels_for(const std::string& op) const;
 
   // The directories searched by default: <exe dir>/../plugins (the build tree),
-  // <exe dir>/../lib/switchyard/plugins (an install), then $SWITCHYARD_PLUGIN_PATH
+  // <exe dir>/../<libdir>/switchyard/plugins (an install), then $SWITCHYARD_PLUGIN_PATH
   // (colon-separated) in front of both.
   static std::vector<std::string> default_search_paths();
 
