@@ -124,7 +124,7 @@ class Runtime {
 
  private:
   std::unique_ptr<Model> make_model(std::unique_ptr<Model::Impl> impl) const;
-  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<Impl> impl_;  // models share it: a Model may outlive its Runtime
 };
 
 

@@ -55,7 +55,7 @@ struct Runtime::Impl {
   plugins::PluginManager plugins;
 };
 
-Runtime::Runtime(const Options& options) : impl_(std::make_unique<Impl>()) {
+Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
   config::Config& cfg = impl_->config;
   if (!options.config_path.empty()) cfg = config::load_config(options.config_path);
   log::set_level(cfg.log_level);
@@ -107,6 +107,7 @@ std::vector<PluginInfo> Runtime::plugins() const {
 // ---- Model -----------------------------------------------------------------------
 
 struct Model::Impl {
+  std::shared_ptr<Runtime::Impl> runtime;  // first member: released last, after the kernels
   ir::Graph graph;
   std::unique_ptr<exec::Executor> executor;
   exec::Capture capture = exec::Capture::None;
@@ -148,6 +149,7 @@ std::unique_ptr<Model> Runtime::load(const std::string& model_path) const {
 std::unique_ptr<Model> Runtime::make_model(std::unique_ptr<Model::Impl> impl) const {
   for (ir::ValueId v : impl->graph.inputs) impl->input_names.push_back(impl->graph.values[v].name);
   for (ir::ValueId v : impl->graph.outputs) impl->output_names.push_back(impl->graph.values[v].name);
+  impl->runtime = impl_;
   impl->capture = to_capture(impl_->config.capture);
   impl->executor = std::make_unique<exec::Executor>(impl->graph, impl_->config, impl_->plugins);
   return std::unique_ptr<Model>(new Model(std::move(impl)));

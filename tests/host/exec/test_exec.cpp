@@ -172,3 +172,14 @@ TEST(Executor, PlanReportsWinnerAndReason) {
   EXPECT_EQ(plan[0].module_path, "block");
   EXPECT_NE(plan[0].reason.find("default list"), std::string::npos) << plan[0].reason;
 }
+
+TEST(Executor, ModelAndOutputsOutliveTheRuntime) {
+  std::unique_ptr<Model> model;
+  {
+    Runtime rt(Options{example_only_config()});
+    model = rt.load_graph(small_graph());
+  }  // the Runtime is gone; the model keeps its plugins loaded
+  std::vector<Tensor> out = model->run({f32({2}, {1, 2})});
+  model.reset();
+  EXPECT_EQ(values(out[0]), (std::vector<float>{4, 16}));
+}
