@@ -85,7 +85,7 @@ struct Graph {
   ValueId find_value(const std::string& name) const;  // kNoValue if absent
 };
 
-// Checks the graph and sorts its nodes topologically. Throws GraphError with a message
+// Checks the graph and sorts its nodes topologically. Throws switchyard::Error (ErrorKind::Graph) with a message
 // naming the node or value at fault: cycles, dangling values, duplicate names, values
 // produced twice, outputs never produced, bad attributes.
 void validate(Graph& graph);
