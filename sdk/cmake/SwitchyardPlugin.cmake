@@ -36,6 +36,11 @@ function(switchyard_add_plugin name)
   endif()
   # Fail at link time, not load time, on a symbol the plugin forgot to define.
   target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+  # Export the entry symbol and nothing else, not even weak template instantiations.
+  set(exports_map ${CMAKE_CURRENT_BINARY_DIR}/${target}.exports.map)
+  file(WRITE ${exports_map} "{ global: switchyard_plugin_init; local: *; };\n")
+  target_link_options(${target} PRIVATE "LINKER:--version-script=${exports_map}")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${exports_map})
 
   if(NOT ARG_NO_INSTALL)
     if(NOT ARG_INSTALL_DIR)

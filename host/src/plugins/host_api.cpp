@@ -116,13 +116,14 @@ struct HostApiWithLabel {
 
 }  // namespace
 
-std::shared_ptr<SY_HostApi> make_host_api(const std::string& plugin_label) {
+std::shared_ptr<SY_HostApi> make_host_api(const std::string& plugin_label, uint32_t version_major,
+                                          uint32_t version_minor) {
   auto holder = std::make_shared<HostApiWithLabel>();
   holder->label = plugin_label;
   SY_HostApi& api = holder->api;
   api.struct_size = sizeof(SY_HostApi);
-  api.version_major = SY_SDK_VERSION_MAJOR;
-  api.version_minor = SY_SDK_VERSION_MINOR;
+  api.version_major = version_major;
+  api.version_minor = version_minor;
   api.host_context = &holder->label;
   api.report = &report;
   api.log = &log_message;

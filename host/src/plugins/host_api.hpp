@@ -18,7 +18,9 @@ struct SY_CallContext {
 namespace switchyard::plugins {
 
 // A host API table whose log lines are tagged with `plugin_label`.
-std::shared_ptr<SY_HostApi> make_host_api(const std::string& plugin_label);
+std::shared_ptr<SY_HostApi> make_host_api(const std::string& plugin_label,
+                                          uint32_t version_major = SY_SDK_VERSION_MAJOR,
+                                          uint32_t version_minor = SY_SDK_VERSION_MINOR);
 // Changes the tag of an API made by make_host_api (before any concurrent use).
 void relabel_host_api(const SY_HostApi& api, const std::string& plugin_label);
 

@@ -98,7 +98,7 @@ std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) 
 
   auto plugin = std::shared_ptr<LoadedPlugin>(new LoadedPlugin());
   plugin->path_ = path;
-  plugin->host_api_ = make_host_api(fs::path(path).filename().string());
+  plugin->host_api_ = make_host_api(fs::path(path).filename().string(), host_major_, host_minor_);
   SY_CallContext call;
   SY_PluginInitArgs args{};
   args.struct_size = sizeof(args);
@@ -113,7 +113,7 @@ std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) 
                    std::to_string(table->struct_size) + ")");
 
   std::string version_problem = check_version(table->sdk_version_major, table->sdk_version_minor,
-                                              SY_SDK_VERSION_MAJOR, SY_SDK_VERSION_MINOR);
+                                              host_major_, host_minor_);
   if (!version_problem.empty()) fail(path, "refused: " + version_problem);
   if (table->struct_size < offsetof(SY_Plugin, shutdown) + sizeof(table->shutdown))
     fail(path, "plugin table struct_size " + std::to_string(table->struct_size) +

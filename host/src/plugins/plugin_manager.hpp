@@ -46,6 +46,11 @@ struct KernelRef {
 
 class PluginManager {
  public:
+  // The SDK version this host speaks; tests pretend to be a newer host to load older plugins.
+  explicit PluginManager(uint32_t host_major = SY_SDK_VERSION_MAJOR,
+                         uint32_t host_minor = SY_SDK_VERSION_MINOR)
+      : host_major_(host_major), host_minor_(host_minor) {}
+
   // Loads one library. Throws Error(ErrorKind::Plugin) naming the file and, for version
   // problems, both versions: not a shared library, no entry symbol, init failed,
   // another SDK major, a newer minor than the host's, or a duplicate plugin name.
@@ -68,6 +73,7 @@ class PluginManager {
   static std::vector<std::string> default_search_paths();
 
  private:
+  uint32_t host_major_, host_minor_;
   std::vector<std::shared_ptr<LoadedPlugin>> plugins_;
 };
 

@@ -342,13 +342,16 @@ class PluginDef {
 
   SY_Status init(SY_PluginInitArgs* args) noexcept {
     if (args == nullptr || args->host == nullptr) return SY_ERROR_INVALID_ARGUMENT;
+    if (args->host->version_major != SY_SDK_VERSION_MAJOR) {
+      // Report through the offered table only: it is not adopted as this plugin's host.
+      std::string msg = "plugin '" + name_ + "' needs SDK major " +
+                        std::to_string(SY_SDK_VERSION_MAJOR) + ", host has " +
+                        std::to_string(args->host->version_major);
+      if (args->host->report != nullptr) args->host->report(args->call, SY_ERROR_VERSION_MISMATCH, msg.c_str());
+      return SY_ERROR_VERSION_MISMATCH;
+    }
     host_api() = args->host;
     return guarded(args->call, [&] {
-      if (args->host->version_major != SY_SDK_VERSION_MAJOR)
-        throw Error("plugin '" + name_ + "' needs SDK major " +
-                        std::to_string(SY_SDK_VERSION_MAJOR) + ", host has " +
-                        std::to_string(args->host->version_major),
-                    SY_ERROR_VERSION_MISMATCH);
       defs_.clear();
       for (auto& e : entries_) defs_.push_back(&e->def);
       plugin_ = SY_Plugin{};
@@ -382,9 +385,20 @@ class PluginDef {
   }
 
 // Same, for plugins that build their table in a function `::sy::PluginDef& FN()`.
+// Building the table may throw; that is caught here too.
 #define SY_PLUGIN_FROM(FN)                                                           \
   extern "C" SY_EXPORT SY_Status switchyard_plugin_init(SY_PluginInitArgs* args) {   \
-    return FN().init(args);                                                          \
+    ::sy::PluginDef* def = nullptr;                                                  \
+    if (args == nullptr || args->host == nullptr) return SY_ERROR_INVALID_ARGUMENT;  \
+    try {                                                                            \
+      def = &FN();                                                                   \
+    } catch (const std::exception& e) {                                              \
+      if (args->host->report) args->host->report(args->call, SY_ERROR_INTERNAL, e.what()); \
+      return SY_ERROR_INTERNAL;                                                      \
+    } catch (...) {                                                                  \
+      return SY_ERROR_INTERNAL;                                                      \
+    }                                                                                \
+    return def->init(args);                                                          \
   }
 
 #endif  // SWITCHYARD_PLUGIN_HPP

@@ -224,7 +224,9 @@ typedef struct SY_KernelInferArgs {
   size_t num_outputs;
 } SY_KernelInferArgs;
 
-/* Runs the kernel. Inputs are read-only and host-owned for the duration of the call. */
+/* Runs the kernel. Inputs are read-only and host-owned; a kernel never writes them.
+ * The host may call run on one instance from several threads at once: a kernel that
+ * keeps per-run scratch state in its instance must guard it. */
 typedef struct SY_KernelRunArgs {
   size_t struct_size;
   SY_CallContext* call;
@@ -236,6 +238,9 @@ typedef struct SY_KernelRunArgs {
   DLTensor* const* outputs;
   /* SY_OUTPUT_KERNEL_ALLOCATED: num_outputs slots the kernel fills with tensors it
    * hands over (ownership passes to the host, which calls each deleter once).
+   * A produced tensor may be a view into an input's memory (reshape, permute, ...):
+   * the host sees that its data lies inside an input and keeps that input alive for
+   * as long as the output lives. Views of host-allocated outputs are not allowed.
    * SY_OUTPUT_HOST_ALLOCATED: NULL. */
   DLManagedTensor** produced;           /* out */
   size_t num_outputs;
