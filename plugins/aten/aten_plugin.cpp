@@ -11,8 +11,9 @@
 // Memory: inputs are wrapped zero-copy (at::from_blob, honouring DLPack strides and
 // byte_offset). Outputs are produced by ATen and handed to the host zero-copy as
 // DLManagedTensor (SY_OUTPUT_KERNEL_ALLOCATED); the deleter drops the at::Tensor. An
-// output that aliases an input (a view, or an op that returns its input) is copied first:
-// the SDK contract lets a kernel use host-owned inputs only during run().
+// output that views an input (reshape, permute, ...) is handed over as a view: the SDK
+// lets the host keep that input alive. A view of a constant attribute is copied, since
+// attributes die with the model while outputs may outlive it.
 //
 // Threads: at init, SWITCHYARD_INTRA_OP_THREADS (if set) goes to at::set_num_threads.
 #include "aten_ops.hpp"
@@ -333,7 +334,7 @@ class AtenKernel {
         // ATen's "no tensor" (e.g. attention weights when need_weights=False): the host
         // has no such value, so it gets an empty float tensor.
         if (!t.defined()) t = at::empty({0}, at::kFloat);
-        if (aliases_input(t, in.data(), n_in)) t = t.clone(at::MemoryFormat::Contiguous);
+        if (aliases_attribute(t)) t = t.clone(at::MemoryFormat::Contiguous);
         results.push_back(to_managed(std::move(t)));
       }
     });
@@ -341,9 +342,7 @@ class AtenKernel {
   }
 
  private:
-  bool aliases_input(const at::Tensor& t, const at::Tensor* in, size_t n_in) const {
-    for (size_t i = 0; i < n_in; ++i)
-      if (in[i].defined() && t.is_alias_of(in[i])) return true;
+  bool aliases_attribute(const at::Tensor& t) const {
     for (const ArgBinding& a : bound_.args)
       if (a.value.t.defined() && t.is_alias_of(a.value.t)) return true;
     return false;

@@ -21,12 +21,16 @@ std::string join_rejections(const std::vector<select::Rejection>& rejected) {
   return text;
 }
 
-// True when `p` points into the memory of `t` (a kernel returned a view of an input).
+// True when `p` points into the memory `t` spans (a kernel returned a view of an input).
 bool points_into(const void* p, const Tensor& t) {
-  const char* begin = static_cast<const char*>(t.dl().data);
-  const char* end = static_cast<const char*>(t.raw_data()) + t.nbytes();
+  if (t.numel() == 0) return false;
+  int64_t last = 0;  // offset of the last element, in elements (strides are never negative)
+  const std::vector<int64_t> strides = t.strides();
+  for (size_t d = 0; d < strides.size(); ++d) last += (t.shape()[d] - 1) * strides[d];
+  const char* begin = static_cast<const char*>(t.raw_data());
+  const char* end = begin + (last + 1) * static_cast<int64_t>(dtype_size(t.dtype()));
   const char* q = static_cast<const char*>(p);
-  return begin != nullptr && q >= begin && q < end;
+  return q >= begin && q < end;
 }
 
 }  // namespace

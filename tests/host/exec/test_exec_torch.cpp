@@ -164,3 +164,31 @@ TEST_F(ExecutorTorch, DemoGraphMatchesItsReferenceOutputs) {
     }
   }
 }
+
+TEST_F(ExecutorTorch, ViewOutputsKeepTheirParentAlive) {
+  // r's last direct consumer is the reshape; the view v still reads r's memory, and
+  // later nodes allocate same-sized buffers that would reuse r's memory if it were freed.
+  at::Tensor x = at::randn({4, 6});
+  ir::Graph g;
+  ir::ValueId in = g.add_input("x", kF32, {4, 6});
+  g.add_node("relu", "aten::relu", {in}, {"r"});
+  g.add_node("view", "aten::reshape", {g.find_value("r")}, {"v"},
+             attrs({{"shape", ir::Attribute::of_ints({6, 4})}}));
+  g.add_node("t", "aten::transpose", {g.find_value("v")}, {"vt"},
+             attrs({{"dim0", ir::Attribute::of_int(0)}, {"dim1", ir::Attribute::of_int(1)}}));
+  ir::ValueId y = in;
+  for (int i = 0; i < 4; ++i) {  // churn: same-sized host-allocated outputs
+    g.add_node("churn" + std::to_string(i), "aten::mul", {y, y}, {"y" + std::to_string(i)});
+    y = g.find_value("y" + std::to_string(i));
+  }
+  g.outputs = {g.find_value("vt"), y};
+  Runtime rt(Options{write_config("views", "[plugins]\nload = [\"example\", \"aten\"]\n"
+                                           "[[rules]]\nop = \"aten::relu\"\nbackends = [\"aten\"]\n")});
+  auto model = rt.load_graph(std::move(g));
+  auto out = model->run({from_at(x)});
+  auto plan = model->plan({from_at(x)});
+  EXPECT_EQ(plan[1].backend, "aten");
+  at::Tensor expected = at::relu(x).reshape({6, 4}).transpose(0, 1);
+  EXPECT_FALSE(out[0].is_contiguous());  // really a view, not a copy
+  EXPECT_LT(max_abs_diff(to_at(out[0]), expected), 1e-7);
+}
