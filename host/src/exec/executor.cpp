@@ -33,6 +33,20 @@ bool points_into(const void* p, const Tensor& t) {
   return q >= begin && q < end;
 }
 
+// SY_SupportsArgs and SY_KernelCreateArgs describe a node with the same fields.
+template <typename Args>
+Args node_args(SY_CallContext* call, const ir::Node& node, const std::vector<const DLTensor*>& inputs) {
+  Args args{};
+  args.struct_size = sizeof(args);
+  args.call = call;
+  args.node_name = node.name.c_str();
+  args.attributes = plugins::as_sdk(node.attrs);
+  args.inputs = inputs.data();
+  args.num_inputs = inputs.size();
+  args.num_outputs = node.outputs.size();
+  return args;
+}
+
 }  // namespace
 
 BoundKernel::~BoundKernel() {
@@ -66,14 +80,7 @@ Executor::Executor(const ir::Graph& graph, const config::Config& config,
                     const std::vector<const DLTensor*>& inputs) -> std::string {
     if (c.def->supports == nullptr) return "";
     SY_CallContext call;
-    SY_SupportsArgs args{};
-    args.struct_size = sizeof(args);
-    args.call = &call;
-    args.node_name = node.name.c_str();
-    args.attributes = plugins::as_sdk(node.attrs);
-    args.inputs = inputs.data();
-    args.num_inputs = inputs.size();
-    args.num_outputs = node.outputs.size();
+    auto args = node_args<SY_SupportsArgs>(&call, node, inputs);
     SY_Status s = c.def->supports(c.def->context, &args);
     if (s == SY_OK) return "";
     if (s == SY_ERROR_UNSUPPORTED)
@@ -149,14 +156,7 @@ void Executor::bind_node(size_t index, NodePlan& np, const std::vector<const DLT
   np.backend = np.selection.winner->backend;
 
   SY_CallContext call;
-  SY_KernelCreateArgs args{};
-  args.struct_size = sizeof(args);
-  args.call = &call;
-  args.node_name = node.name.c_str();
-  args.attributes = plugins::as_sdk(node.attrs);
-  args.inputs = inputs.data();
-  args.num_inputs = inputs.size();
-  args.num_outputs = node.outputs.size();
+  auto args = node_args<SY_KernelCreateArgs>(&call, node, inputs);
   SY_Status s = def->create(def->context, &args);
   if (s != SY_OK)
     throw Error(ErrorKind::Kernel, describe_node(index) + ": plugin '" + np.backend +
