@@ -73,6 +73,7 @@ struct Options {
   std::string capture;                     // overrides the config: none|outputs|all
   bool strict = false;                     // forces strict selection on
   std::string log_level;                   // wins over $SWITCHYARD_LOG_LEVEL and the config
+  bool check_finite = false;               // fail at the first node that makes a NaN or Inf
 };
 
 namespace ir {

@@ -52,6 +52,7 @@ void register_model_loader(const std::string& extension, ModelLoader loader) {
 
 struct Runtime::Impl {
   config::Config config;
+  bool check_finite = false;
   plugins::PluginManager plugins;
 };
 
@@ -69,6 +70,7 @@ Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
     else throw Error(ErrorKind::Config, "capture mode '" + options.capture + "' is not none, outputs or all");
   }
   if (options.strict) cfg.strict = true;
+  impl_->check_finite = options.check_finite;
   // Plugins read their thread count at init (the aten plugin calls at::set_num_threads).
   if (cfg.intra_op_threads > 0)
     setenv("SWITCHYARD_INTRA_OP_THREADS", std::to_string(cfg.intra_op_threads).c_str(), 1);
@@ -177,6 +179,7 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) {
   exec::RunOptions options;
   options.capture = impl_->capture;
   options.callback = impl_->callback ? &impl_->callback : nullptr;
+  options.check_finite = impl_->runtime->check_finite;
   exec::RunResult result = impl_->executor->run(inputs, options);
   impl_->node_io = std::move(result.node_io);
   impl_->stats = result.stats;

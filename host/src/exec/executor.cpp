@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <set>
 
 namespace switchyard::exec {
@@ -163,7 +164,7 @@ void Executor::bind_node(size_t index, NodePlan& np, const std::vector<const DLT
                                        "' failed to create its kernel: " + plugins::describe_failure(s, call));
   bound->instance = args.instance;
 
-  if (def->output_mode == SY_OUTPUT_HOST_ALLOCATED) {
+  if (def->infer != nullptr) {  // required for host-allocated outputs; a promise otherwise
     bound->output_descs.assign(node.outputs.size(), SY_TensorDesc{});
     for (auto& d : bound->output_descs) d.struct_size = sizeof(SY_TensorDesc);
     SY_KernelInferArgs infer{};
@@ -185,6 +186,47 @@ void Executor::bind_node(size_t index, NodePlan& np, const std::vector<const DLT
   }
   log::get().debug("{} -> {} ({})", describe_node(index), np.backend, np.selection.reason);
   np.bound = std::move(bound);
+}
+
+// Cheap checks after every kernel: a broken plugin is reported, never passed on.
+void Executor::check_outputs(size_t n, const NodePlan& np, const std::vector<Tensor>& outs) const {
+  const BoundKernel& bk = *np.bound;
+  auto fail = [&](size_t o, const std::string& what) {
+    throw Error(ErrorKind::Kernel, describe_node(n) + ": plugin '" + np.backend + "' " + what +
+                                       " (output " + std::to_string(o) + ")");
+  };
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const DLTensor& dl = outs[o].dl();
+    if (dl.device.device_type != kDLCPU) fail(o, "produced a tensor on a non-CPU device");
+    if (dl.ndim < 0 || dl.ndim > SY_MAX_DIMS) fail(o, "produced a tensor with " + std::to_string(dl.ndim) + " dimensions");
+    if (dl.data == nullptr && outs[o].numel() > 0) fail(o, "produced a tensor with no data");
+    if (bk.output_descs.empty()) continue;
+    const SY_TensorDesc& want = bk.output_descs[o];
+    std::vector<int64_t> want_shape(want.shape, want.shape + want.ndim);
+    std::vector<int64_t> got_shape(dl.shape, dl.shape + dl.ndim);
+    if (!same_dtype(dl.dtype, want.dtype) || got_shape != want_shape)
+      fail(o, "produced " + dtype_name(dl.dtype) + " " + shape_string(got_shape) + " but its infer promised " +
+                  dtype_name(want.dtype) + " " + shape_string(want_shape));
+  }
+}
+
+void Executor::check_finite(size_t n, const NodePlan& np, const std::vector<Tensor>& outs) const {
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const Tensor t = outs[o].contiguous();
+    const DLDataType d = t.dtype();
+    int64_t bad = -1;
+    if (d.code == kDLFloat && d.bits == 32) {
+      const float* p = t.data<float>();
+      for (int64_t i = 0, e = t.numel(); i < e && bad < 0; ++i) bad = std::isfinite(p[i]) ? -1 : i;
+    } else if (d.code == kDLFloat && d.bits == 64) {
+      const double* p = t.data<double>();
+      for (int64_t i = 0, e = t.numel(); i < e && bad < 0; ++i) bad = std::isfinite(p[i]) ? -1 : i;
+    }
+    if (bad >= 0)
+      throw Error(ErrorKind::Kernel, "check-finite: " + describe_node(n) + " on plugin '" + np.backend +
+                                         "' is the first node to produce a non-finite value (output " +
+                                         std::to_string(o) + ", element " + std::to_string(bad) + ")");
+  }
 }
 
 RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
@@ -283,17 +325,8 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
         out_tensors.push_back(std::move(t));
       }
     }
-    if (options.check_outputs) {
-      for (size_t o = 0; o < num_out; ++o) {
-        const DLTensor& dl = out_tensors[o].dl();
-        if (dl.device.device_type != kDLCPU)
-          throw Error(ErrorKind::Kernel, describe_node(n) + ": plugin '" + np.backend +
-                                             "' produced output " + std::to_string(o) + " on a non-CPU device");
-        if (dl.data == nullptr && out_tensors[o].numel() > 0)
-          throw Error(ErrorKind::Kernel, describe_node(n) + ": plugin '" + np.backend +
-                                             "' produced output " + std::to_string(o) + " with no data");
-      }
-    }
+    check_outputs(n, np, out_tensors);
+    if (options.check_finite) check_finite(n, np, out_tensors);
 
     for (size_t o = 0; o < num_out; ++o)  // outputs nobody reads are dropped at once
       if (last_use_[node.outputs[o]] != -1) hold(node.outputs[o], out_tensors[o]);

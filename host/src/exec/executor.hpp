@@ -22,7 +22,7 @@ namespace switchyard::exec {
 struct BoundKernel {
   plugins::KernelRef kernel;
   SY_KernelInstance* instance = nullptr;
-  std::vector<SY_TensorDesc> output_descs;  // host-allocated kernels: shapes from infer
+  std::vector<SY_TensorDesc> output_descs;  // from infer, where the kernel has one
   BoundKernel() = default;
   BoundKernel(const BoundKernel&) = delete;
   BoundKernel& operator=(const BoundKernel&) = delete;
@@ -45,7 +45,7 @@ enum class Capture { None, Outputs, All };
 struct RunOptions {
   Capture capture = Capture::None;
   const NodeCallback* callback = nullptr;  // (optional)
-  bool check_outputs = true;               // validate shapes/dtypes after each kernel
+  bool check_finite = false;               // fail at the first node producing NaN or Inf
 };
 
 struct RunResult {
@@ -70,6 +70,8 @@ class Executor {
   Plan& plan_for(const std::string& signature);
   void bind_node(size_t index, NodePlan& np, const std::vector<const DLTensor*>& inputs);
   std::string describe_node(size_t index) const;
+  void check_outputs(size_t index, const NodePlan& np, const std::vector<Tensor>& outs) const;
+  void check_finite(size_t index, const NodePlan& np, const std::vector<Tensor>& outs) const;
   void check_inputs(const std::vector<Tensor>& inputs) const;
 
   const ir::Graph& graph_;

@@ -3,7 +3,8 @@
 // A kernel is a class K with
 //   explicit K(const sy::Node& node);        // create: read attributes, prepare weights
 //   void run(sy::Run& run);                   // compute
-//   void infer(sy::Infer& infer);             // only for SY_OUTPUT_HOST_ALLOCATED kernels
+//   void infer(sy::Infer& infer);             // output shapes: makes outputs host-allocated
+//   static constexpr SY_OutputMode output_mode = SY_OUTPUT_KERNEL_ALLOCATED;  // optional
 //   static void supports(const sy::Node&);    // optional: throw sy::Unsupported("why")
 // and a plugin lists its kernels once:
 //   SY_PLUGIN("example", "1.0.0", "switchyard",
@@ -251,6 +252,18 @@ struct has_infer : std::false_type {};
 template <typename K>
 struct has_infer<K, std::void_t<decltype(std::declval<K&>().infer(std::declval<Infer&>()))>>
     : std::true_type {};
+// A kernel may set `static constexpr SY_OutputMode output_mode` to produce its outputs and
+// still offer infer() (the host then checks what it produced); else infer() implies
+// host-allocated outputs.
+template <typename K, typename = void>
+struct declared_mode {
+  static constexpr SY_OutputMode value =
+      has_infer<K>::value ? SY_OUTPUT_HOST_ALLOCATED : SY_OUTPUT_KERNEL_ALLOCATED;
+};
+template <typename K>
+struct declared_mode<K, std::void_t<decltype(K::output_mode)>> {
+  static constexpr SY_OutputMode value = K::output_mode;
+};
 }  // namespace detail
 
 // One registered kernel: owns its SY_KernelDef and dtype list.
@@ -316,8 +329,9 @@ std::shared_ptr<KernelEntry> kernel(std::string op, std::string family,
   d.device_type = kDLCPU;
   d.dtypes = e->dtypes.data();
   d.num_dtypes = e->dtypes.size();
-  d.output_mode = detail::has_infer<K>::value ? SY_OUTPUT_HOST_ALLOCATED
-                                              : SY_OUTPUT_KERNEL_ALLOCATED;
+  d.output_mode = detail::declared_mode<K>::value;
+  static_assert(detail::declared_mode<K>::value != SY_OUTPUT_HOST_ALLOCATED || detail::has_infer<K>::value,
+                "a kernel with host-allocated outputs needs infer()");
   d.context = e.get();
   d.supports = detail::has_supports<K>::value ? &Trampolines<K>::supports : nullptr;
   d.create = &Trampolines<K>::create;

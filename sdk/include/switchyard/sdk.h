@@ -213,7 +213,8 @@ typedef struct SY_KernelCreateArgs {
   SY_KernelInstance* instance;          /* out: passed to infer, run and destroy */
 } SY_KernelCreateArgs;
 
-/* Output shapes for given input metadata. Required for SY_OUTPUT_HOST_ALLOCATED. */
+/* Output shapes for given input metadata. Required for SY_OUTPUT_HOST_ALLOCATED; for
+ * SY_OUTPUT_KERNEL_ALLOCATED it is optional, and the host checks produced tensors against it. */
 typedef struct SY_KernelInferArgs {
   size_t struct_size;
   SY_CallContext* call;
@@ -261,7 +262,8 @@ typedef struct SY_KernelDef {
   /* (optional) NULL means "accepts every node of this op with the listed dtypes". */
   SY_Status (*supports)(void* context, SY_SupportsArgs* args);
   SY_Status (*create)(void* context, SY_KernelCreateArgs* args);
-  /* (optional) required when output_mode is SY_OUTPUT_HOST_ALLOCATED. */
+  /* (optional) required when output_mode is SY_OUTPUT_HOST_ALLOCATED; otherwise, if set,
+   * the host validates produced outputs against it. */
   SY_Status (*infer)(void* context, SY_KernelInferArgs* args);
   SY_Status (*run)(void* context, SY_KernelRunArgs* args);
   void (*destroy)(void* context, SY_KernelInstance* instance);
