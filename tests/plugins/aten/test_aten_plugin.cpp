@@ -10,6 +10,7 @@
 #include <iostream>
 #include <cctype>
 #include <cstdlib>
+#include <cstdio>
 #include <set>
 
 using namespace sy_test;
@@ -315,6 +316,8 @@ TEST(AtenOpCoverage, EveryKernelHasACase) {
   }
   EXPECT_TRUE(missing.empty()) << "kernels without a conformance case:" << missing;
   for (const OpCase& c : op_cases()) EXPECT_TRUE(known.count(c.op)) << "case for unknown " << c.op;
+  std::printf("aten conformance: %zu distinct ATen ops covered by %zu cases\n", covered.size(), op_cases().size());
+  EXPECT_GE(covered.size(), 150u) << "the reference plugin must cover at least 150 distinct ATen ops";
 }
 
 // After a full run: every dtype a kernel claims was seen on an input (or, for creation
