@@ -219,9 +219,12 @@ def atomic_torch_save(obj, path):
     os.replace(tmp, path)
 
 
-def atomic_jit_save(module, path):
+def atomic_jit_save(module, path, example_inputs=()):
+    """Saves a traced module with the shapes it was traced at in switchyard_inputs.json
+    (a saved trace forgets them; switchyard's importer needs them for size arithmetic)."""
     tmp = path + ".tmp"
-    torch.jit.save(module, tmp)
+    specs = {"inputs": [tensor_spec(t) for t in example_inputs]}
+    torch.jit.save(module, tmp, _extra_files={"switchyard_inputs.json": json.dumps(specs)})
     os.replace(tmp, path)
 
 
@@ -331,7 +334,8 @@ def trace_and_check(model, trace_mode, inputs, trace_batch, batches, eager, path
     with grad_mode(trace_mode), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # TracerWarnings about asserts and python bools
         traced = torch.jit.trace(model, inputs[trace_batch], check_trace=False)
-    atomic_jit_save(traced, path)
+    example = inputs[trace_batch]
+    atomic_jit_save(traced, path, example if isinstance(example, (tuple, list)) else (example,))
     loaded = torch.jit.load(path)
     outputs = {}
     for b in batches:

@@ -1,0 +1,277 @@
+// .pt tensor files (Python's torch.save / torch.load) and LibTorch's reference forward.
+//
+// Tensors cross zero-copy both ways: a loaded at::Tensor becomes a switchyard::Tensor
+// whose release keeps the at::Tensor alive, and a switchyard::Tensor being saved is
+// wrapped with at::from_blob (strides honoured), its deleter holding the handle.
+//
+// Files are written as torch::pickle_save does (a zip archive with data.pkl and one
+// record per storage), but with untagged containers: the C++ pickler's default wraps
+// every list and dict in torch.jit._pickle.restore_type_tag, which Python's torch.load
+// refuses under weights_only=True (the default since torch 2.6). Untagged, a plain
+// `torch.load(path)` reads our files in every torch version.
+#include <switchyard/sdk.h>
+#include <switchyard/torchscript.hpp>
+
+#include <torch/script.h>
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/export.h>
+#include <torch/csrc/jit/serialization/pickler.h>
+
+#include <fstream>
+#include <iterator>
+#include <unordered_map>
+
+namespace switchyard::torchscript {
+namespace {
+
+// The first line of a c10::Error, without LibTorch's C++ backtrace.
+std::string first_line(const std::string& what) {
+  std::string s = what.substr(0, what.find('\n'));
+  return s.empty() ? "unknown LibTorch error" : s;
+}
+std::string message_of(const c10::Error& e) { return first_line(e.what_without_backtrace()); }
+
+bool to_scalar_type(DLDataType dt, at::ScalarType* out) {
+  if (dt.lanes != 1) return false;
+  switch (dt.code) {
+    case kDLFloat:
+      if (dt.bits == 32) return *out = at::kFloat, true;
+      if (dt.bits == 64) return *out = at::kDouble, true;
+      if (dt.bits == 16) return *out = at::kHalf, true;
+      return false;
+    case kDLBfloat:
+      return dt.bits == 16 ? (*out = at::kBFloat16, true) : false;
+    case kDLInt:
+      if (dt.bits == 8) return *out = at::kChar, true;
+      if (dt.bits == 16) return *out = at::kShort, true;
+      if (dt.bits == 32) return *out = at::kInt, true;
+      if (dt.bits == 64) return *out = at::kLong, true;
+      return false;
+    case kDLUInt:
+      return dt.bits == 8 ? (*out = at::kByte, true) : false;
+    case SY_DL_BOOL:
+      return dt.bits == 8 ? (*out = at::kBool, true) : false;
+    default:
+      return false;
+  }
+}
+
+bool to_dl_dtype(at::ScalarType t, DLDataType* out) {
+  switch (t) {
+    case at::kFloat: return *out = {kDLFloat, 32, 1}, true;
+    case at::kDouble: return *out = {kDLFloat, 64, 1}, true;
+    case at::kHalf: return *out = {kDLFloat, 16, 1}, true;
+    case at::kBFloat16: return *out = {kDLBfloat, 16, 1}, true;
+    case at::kChar: return *out = {kDLInt, 8, 1}, true;
+    case at::kShort: return *out = {kDLInt, 16, 1}, true;
+    case at::kInt: return *out = {kDLInt, 32, 1}, true;
+    case at::kLong: return *out = {kDLInt, 64, 1}, true;
+    case at::kByte: return *out = {kDLUInt, 8, 1}, true;
+    case at::kBool: return *out = {SY_DL_BOOL, 8, 1}, true;
+    default: return false;
+  }
+}
+
+// Zero-copy: the switchyard tensor keeps a contiguous at::Tensor alive.
+// `where` prefixes errors, e.g. "x.pt: tensor 2".
+Tensor from_at(const at::Tensor& src, const std::string& where) {
+  if (!src.defined()) throw Error(ErrorKind::Io, where + " is undefined (None)");
+  if (!src.device().is_cpu())
+    throw Error(ErrorKind::Io, where + " is on device " + src.device().str() + "; save CPU tensors");
+  if (src.is_quantized() || src.is_sparse())
+    throw Error(ErrorKind::Unsupported, where + ": quantized and sparse tensors are not supported");
+  DLDataType dt;
+  if (!to_dl_dtype(src.scalar_type(), &dt))
+    throw Error(ErrorKind::Unsupported, where + " has dtype " + std::string(c10::toString(src.scalar_type())) +
+                                            "; supported: float32/64/16, bfloat16, int8/16/32/64, uint8, bool");
+  at::Tensor c = src.detach().contiguous();
+  return Tensor::from_blob(c.data_ptr(), dt, c.sizes().vec(), {}, [keep = c]() mutable { keep.reset(); });
+}
+
+// Zero-copy: the at::Tensor's deleter holds a handle to the switchyard tensor.
+at::Tensor to_at(const Tensor& t, const std::string& where) {
+  if (t.device().device_type != kDLCPU)
+    throw Error(ErrorKind::Unsupported, where + " is not in CPU memory (device type " +
+                                            std::to_string(t.device().device_type) + ")");
+  at::ScalarType st;
+  if (!to_scalar_type(t.dtype(), &st))
+    throw Error(ErrorKind::Unsupported, where + " has dtype " + dtype_name(t.dtype()) + ", which LibTorch cannot hold");
+  Tensor keep = t;
+  return at::from_blob(t.raw_data(), t.shape(), t.strides(), [keep](void*) mutable { keep = Tensor(); },
+                       at::TensorOptions().dtype(st));
+}
+
+// Converts tensors for one file, storing each switchyard tensor once: a value that is
+// one node's output and another's input is the same at::Tensor, so its storage is
+// written once.
+class AtCache {
+ public:
+  c10::IValue get(const Tensor& t, const std::string& where) {
+    if (!t.defined()) return c10::IValue();
+    const void* key = t.owner().get();
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    at::Tensor a = to_at(t, where);
+    cache_.emplace(key, a);
+    return a;
+  }
+
+ private:
+  std::unordered_map<const void*, at::Tensor> cache_;
+};
+
+std::vector<char> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, path + ": cannot open");
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw Error(ErrorKind::Io, path + ": read error");
+  return bytes;
+}
+
+// torch::pickle_save without type tags on lists and dicts (see the top of this file).
+std::vector<char> pickle_untagged(const c10::IValue& value) {
+  std::vector<char> pickle_data;
+  torch::jit::Pickler pickler([&](const char* buf, size_t size) { pickle_data.insert(pickle_data.end(), buf, buf + size); },
+                              /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
+                              /*get_tensor_id=*/nullptr, /*tag_aggregates=*/false);
+  pickler.protocol();
+  pickler.pushIValue(value);
+  pickler.stop();
+  std::vector<char> container;
+  container.reserve(pickle_data.size());
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, size_t len) {
+    const char* bytes = static_cast<const char*>(data);
+    container.insert(container.end(), bytes, bytes + len);
+    return len;
+  });
+  torch::jit::writeArchiveAndTensors("data", pickle_data.data(), pickle_data.size(), pickler.tensorData(), writer);
+  writer.writeEndOfFile();
+  return container;
+}
+
+void write_pickled(const std::string& path, const c10::IValue& value) {
+  std::vector<char> bytes;
+  try {
+    bytes = pickle_untagged(value);
+  } catch (const c10::Error& e) {
+    throw Error(ErrorKind::Io, path + ": cannot serialize: " + message_of(e));
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(ErrorKind::Io, path + ": cannot write");
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) throw Error(ErrorKind::Io, path + ": write failed (disk full?)");
+}
+
+// Flattens a tensor, or a (nested) tuple or list of tensors, in order.
+void flatten(const c10::IValue& v, const std::string& where, std::vector<at::Tensor>& out) {
+  if (v.isTensor()) {
+    out.push_back(v.toTensor());
+  } else if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements()) flatten(e, where, out);
+  } else if (v.isList()) {
+    for (const c10::IValue& e : v.toListRef()) flatten(e, where, out);
+  } else {
+    throw Error(ErrorKind::Unsupported, where + " holds " + v.tagKind() + "; expected tensors");
+  }
+}
+
+}  // namespace
+
+std::vector<Tensor> load_tensors(const std::string& path) {
+  std::vector<char> bytes = read_file(path);
+  c10::IValue value;
+  try {
+    value = torch::jit::pickle_load(bytes);
+  } catch (const c10::Error& e) {
+    throw Error(ErrorKind::Io, path + ": not a tensor file written by torch.save (" + message_of(e) +
+                                   "). Save one tensor or a tuple: torch.save((x, y), path)");
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::Io, path + ": not a tensor file written by torch.save (" + first_line(e.what()) + ")");
+  }
+  std::vector<c10::IValue> items;
+  if (value.isTensor()) {
+    items.push_back(value);
+  } else if (value.isTuple()) {
+    items = value.toTupleRef().elements().vec();
+  } else if (value.isList()) {
+    for (const c10::IValue& e : value.toListRef()) items.push_back(e);
+  } else {
+    throw Error(ErrorKind::Io, path + ": holds " + value.tagKind() +
+                                   ", not a tensor or a tuple of tensors. Save one: torch.save((x, y), path)");
+  }
+  std::vector<Tensor> out;
+  out.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string where = path + ": tensor " + std::to_string(i);
+    if (!items[i].isTensor())
+      throw Error(ErrorKind::Io, where + " is " + items[i].tagKind() + ", not a tensor");
+    out.push_back(from_at(items[i].toTensor(), where));
+  }
+  return out;
+}
+
+void save_tensors(const std::string& path, const std::vector<Tensor>& tensors, bool single) {
+  if (single && tensors.size() != 1)
+    throw Error(ErrorKind::Internal, path + ": a single-tensor file needs exactly one tensor, got " +
+                                         std::to_string(tensors.size()));
+  AtCache cache;
+  std::vector<c10::IValue> items;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!tensors[i].defined()) throw Error(ErrorKind::Internal, path + ": tensor " + std::to_string(i) + " is undefined");
+    items.push_back(cache.get(tensors[i], path + ": tensor " + std::to_string(i)));
+  }
+  write_pickled(path, single ? items[0] : c10::IValue(c10::ivalue::Tuple::create(std::move(items))));
+}
+
+void save_node_io(const std::string& path, const std::vector<NodeIO>& records) {
+  AtCache cache;
+  c10::impl::GenericDict doc(c10::StringType::get(), c10::AnyType::get());
+  for (const NodeIO& r : records) {
+    auto tensors = [&](const std::vector<Tensor>& ts, const char* kind) {
+      c10::impl::GenericList list(c10::OptionalType::create(c10::TensorType::get()));
+      for (size_t i = 0; i < ts.size(); ++i)
+        list.push_back(cache.get(ts[i], path + ": node '" + r.node + "' " + kind + " " + std::to_string(i)));
+      return list;
+    };
+    c10::List<std::string> sources;
+    for (const std::string& s : r.input_sources) sources.push_back(s);
+    c10::impl::GenericDict node(c10::StringType::get(), c10::AnyType::get());
+    node.insert("op", r.op);
+    node.insert("backend", r.backend);
+    node.insert("module_path", r.module_path);
+    node.insert("input_sources", sources);
+    node.insert("inputs", tensors(r.inputs, "input"));
+    node.insert("outputs", tensors(r.outputs, "output"));
+    if (!doc.insert(r.node, node).second)
+      throw Error(ErrorKind::Internal, path + ": node '" + r.node + "' recorded twice");
+  }
+  write_pickled(path, doc);
+}
+
+std::vector<Tensor> reference_forward(const std::string& path, const std::vector<Tensor>& inputs) {
+  torch::jit::Module module;
+  try {
+    module = torch::jit::load(path);
+  } catch (const c10::Error& e) {
+    throw Error(ErrorKind::Io, path + ": cannot load as TorchScript: " + message_of(e));
+  }
+  std::vector<c10::IValue> args;
+  for (size_t i = 0; i < inputs.size(); ++i)  // a copy: the reference must not touch our inputs
+    args.emplace_back(to_at(inputs[i], "input " + std::to_string(i)).clone());
+  std::vector<at::Tensor> results;
+  try {
+    module.eval();
+    torch::NoGradGuard no_grad;
+    c10::IValue out = module.forward(args);
+    flatten(out, path + ": LibTorch's forward output", results);
+  } catch (const c10::Error& e) {
+    throw Error(ErrorKind::Kernel, path + ": LibTorch's forward failed: " + message_of(e));
+  }
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < results.size(); ++i)
+    out.push_back(from_at(results[i], path + ": reference output " + std::to_string(i)));
+  return out;
+}
+
+}  // namespace switchyard::torchscript

@@ -1,0 +1,329 @@
+// .pt tensor files: round trips through switchyard, files Python's torch.save wrote, files
+// Python's torch.load must read (checked by running Debian's /usr/bin/python3), node_io
+// dicts, clear errors for bad files, and LibTorch's reference forward.
+#include <switchyard/sdk.h>
+#include <switchyard/torchscript.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace switchyard;
+namespace fs = std::filesystem;
+namespace ts = switchyard::torchscript;
+
+namespace {
+
+const DLDataType kF32{kDLFloat, 32, 1}, kF64{kDLFloat, 64, 1}, kF16{kDLFloat, 16, 1};
+const DLDataType kBF16{kDLBfloat, 16, 1}, kI8{kDLInt, 8, 1}, kI16{kDLInt, 16, 1};
+const DLDataType kI32{kDLInt, 32, 1}, kI64{kDLInt, 64, 1}, kU8{kDLUInt, 8, 1};
+const DLDataType kBool{SY_DL_BOOL, 8, 1};
+const char* kPython = "/usr/bin/python3";
+
+bool python_has_torch() {
+  static const bool ok = std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
+  return ok;
+}
+
+class PtIo : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "sy_pt_io_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
+
+  // Runs a Python script (torch imported, `sys` too) with the temp dir as argv[1]; returns
+  // its exit code and captures its output in `out`.
+  int python(const std::string& body, std::string* out = nullptr) {
+    const std::string script = path("script.py"), log = path("script.log");
+    std::ofstream(script) << "import sys, torch\nd = sys.argv[1]\n" << body << "\n";
+    const std::string cmd = std::string(kPython) + " " + script + " " + dir_ + " > " + log + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    std::ifstream in(log);
+    std::stringstream s;
+    s << in.rdbuf();
+    if (out) *out = s.str();
+    if (rc != 0) std::fprintf(stderr, "python said:\n%s\n", s.str().c_str());
+    return rc;
+  }
+
+  std::string dir_;
+};
+
+#define REQUIRE_PYTHON() \
+  if (!python_has_torch()) GTEST_SKIP() << "/usr/bin/python3 with torch is not available"
+
+// A tensor of `dtype` whose bytes are a simple pattern (bool: 0/1; floats: exact values).
+Tensor pattern(DLDataType dtype, std::vector<int64_t> shape) {
+  Tensor t = Tensor::empty(dtype, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (same_dtype(dtype, kF32)) t.data<float>()[i] = 0.5f * static_cast<float>(i) - 1.0f;
+    else if (same_dtype(dtype, kF64)) t.data<double>()[i] = 0.25 * static_cast<double>(i) - 2.0;
+    else if (same_dtype(dtype, kF16)) t.data<uint16_t>()[i] = static_cast<uint16_t>(0x3C00 + i);  // 1.0 + i ulp
+    else if (same_dtype(dtype, kBF16)) t.data<uint16_t>()[i] = static_cast<uint16_t>(0x3F80 + i);
+    else if (same_dtype(dtype, kI8)) t.data<int8_t>()[i] = static_cast<int8_t>(i - 3);
+    else if (same_dtype(dtype, kI16)) t.data<int16_t>()[i] = static_cast<int16_t>(i * 100 - 300);
+    else if (same_dtype(dtype, kI32)) t.data<int32_t>()[i] = static_cast<int32_t>(i * 1000 - 5);
+    else if (same_dtype(dtype, kI64)) t.data<int64_t>()[i] = (int64_t{1} << 40) + i;
+    else if (same_dtype(dtype, kU8)) t.data<uint8_t>()[i] = static_cast<uint8_t>(250 - i);
+    else if (same_dtype(dtype, kBool)) t.data<uint8_t>()[i] = static_cast<uint8_t>(i % 3 == 0);
+  }
+  return t;
+}
+
+void expect_same(const Tensor& a, const Tensor& b, const std::string& what) {
+  ASSERT_TRUE(same_dtype(a.dtype(), b.dtype())) << what << ": " << dtype_name(a.dtype()) << " vs " << dtype_name(b.dtype());
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  Tensor ca = a.contiguous(), cb = b.contiguous();
+  EXPECT_EQ(std::memcmp(ca.raw_data(), cb.raw_data(), ca.nbytes()), 0) << what << ": values differ";
+}
+
+const std::vector<DLDataType> kAllDtypes{kF32, kF64, kF16, kBF16, kI8, kI16, kI32, kI64, kU8, kBool};
+
+}  // namespace
+
+TEST_F(PtIo, RoundTripsOneTensor) {
+  Tensor t = pattern(kF32, {2, 3});
+  ts::save_tensors(path("one.pt"), {t}, /*single=*/true);
+  auto back = ts::load_tensors(path("one.pt"));
+  ASSERT_EQ(back.size(), 1u);
+  expect_same(back[0], t, "single");
+  EXPECT_TRUE(back[0].is_contiguous());
+}
+
+TEST_F(PtIo, RoundTripsEveryDtypeInATuple) {
+  std::vector<Tensor> tensors;
+  for (DLDataType d : kAllDtypes) tensors.push_back(pattern(d, {2, 5}));
+  tensors.push_back(pattern(kF32, {}));      // a 0-d tensor
+  tensors.push_back(pattern(kI64, {0, 3}));  // an empty one
+  ts::save_tensors(path("all.pt"), tensors);
+  auto back = ts::load_tensors(path("all.pt"));
+  ASSERT_EQ(back.size(), tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) expect_same(back[i], tensors[i], dtype_name(tensors[i].dtype()));
+  EXPECT_EQ(back[kAllDtypes.size() - 1].dtype().code, SY_DL_BOOL);
+}
+
+TEST_F(PtIo, SavesStridedTensorsInLogicalOrder) {
+  Tensor base = pattern(kF32, {3, 4});
+  // The transpose [4, 3] of `base`, a view with strides (1, 4), plus a view at an offset.
+  Tensor view = Tensor::from_blob(base.raw_data(), kF32, {4, 3}, {1, 4}, [keep = base] {});
+  Tensor row = Tensor::from_blob(base.data<float>() + 4, kF32, {4}, {}, [keep = base] {});
+  ts::save_tensors(path("view.pt"), {view, row});
+  auto back = ts::load_tensors(path("view.pt"));
+  ASSERT_EQ(back.size(), 2u);
+  expect_same(back[0], view, "transposed view");
+  expect_same(back[1], row, "offset view");
+}
+
+TEST_F(PtIo, PythonReadsWhatWeSave) {
+  REQUIRE_PYTHON();
+  std::vector<Tensor> tensors;
+  for (DLDataType d : kAllDtypes) tensors.push_back(pattern(d, {2, 5}));
+  Tensor base = pattern(kF32, {3, 4});
+  tensors.push_back(Tensor::from_blob(base.raw_data(), kF32, {4, 3}, {1, 4}, [keep = base] {}));
+  ts::save_tensors(path("tuple.pt"), tensors);
+  ts::save_tensors(path("single.pt"), {pattern(kF64, {3})}, true);
+  EXPECT_EQ(python(R"(
+for weights_only in (False, True):
+    t = torch.load(d + "/tuple.pt", weights_only=weights_only)
+    assert isinstance(t, tuple) and len(t) == 11, type(t)
+    want = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.int16,
+            torch.int32, torch.int64, torch.uint8, torch.bool]
+    assert [x.dtype for x in t[:10]] == want, [x.dtype for x in t]
+    assert all(x.shape == (2, 5) for x in t[:10])
+    assert t[0].flatten().tolist() == [0.5 * i - 1 for i in range(10)], t[0]
+    assert t[7].flatten().tolist() == [(1 << 40) + i for i in range(10)]
+    assert t[8].flatten().tolist() == [250 - i for i in range(10)]
+    assert t[9].flatten().tolist() == [i % 3 == 0 for i in range(10)], t[9]
+    assert t[2][0, 0].item() == 1.0 and t[3][0, 0].item() == 1.0
+    base = torch.arange(12, dtype=torch.float32).reshape(3, 4) * 0.5 - 1
+    assert torch.equal(t[10], base.t()), t[10]
+    s = torch.load(d + "/single.pt", weights_only=weights_only)
+    assert torch.is_tensor(s) and s.dtype == torch.float64 and s.tolist() == [-2.0, -1.75, -1.5]
+print("ok")
+)"),
+            0);
+}
+
+TEST_F(PtIo, LoadsWhatPythonSaves) {
+  REQUIRE_PYTHON();
+  ASSERT_EQ(python(R"(
+x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+torch.save(x, d + "/one.pt")
+torch.save((x.t(), torch.tensor([True, False, True]), torch.arange(4, dtype=torch.int64),
+            torch.tensor([1.5, -2], dtype=torch.float16), torch.tensor([3.0], dtype=torch.bfloat16),
+            torch.ones(2, requires_grad=True), torch.arange(10)[2:5]), d + "/tuple.pt")
+torch.save([x, x + 1], d + "/list.pt")
+torch.save({"x": x}, d + "/dict.pt")
+torch.save((x, 3), d + "/mixed.pt")
+)"),
+            0);
+  auto one = ts::load_tensors(path("one.pt"));
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(one[0].data<float>()[5], 5.0f);
+
+  auto t = ts::load_tensors(path("tuple.pt"));
+  ASSERT_EQ(t.size(), 7u);
+  EXPECT_EQ(t[0].shape(), (std::vector<int64_t>{3, 2}));
+  EXPECT_TRUE(t[0].is_contiguous());
+  EXPECT_EQ(t[0].data<float>()[1], 3.0f);  // x.t()[0, 1] = x[1, 0]
+  EXPECT_TRUE(same_dtype(t[1].dtype(), kBool));
+  EXPECT_EQ(t[1].data<uint8_t>()[0], 1);
+  EXPECT_EQ(t[1].data<uint8_t>()[1], 0);
+  EXPECT_TRUE(same_dtype(t[2].dtype(), kI64));
+  EXPECT_EQ(t[2].data<int64_t>()[3], 3);
+  EXPECT_TRUE(same_dtype(t[3].dtype(), kF16));
+  EXPECT_EQ(t[3].data<uint16_t>()[0], 0x3E00);  // 1.5 in half
+  EXPECT_TRUE(same_dtype(t[4].dtype(), kBF16));
+  EXPECT_EQ(t[4].data<uint16_t>()[0], 0x4040);  // 3.0 in bfloat16
+  EXPECT_EQ(t[5].data<float>()[1], 1.0f);
+  EXPECT_EQ(t[6].shape(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(t[6].data<int64_t>()[0], 2);  // storage offset honoured
+
+  // Lists load where LibTorch can read them; otherwise the error says to save a tuple.
+  try {
+    auto list = ts::load_tensors(path("list.pt"));
+    ASSERT_EQ(list.size(), 2u);
+    EXPECT_EQ(list[1].data<float>()[0], 1.0f);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("list.pt"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tuple"), std::string::npos) << e.what();
+  }
+  try {
+    ts::load_tensors(path("dict.pt"));
+    FAIL() << "a dict loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dict.pt"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tuple"), std::string::npos) << e.what();
+  }
+  try {
+    ts::load_tensors(path("mixed.pt"));
+    FAIL() << "a tuple holding an int loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mixed.pt: tensor 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(PtIo, NodeIoIsADictPythonReads) {
+  REQUIRE_PYTHON();
+  Tensor x = pattern(kF32, {2, 3}), w = pattern(kF32, {4, 3}), h = pattern(kF32, {2, 4});
+  Tensor mask = pattern(kBool, {2, 4}), y = pattern(kF32, {2, 4});
+  std::vector<NodeIO> records(2);
+  records[0] = {"fc1", "aten::linear", "aten", "fc1", {"x", "fc1.weight", ""}, {x, w, Tensor()}, {h}};
+  records[1] = {"act", "aten::relu", "example", "", {"fc1"}, {h}, {y}};
+  NodeIO outputs_only{"mask", "aten::gt", "aten", "m.sub", {"act"}, {}, {mask}};
+  records.push_back(outputs_only);
+  ts::save_node_io(path("io.pt"), records);
+  std::string out;
+  EXPECT_EQ(python(R"(
+for weights_only in (False, True):
+    io = torch.load(d + "/io.pt", weights_only=weights_only)
+    assert list(io.keys()) == ["fc1", "act", "mask"], list(io.keys())
+    fc1 = io["fc1"]
+    assert sorted(fc1.keys()) == sorted(["op", "backend", "module_path", "input_sources", "inputs", "outputs"])
+    assert fc1["op"] == "aten::linear" and fc1["backend"] == "aten" and fc1["module_path"] == "fc1"
+    assert fc1["input_sources"] == ["x", "fc1.weight", ""], fc1["input_sources"]
+    assert len(fc1["inputs"]) == 3 and fc1["inputs"][2] is None
+    assert fc1["inputs"][1].shape == (4, 3)
+    assert io["fc1"]["outputs"][0].shape == (2, 4)
+    assert io["fc1"]["outputs"][0].flatten().tolist() == [0.5 * i - 1 for i in range(8)]
+    assert torch.equal(io["act"]["inputs"][0], io["fc1"]["outputs"][0])
+    assert io["act"]["backend"] == "example" and io["act"]["module_path"] == ""
+    assert io["mask"]["inputs"] == [] and io["mask"]["outputs"][0].dtype == torch.bool
+print(io["fc1"]["outputs"][0].shape)
+)",
+                   &out),
+            0);
+  EXPECT_NE(out.find("torch.Size([2, 4])"), std::string::npos) << out;
+}
+
+TEST_F(PtIo, NodeIoStoresASharedTensorOnce) {
+  Tensor big = pattern(kF32, {256, 256});  // 256 KiB
+  std::vector<NodeIO> records;
+  records.push_back({"a", "aten::relu", "aten", "", {"x"}, {big}, {big}});
+  records.push_back({"b", "aten::relu", "aten", "", {"a"}, {big}, {big}});
+  ts::save_node_io(path("io.pt"), records);
+  EXPECT_LT(fs::file_size(path("io.pt")), 2 * big.nbytes());
+}
+
+TEST_F(PtIo, BadFilesGiveErrorsNamingTheFile) {
+  auto expect_error = [](const std::string& file, const std::string& needle) {
+    try {
+      ts::load_tensors(file);
+      ADD_FAILURE() << file << " loaded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Io);
+      EXPECT_NE(std::string(e.what()).find(file), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("\n"), std::string::npos) << "no backtrace: " << e.what();
+    }
+  };
+  expect_error(path("missing.pt"), "cannot open");
+  std::ofstream(path("garbage.pt")) << "this is not a pickle at all";
+  expect_error(path("garbage.pt"), "torch.save");
+  std::ofstream(path("empty.pt")).close();
+  expect_error(path("empty.pt"), "torch.save");
+
+  std::vector<Tensor> tensors{pattern(kF32, {64, 64}), pattern(kI64, {10})};
+  ts::save_tensors(path("good.pt"), tensors);
+  const auto size = fs::file_size(path("good.pt"));
+  for (auto keep : {size / 2, size - 30, size_t{100}}) {
+    fs::copy_file(path("good.pt"), path("cut.pt"), fs::copy_options::overwrite_existing);
+    fs::resize_file(path("cut.pt"), keep);
+    expect_error(path("cut.pt"), "cut.pt");
+  }
+  try {
+    ts::save_tensors(path("no/such/dir/out.pt"), tensors);
+    ADD_FAILURE() << "wrote into a missing directory";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no/such/dir/out.pt"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(PtIo, ReferenceForwardMatchesPython) {
+  REQUIRE_PYTHON();
+  ASSERT_EQ(python(R"(
+torch.manual_seed(0)
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 2)
+    def forward(self, x, y):
+        h = self.fc(x)
+        return h, (h * y, h.sum())
+m = torch.jit.trace(M().eval(), (torch.randn(4, 3), torch.randn(4, 2)))
+m.save(d + "/m.pt")
+x, y = torch.randn(4, 3), torch.randn(4, 2)
+torch.save((x, y), d + "/in.pt")
+with torch.no_grad():
+    a, (b, c) = m(x, y)
+torch.save((a, b, c), d + "/want.pt")
+)"),
+            0);
+  auto inputs = ts::load_tensors(path("in.pt"));
+  auto got = ts::reference_forward(path("m.pt"), inputs);
+  auto want = ts::load_tensors(path("want.pt"));
+  ASSERT_EQ(got.size(), 3u);  // nested tuples are flattened
+  for (size_t i = 0; i < 3; ++i) expect_same(got[i], want[i], "output " + std::to_string(i));
+
+  try {
+    ts::reference_forward(path("in.pt"), inputs);
+    ADD_FAILURE() << "a tensor file loaded as a module";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("in.pt"), std::string::npos) << e.what();
+  }
+  try {
+    ts::reference_forward(path("m.pt"), {inputs[0]});
+    ADD_FAILURE() << "forward ran with a missing argument";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("m.pt"), std::string::npos) << e.what();
+  }
+}

@@ -1,0 +1,116 @@
+// Every zoo model (tools/export_zoo.py), at every exported batch size, through switchyard
+// on the given configs, against the outputs PyTorch itself computed at export time.
+// Criterion: max |switchyard - pytorch| <= 1e-4 * max(1, max |pytorch|), per output.
+#include <switchyard/runtime.hpp>
+#include <switchyard/torchscript.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
+
+using namespace switchyard;
+
+namespace {
+
+struct Case {
+  std::string stem, module, inputs, expected;
+  int batch = 0;
+  std::string name() const { return stem + "_b" + std::to_string(batch); }
+};
+
+std::string zoo_dir() {
+  const char* dir = std::getenv("SWITCHYARD_ZOO_DIR");
+  return dir != nullptr ? dir : "";
+}
+
+std::vector<Case> zoo_cases() {
+  std::vector<Case> cases;
+  std::ifstream in(zoo_dir() + "/zoo.json");
+  if (!in) return cases;
+  nlohmann::json zoo = nlohmann::json::parse(in);
+  for (const auto& m : zoo["models"])
+    for (const auto& b : m["batches"])
+      cases.push_back(Case{m["stem"], b["module"], b["inputs"], b["expected"], b["batch"].get<int>()});
+  return cases;
+}
+
+// max |a - b| and max |b| over every element, in double.
+std::pair<double, double> diff_and_scale(const Tensor& got, const Tensor& want) {
+  Tensor a = got.contiguous(), b = want.contiguous();
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < b.numel(); ++i) {
+    double x = a.data<float>()[i], y = b.data<float>()[i];
+    diff = std::max(diff, std::abs(x - y));
+    if (std::isnan(x) != std::isnan(y)) diff = INFINITY;
+    scale = std::max(scale, std::abs(y));
+  }
+  return {diff, scale};
+}
+
+std::string config_path(const char* name) {
+  return std::string(std::getenv("SWITCHYARD_SOURCE_DIR")) + "/configs/" + name;
+}
+
+}  // namespace
+
+class ZooParity : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ZooParity, MatchesPyTorch) {
+  const Case& c = GetParam();
+  torchscript::register_loader();
+  const std::string dir = zoo_dir() + "/";
+  std::vector<Tensor> inputs = torchscript::load_tensors(dir + c.inputs);
+  std::vector<Tensor> expected = torchscript::load_tensors(dir + c.expected);
+  for (const char* config : {"reference.toml", "default.toml"}) {
+    Runtime rt(Options{config_path(config)});
+    auto model = rt.load(dir + c.module);
+    std::vector<Tensor> out = model->run(inputs);
+    ASSERT_EQ(out.size(), expected.size()) << c.name() << " on " << config;
+    for (size_t i = 0; i < out.size(); ++i) {
+      ASSERT_EQ(out[i].shape(), expected[i].shape()) << c.name() << " output " << i;
+      auto [diff, scale] = diff_and_scale(out[i], expected[i]);
+      double bound = 1e-4 * std::max(1.0, scale);
+      std::printf("  %-22s %-15s output %zu: max|diff| %.3g, max|ref| %.3g, bound %.3g\n", c.name().c_str(),
+                  config, i, diff, scale, bound);
+      EXPECT_LE(diff, bound) << c.name() << " on " << config << ", output " << i;
+      EXPECT_GT(scale, 1e-3) << c.name() << ": the reference output has no signal to compare";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, ZooParity, ::testing::ValuesIn(zoo_cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name(); });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ZooParity);
+
+TEST(Zoo, EveryModelIsPresent) {
+  // The zoo_export fixture runs first; an empty zoo would make the parity suite vacuous.
+  std::map<std::string, int> batches;
+  for (const Case& c : zoo_cases()) batches[c.stem]++;
+  for (const char* stem : {"resnet18", "resnet50", "mobilenet_v3_small", "vit_b_16", "vit_b_16_fast", "bert_fast",
+                           "bert_decomposed", "gpt_fast", "gpt_decomposed"})
+    EXPECT_EQ(batches[stem], 2) << stem << " should be exported at batch 1 and 4 in " << zoo_dir();
+}
+
+TEST(Zoo, PlanNamesNodesByModulePath) {
+  torchscript::register_loader();
+  std::map<std::string, Case> by_stem;
+  for (const Case& c : zoo_cases()) by_stem[c.stem] = c;
+  struct Want { const char* stem; const char* node_prefix; };
+  for (const Want w : {Want{"resnet50", "layer1.0.conv1"}, Want{"vit_b_16", "encoder.layers.encoder_layer_0"}}) {
+    ASSERT_TRUE(by_stem.count(w.stem)) << w.stem;
+    const Case& c = by_stem[w.stem];
+    Runtime rt(Options{config_path("reference.toml")});
+    auto model = rt.load(zoo_dir() + "/" + c.module);
+    auto plan = model->plan(torchscript::load_tensors(zoo_dir() + "/" + c.inputs));
+    bool found = false;
+    for (const auto& e : plan) found |= e.node.rfind(w.node_prefix, 0) == 0 && !e.module_path.empty();
+    EXPECT_TRUE(found) << w.stem << ": no node named " << w.node_prefix << "...";
+  }
+}
