@@ -1,22 +1,18 @@
 #include "commands.hpp"
 
+#include "tensor_files.hpp"
 #include "tensor_json.hpp"
 #include "util/log.hpp"
 
 #include <switchyard/runtime.hpp>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 
 namespace switchyard::cli {
-namespace {
 
-
-Options to_options(const CommonOptions& common, const std::string& capture = "") {
+Options to_options(const CommonOptions& common, const std::string& capture) {
   Options o;
   o.config_path = common.config;
   o.plugin_paths = common.plugin_paths;
@@ -47,9 +43,18 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
   }
 }
 
-std::vector<Tensor> load_inputs(const Model& model, const std::string& path) {
-  if (path.empty()) return sample_inputs(model);
-  return read_tensors_json(path, model.input_names());
+std::vector<Tensor> load_inputs(const Model& model, const std::string& path, const std::string& model_path) {
+  if (!path.empty()) return read_inputs(path, model);
+  const auto shapes = model.input_shapes();
+  for (size_t i = 0; i < shapes.size(); ++i)
+    if (shapes[i].empty())  // not declared (e.g. a traced model saved without its input shapes)
+      throw Error(ErrorKind::Input,
+                  model_path + ": the model does not declare the shape of input " + std::to_string(i) + " '" +
+                      model.input_names()[i] + "', so no sample values can be made: pass --inputs IN.pt "
+                      "(torch.save of a tuple of example inputs). For TorchScript, save the shapes with the model: "
+                      "torch.jit.save(traced, path, _extra_files={\"switchyard_inputs.json\": "
+                      "'[{\"shape\": [1, 8]}]'})");
+  return sample_inputs(model);
 }
 
 void print_backend_counts(const std::vector<PlanEntry>& plan) {
@@ -60,38 +65,17 @@ void print_backend_counts(const std::vector<PlanEntry>& plan) {
   std::printf("%s\n", line.c_str());
 }
 
-void write_node_io_json(const std::string& path, const std::vector<NodeIO>& records) {
-  nlohmann::json doc = nlohmann::json::object();
-  for (const NodeIO& r : records) {
-    nlohmann::json node = {{"op", r.op}, {"backend", r.backend}, {"module_path", r.module_path},
-                           {"input_sources", r.input_sources}};
-    auto tensors = [](const std::vector<Tensor>& ts) {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const Tensor& t : ts)
-        arr.push_back(t.defined() ? nlohmann::json{{"dtype", dtype_name(t.dtype())}, {"shape", t.shape()}}
-                                  : nlohmann::json(nullptr));
-      return arr;
-    };
-    node["inputs"] = tensors(r.inputs);
-    node["outputs"] = tensors(r.outputs);
-    doc[r.node] = node;
-  }
-  std::ofstream out(path);
-  if (!out) throw Error(ErrorKind::Io, path + ": cannot write");
-  out << doc.dump(1) << "\n";
-}
-
-}  // namespace
-
 int cmd_run(const CommonOptions& common, const RunOptions& options) {
   std::string capture = options.capture;
   if (capture.empty() && !options.save_node_io.empty()) capture = "all";
   Runtime runtime(to_options(common, capture));
   auto model = runtime.load(options.model);
-  std::vector<Tensor> inputs = load_inputs(*model, options.inputs);
+  std::vector<Tensor> inputs = load_inputs(*model, options.inputs, options.model);
   if (options.inputs.empty())
-    std::printf("inputs: generated sample values for %zu input(s) (pass --inputs FILE.json to choose)\n",
+    std::printf("inputs: generated sample values for %zu input(s) (pass --inputs FILE.pt|FILE.json to choose)\n",
                 inputs.size());
+  else
+    std::printf("inputs: %zu tensor(s) from %s\n", inputs.size(), options.inputs.c_str());
   std::vector<Tensor> outputs = model->run(inputs);
 
   std::printf("\noutputs of %s:\n", options.model.c_str());
@@ -111,11 +95,11 @@ int cmd_run(const CommonOptions& common, const RunOptions& options) {
   std::printf("ran %zu nodes; peak live tensors %zu (%zu bytes)\n", stats.nodes_run,
               stats.peak_live_tensors, stats.peak_live_bytes);
   if (!options.save_outputs.empty()) {
-    write_tensors_json(options.save_outputs, model->output_names(), outputs);
+    write_outputs(options.save_outputs, model->output_names(), outputs);
     std::printf("outputs written to %s\n", options.save_outputs.c_str());
   }
   if (!options.save_node_io.empty()) {
-    write_node_io_json(options.save_node_io, model->node_io());
+    write_node_io(options.save_node_io, model->node_io());
     std::printf("node_io (%zu records) written to %s\n", model->node_io().size(), options.save_node_io.c_str());
   }
   return 0;
@@ -124,7 +108,7 @@ int cmd_run(const CommonOptions& common, const RunOptions& options) {
 int cmd_plan(const CommonOptions& common, const std::string& model_path, const std::string& inputs_path) {
   Runtime runtime(to_options(common));
   auto model = runtime.load(model_path);
-  auto plan = model->plan(load_inputs(*model, inputs_path));
+  auto plan = model->plan(load_inputs(*model, inputs_path, model_path));
   std::vector<std::vector<std::string>> rows{{"node", "op", "module", "backend", "why"}};
   for (const auto& e : plan) {
     rows.push_back({e.node, e.op, e.module_path, e.backend, e.reason});

@@ -1,6 +1,8 @@
 // The CLI's subcommands, each a function over the embedding API. Return the exit code.
 #pragma once
 
+#include <switchyard/runtime.hpp>
+
 #include <string>
 #include <vector>
 
@@ -13,18 +15,36 @@ struct CommonOptions {
   bool strict = false;                     // --strict
 };
 
+// Tensor files are chosen by extension: .pt (torch.save/torch.load) or .json.
 struct RunOptions {
-  std::string model;
-  std::string inputs;        // --inputs FILE.json (default: generated sample inputs)
-  std::string save_outputs;  // --save-outputs FILE.json
+  std::string model;         // .json graph file, or .pt TorchScript (with LibTorch)
+  std::string inputs;        // --inputs FILE.pt|FILE.json (default: generated sample inputs)
+  std::string save_outputs;  // --save-outputs FILE.pt|FILE.json
   std::string capture;       // --node-io none|outputs|all
-  std::string save_node_io;  // --save-node-io FILE.json
+  std::string save_node_io;  // --save-node-io FILE.pt|FILE.json
   int show = 8;              // --show: values printed per output
   bool quiet_table = false;  // --no-table
+};
+
+struct VerifyOptions {
+  std::string model;         // a TorchScript .pt file
+  std::string inputs;        // --inputs FILE.pt|FILE.json (default: generated sample inputs)
+  double tolerance = 1e-4;   // --tolerance: max_abs <= tolerance * max(1, max|reference|)
 };
 
 int cmd_run(const CommonOptions& common, const RunOptions& options);
 int cmd_plan(const CommonOptions& common, const std::string& model, const std::string& inputs);
 int cmd_plugins(const CommonOptions& common, bool verbose);
+// commands_torch.cpp, built with LibTorch only:
+int cmd_convert(const std::string& model, const std::string& out);
+int cmd_verify(const CommonOptions& common, const VerifyOptions& options);
+
+// Shared by the command files.
+Options to_options(const CommonOptions& common, const std::string& capture = "");
+void print_table(const std::vector<std::vector<std::string>>& rows);  // rows[0] is the header
+void print_backend_counts(const std::vector<PlanEntry>& plan);
+// From `path` (.pt or .json), or sample values from the declared shapes when `path` is
+// empty (an error naming `model_path` if a shape is not declared).
+std::vector<Tensor> load_inputs(const Model& model, const std::string& path, const std::string& model_path);
 
 }  // namespace switchyard::cli

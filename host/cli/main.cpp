@@ -3,10 +3,22 @@
 #include "util/log.hpp"
 
 #include <switchyard/error.hpp>
+#ifdef SWITCHYARD_WITH_TORCHSCRIPT
+#include <switchyard/torchscript.hpp>
+#endif
 
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <string>
+
+namespace {
+#ifdef SWITCHYARD_WITH_TORCHSCRIPT
+const char* kModelHelp = "model: portable graph file (.json) or TorchScript (.pt)";
+#else
+const char* kModelHelp = "model: portable graph file (.json); .pt needs a build with LibTorch";
+#endif
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace switchyard;
@@ -23,23 +35,64 @@ int main(int argc, char** argv) {
 
   cli::RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "run a model and print its outputs and which backend ran each node");
-  run_cmd->add_option("model", run.model, "graph file (.json portable format)")->required();
-  run_cmd->add_option("--inputs", run.inputs, "inputs as JSON {name: {dtype, shape, data}}; default: sample values");
-  run_cmd->add_option("--save-outputs", run.save_outputs, "write outputs as JSON");
+  run_cmd->add_option("model", run.model, kModelHelp)->required();
+  run_cmd->add_option("--inputs", run.inputs, "inputs: .pt (torch.save of a tensor or a tuple, in input order) or "
+                                             ".json {name: {dtype, shape, data}}; default: sample values");
+  run_cmd->add_option("--save-outputs", run.save_outputs, "write the outputs: .pt (a tuple; torch.load reads it) or .json");
   run_cmd->add_option("--node-io", run.capture, "node_io capture: none|outputs|all (overrides the config)")
       ->check(CLI::IsMember({"none", "outputs", "all"}));
-  run_cmd->add_option("--save-node-io", run.save_node_io, "write the node_io summary as JSON (implies --node-io all)");
+  run_cmd->add_option("--save-node-io", run.save_node_io,
+                      "write node_io (implies --node-io all): .pt holds every node's input and output tensors, "
+                      ".json their dtypes and shapes");
   run_cmd->add_option("--show", run.show, "values printed per output")->capture_default_str();
   run_cmd->add_flag("--no-table", run.quiet_table, "do not print the per-node backend table");
+  run_cmd->footer("Files are chosen by extension (.pt needs a build with LibTorch). Example:\n"
+                  "  switchyard run model.pt --inputs in.pt --save-outputs out.pt --save-node-io io.pt\n"
+                  "  /usr/bin/python3 -c 'import torch; io = torch.load(\"io.pt\"); print(list(io))'");
 
   std::string plan_model, plan_inputs;
   auto* plan_cmd = app.add_subcommand("plan", "show per node: op, module path, chosen backend and why, rejections");
-  plan_cmd->add_option("model", plan_model, "graph file")->required();
-  plan_cmd->add_option("--inputs", plan_inputs, "inputs as JSON (selection depends on shapes); default: sample values");
+  plan_cmd->add_option("model", plan_model, kModelHelp)->required();
+  plan_cmd->add_option("--inputs", plan_inputs, "inputs, .pt or .json (selection depends on shapes); default: sample values");
 
   bool verbose = false;
   auto* plugins_cmd = app.add_subcommand("plugins", "list loaded plugins, their versions and kernels");
   plugins_cmd->add_flag("-k,--kernels", verbose, "list every kernel");
+
+#ifdef SWITCHYARD_WITH_TORCHSCRIPT
+  std::string convert_model, convert_out;
+  auto* convert_cmd = app.add_subcommand("convert", "convert a TorchScript .pt model to the portable graph format");
+  convert_cmd->add_option("model", convert_model, "TorchScript file (torch.jit.trace(...).save)")
+      ->required()->check(CLI::ExistingFile);
+  convert_cmd->add_option("out", convert_out, "graph file to write (.json; the weights go beside it in .bin)")->required();
+  convert_cmd->footer("The graph file runs without LibTorch (e.g. on a machine with plugins only). Example:\n"
+                      "  switchyard convert resnet18.pt resnet18.json && switchyard run resnet18.json");
+
+  cli::VerifyOptions verify;
+  auto* verify_cmd = app.add_subcommand(
+      "verify", "run a TorchScript .pt model through switchyard and LibTorch and compare the outputs");
+  verify_cmd->add_option("model", verify.model, "TorchScript file (torch.jit.trace(...).save)")
+      ->required()->check(CLI::ExistingFile);
+  verify_cmd->add_option("--inputs", verify.inputs,
+                         "inputs: .pt (torch.save of a tensor or a tuple) or .json; default: sample values "
+                         "from the model's declared input shapes");
+  verify_cmd->add_option("--tolerance", verify.tolerance, "pass when max_abs <= tolerance x max(1, max|reference|)")
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            try {
+              size_t used = 0;
+              double v = std::stod(s, &used);
+              if (used == s.size() && v >= 0) return std::string();
+            } catch (const std::exception&) {
+            }
+            return "'" + s + "' is not a number >= 0";
+          },
+          "FLOAT>=0"))
+      ->capture_default_str();
+  verify_cmd->footer("Prints per output the max absolute and relative differences. Exit code 0 when every output\n"
+                     "is within tolerance; 1 when one is not, or the output counts, shapes or dtypes differ.\n"
+                     "Route nodes with --config to verify a backend, e.g. switchyard verify m.pt --config C.toml");
+#endif
 
   CLI11_PARSE(app, argc, argv);
   if (!common.log_level.empty() && !log::set_level(common.log_level)) {
@@ -48,10 +101,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+#ifdef SWITCHYARD_WITH_TORCHSCRIPT
+    torchscript::register_loader();  // Runtime::load accepts TorchScript .pt files
+#endif
     int rc = 0;
     if (*run_cmd) rc = cli::cmd_run(common, run);
     else if (*plan_cmd) rc = cli::cmd_plan(common, plan_model, plan_inputs);
     else if (*plugins_cmd) rc = cli::cmd_plugins(common, verbose);
+#ifdef SWITCHYARD_WITH_TORCHSCRIPT
+    else if (*convert_cmd) rc = cli::cmd_convert(convert_model, convert_out);
+    else if (*verify_cmd) rc = cli::cmd_verify(common, verify);
+#endif
     return rc;
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

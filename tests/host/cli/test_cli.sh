@@ -57,5 +57,72 @@ expect wrong-input-shape nonzero "input 0 'x': expected shape \[2, 8\]" -- "$bin
 expect node-io 0 "node_io \(6 records\)" -- "$bin" run "$demo" --config "$cfg" --save-node-io "$tmp/io.json"
 expect node-io-fields 0 '"input_sources"' -- cat "$tmp/io.json"
 
+# ---- .pt tensor files, convert and verify (builds with LibTorch) --------------------------
+py=/usr/bin/python3
+if ! "$bin" --help 2>&1 | grep -q "convert"; then
+  echo "note: skipping the .pt, convert and verify cases: this switchyard was built without LibTorch"
+elif ! $py -c "import torch" 2>/dev/null; then
+  echo "note: skipping the .pt, convert and verify cases: $py cannot import torch"
+else
+  # pycheck NAME CODE: runs CODE in Python with torch imported and `d` the temp dir; passes on exit 0.
+  pycheck() { expect "$1" 0 "^ok$" -- $py -c "import torch, json, sys; d = '$tmp'
+$2
+print('ok')"; }
+
+  # The demo graph with .pt inputs and outputs, checked against its reference outputs.
+  $py -c "import torch, json; e = json.load(open('$src/tools/demo/mlp_expected.json'))
+torch.save((torch.tensor(e['cases'][1]['x']),), '$tmp/in.pt'); torch.save(torch.tensor(e['cases'][1]['x']), '$tmp/in1.pt')"
+  expect pt-inputs 0 "inputs: 1 tensor\(s\) from .*in.pt" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/in.pt" --save-outputs "$tmp/out.pt" --save-node-io "$tmp/io.pt"
+  pycheck pt-outputs-match-reference "e = json.load(open('$src/tools/demo/mlp_expected.json'))
+out = torch.load(d + '/out.pt')
+assert isinstance(out, tuple) and len(out) == 1 and out[0].shape == (2, 4), out
+assert torch.allclose(out[0], torch.tensor(e['cases'][1]['out']), atol=1e-5), out"
+  pycheck pt-node-io "io = torch.load(d + '/io.pt')
+assert list(io) == ['fc1', 'act', 'residual', 'gated', 'fc2', 'softmax'], list(io)
+assert io['fc1']['outputs'][0].shape == (2, 16) and io['fc1']['backend'] == 'aten', io['fc1']
+assert io['fc1']['input_sources'] == ['x', 'fc1.weight', 'fc1.bias'] and io['fc1']['module_path'] == 'fc1'
+assert io['act']['op'] == 'aten::relu' and torch.equal(io['act']['inputs'][0], io['fc1']['outputs'][0])
+assert torch.equal(io['softmax']['outputs'][0], torch.load(d + '/out.pt')[0])"
+  expect pt-single-tensor-input 0 "outputs written" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/in1.pt" --save-outputs "$tmp/out1.pt"
+  $py -c "import torch; torch.save((torch.zeros(2, 8), torch.zeros(2, 8)), '$tmp/two.pt')"
+  expect pt-too-many-inputs nonzero "two.pt: holds 2 tensor\(s\); the model takes 1 input\(s\) \(x\)" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/two.pt"
+  head -c 100 "$tmp/out.pt" > "$tmp/cut.pt"
+  expect pt-truncated-input nonzero "cut.pt: not a tensor file written by torch.save" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/cut.pt"
+  expect pt-missing-input nonzero "nope.pt: cannot open" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/nope.pt"
+
+  # A traced 2-layer MLP: convert to the portable format, run both forms, verify against LibTorch.
+  $py -c "import torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).eval()
+x = torch.randn(3, 8)
+t = torch.jit.trace(m, x); torch.save(x, '$tmp/x2.pt'); t.save('$tmp/mlp2_noshape.pt')
+torch.jit.save(t, '$tmp/mlp2.pt', _extra_files={'switchyard_inputs.json': '[{\"shape\": [3, 8]}]'})
+with torch.no_grad(): torch.save(t(x), '$tmp/want2.pt')
+class Noisy(torch.nn.Module):  # dropout in training mode: no two runs agree
+    def forward(self, x): return torch.nn.functional.dropout(x, 0.5, training=True)
+torch.jit.trace(Noisy(), torch.ones(4, 16), check_trace=False).save('$tmp/noisy.pt'); torch.save(torch.ones(4, 16), '$tmp/ones.pt')"
+  expect convert 0 "nodes: [0-9]+ \(.*aten::linear 2" -- "$bin" convert "$tmp/mlp2.pt" "$tmp/mlp2.json"
+  expect convert-summary 0 "constants: 4, weights file .*mlp2.bin" -- "$bin" convert "$tmp/mlp2.pt" "$tmp/mlp2.json"
+  expect run-converted 0 "outputs written" -- "$bin" run "$tmp/mlp2.json" --config "$cfg" --inputs "$tmp/x2.pt" --save-outputs "$tmp/got2.pt"
+  expect run-torchscript 0 "outputs written" -- "$bin" run "$tmp/mlp2.pt" --config "$cfg" --inputs "$tmp/x2.pt" --save-outputs "$tmp/got2b.pt"
+  pycheck converted-matches-torch "want = torch.load(d + '/want2.pt')
+for f in ('/got2.pt', '/got2b.pt'):
+    got = torch.load(d + f)[0]
+    assert got.shape == (3, 4) and torch.allclose(got, want, atol=1e-5), (f, got, want)"
+  expect verify 0 "verify: PASS" -- "$bin" verify "$tmp/mlp2.pt" --config "$cfg"
+  expect verify-inputs 0 "\[3, 4\] +float32 .* ok$" -- "$bin" verify "$tmp/mlp2.pt" --config "$cfg" --inputs "$tmp/x2.pt"
+  expect verify-tolerance 0 "verify .*mlp2.pt \(tolerance 0.001\)" -- "$bin" verify "$tmp/mlp2.pt" --config "$cfg" --tolerance 1e-3
+  expect verify-no-shapes nonzero "mlp2_noshape.pt: the model does not declare the shape of input 0 .*--inputs" -- "$bin" verify "$tmp/mlp2_noshape.pt" --config "$cfg"
+  expect verify-no-shapes-inputs 0 "verify: PASS" -- "$bin" verify "$tmp/mlp2_noshape.pt" --config "$cfg" --inputs "$tmp/x2.pt"
+  expect verify-bad-tolerance nonzero "tolerance: '-1' is not a number >= 0" -- "$bin" verify "$tmp/mlp2.pt" --tolerance -1
+  expect verify-mismatch 1 "verify failed: .*noisy.pt: output 0 .*max_abs .* > allowed" -- "$bin" verify "$tmp/noisy.pt" --config "$cfg" --inputs "$tmp/ones.pt"
+  expect verify-wrong-inputs nonzero "two.pt: holds 2 tensor" -- "$bin" verify "$tmp/mlp2.pt" --inputs "$tmp/two.pt"
+  expect verify-needs-pt nonzero "mlp.json: verify needs a TorchScript .pt file" -- "$bin" verify "$demo"
+  expect convert-missing nonzero "nope.pt" -- "$bin" convert "$tmp/nope.pt" "$tmp/x.json"
+  expect convert-not-torchscript nonzero "in.pt" -- "$bin" convert "$tmp/in.pt" "$tmp/x.json"
+  expect help-verify 0 "--tolerance" -- "$bin" verify --help
+  expect help-convert 0 "portable graph format" -- "$bin" convert --help
+fi
+
 echo "$passed passed, $failures failed"
 [ $failures -eq 0 ]

@@ -1,0 +1,156 @@
+// `convert` and `verify`: the commands that need the LibTorch bridge (built with it only).
+// Nothing here includes torch: switchyard/torchscript.hpp is a plain C++ header.
+#include "commands.hpp"
+
+#include "ir/graph.hpp"
+#include "ir/graph_file.hpp"
+#include "tensor_files.hpp"
+#include "tensor_json.hpp"
+
+#include <switchyard/torchscript.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+namespace switchyard::cli {
+namespace {
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+std::string human_bytes(uintmax_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 3) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+struct Comparison {
+  double max_abs = 0, max_rel = 0, max_ref = 0, allowed = 0;
+  std::string problem;  // non-empty: a mismatch that no tolerance excuses
+  bool ok() const { return problem.empty() && max_abs <= allowed; }
+};
+
+// The criterion our tests use: max|a - b| <= tol * max(1, max|b|), b the reference.
+Comparison compare(const Tensor& got, const Tensor& ref, double tolerance) {
+  Comparison c;
+  if (got.shape() != ref.shape()) {
+    c.problem = "shape " + shape_string(got.shape()) + " but the reference has " + shape_string(ref.shape());
+    return c;
+  }
+  if (!same_dtype(got.dtype(), ref.dtype())) {
+    c.problem = "dtype " + dtype_name(got.dtype()) + " but the reference has " + dtype_name(ref.dtype());
+    return c;
+  }
+  constexpr double kTiny = 1e-12;
+  Tensor a = got.contiguous(), b = ref.contiguous();
+  for (int64_t i = 0, n = a.numel(); i < n; ++i) {
+    const double x = element(a, i), y = element(b, i);
+    double diff;
+    if (std::isnan(x) || std::isnan(y)) diff = std::isnan(x) && std::isnan(y) ? 0.0 : INFINITY;
+    else if (x == y) diff = 0.0;  // equal infinities too
+    else diff = std::fabs(x - y);
+    if (!std::isnan(y)) c.max_ref = std::max(c.max_ref, std::fabs(y));
+    c.max_abs = std::max(c.max_abs, diff);
+    c.max_rel = std::max(c.max_rel, diff / std::max(std::isnan(y) ? 0.0 : std::fabs(y), kTiny));
+  }
+  c.allowed = tolerance * std::max(1.0, c.max_ref);
+  return c;
+}
+
+}  // namespace
+
+int cmd_convert(const std::string& model_path, const std::string& out_path) {
+  ir::Graph graph;
+  torchscript::import_model(model_path, graph);
+  ir::validate(graph);
+  ir::write_graph_file(graph, out_path);
+
+  std::map<std::string, int> ops;
+  for (const auto& n : graph.nodes) ops[n.op]++;
+  std::vector<std::pair<std::string, int>> by_count(ops.begin(), ops.end());
+  std::stable_sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string op_list;
+  for (const auto& [op, n] : by_count) op_list += (op_list.empty() ? "" : ", ") + op + " " + std::to_string(n);
+
+  size_t constants = 0;
+  for (const auto& v : graph.values) constants += v.kind == ir::ValueKind::Constant;
+  const std::string weights = ir::weights_path_for(out_path);
+  std::error_code ec;
+  const uintmax_t weight_bytes = std::filesystem::file_size(weights, ec);
+
+  std::printf("converted %s -> %s\n", model_path.c_str(), out_path.c_str());
+  for (ir::ValueId id : graph.inputs) {
+    const ir::Value& v = graph.values[id];
+    std::printf("  input   %s %s %s\n", v.name.c_str(), dtype_name(v.dtype).c_str(), shape_string(v.shape).c_str());
+  }
+  for (ir::ValueId id : graph.outputs) std::printf("  output  %s\n", graph.values[id].name.c_str());
+  std::printf("  nodes: %zu (%s)\n", graph.nodes.size(), op_list.c_str());
+  std::printf("  constants: %zu, weights file %s: %s\n", constants, weights.c_str(),
+              ec ? "(missing)" : (human_bytes(weight_bytes) + " (" + std::to_string(weight_bytes) + " bytes)").c_str());
+  std::printf("run it with: switchyard run %s\n", out_path.c_str());
+  return 0;
+}
+
+int cmd_verify(const CommonOptions& common, const VerifyOptions& options) {
+  if (!is_pt_file(options.model))
+    throw Error(ErrorKind::Input, options.model + ": verify needs a TorchScript .pt file (the reference is "
+                                                  "LibTorch's own forward of it)");
+  Runtime runtime(to_options(common));
+  auto model = runtime.load(options.model);
+  std::vector<Tensor> inputs = load_inputs(*model, options.inputs, options.model);
+  std::printf("verify %s (tolerance %s)\n", options.model.c_str(), fmt(options.tolerance).c_str());
+  std::string input_list;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    input_list += (i ? ", " : "") + model->input_names()[i] + " " + dtype_name(inputs[i].dtype()) + " " +
+                  shape_string(inputs[i].shape());
+  std::printf("inputs: %s (%s)\n", input_list.c_str(),
+              options.inputs.empty() ? "generated sample values; pass --inputs FILE.pt to choose"
+                                     : ("from " + options.inputs).c_str());
+
+  std::vector<Tensor> got = model->run(inputs);
+  print_backend_counts(model->plan(inputs));
+  std::vector<Tensor> ref = torchscript::reference_forward(options.model, inputs);
+
+  std::vector<std::string> failures;
+  if (got.size() != ref.size())
+    failures.push_back("switchyard produced " + std::to_string(got.size()) + " output(s), LibTorch " +
+                       std::to_string(ref.size()));
+  std::vector<std::vector<std::string>> rows{
+      {"output", "shape", "dtype", "max_abs", "max_rel", "max|ref|", "allowed", "result"}};
+  for (size_t i = 0; i < std::min(got.size(), ref.size()); ++i) {
+    const std::string name = i < model->output_names().size() ? model->output_names()[i] : std::to_string(i);
+    Comparison c = compare(got[i], ref[i], options.tolerance);
+    if (!c.problem.empty()) {
+      rows.push_back({name, shape_string(got[i].shape()), dtype_name(got[i].dtype()), "-", "-", "-", "-", "MISMATCH"});
+      failures.push_back("output " + std::to_string(i) + " '" + name + "': " + c.problem);
+      continue;
+    }
+    rows.push_back({name, shape_string(got[i].shape()), dtype_name(got[i].dtype()), fmt(c.max_abs), fmt(c.max_rel),
+                    fmt(c.max_ref), fmt(c.allowed), c.ok() ? "ok" : "FAIL"});
+    if (!c.ok())
+      failures.push_back("output " + std::to_string(i) + " '" + name + "': max_abs " + fmt(c.max_abs) +
+                         " > allowed " + fmt(c.allowed));
+  }
+  std::printf("\n");
+  print_table(rows);
+  std::printf("criterion: max_abs <= tolerance x max(1, max|ref|); max_rel = max |a-b| / max(|ref|, 1e-12)\n");
+  if (failures.empty()) {
+    std::printf("verify: PASS, %zu output(s) within tolerance of LibTorch's forward\n", got.size());
+    return 0;
+  }
+  std::fflush(stdout);
+  for (const auto& f : failures) std::fprintf(stderr, "error: verify failed: %s: %s\n", options.model.c_str(), f.c_str());
+  return 1;
+}
+
+}  // namespace switchyard::cli
