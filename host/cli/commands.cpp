@@ -65,6 +65,28 @@ void print_backend_counts(const std::vector<PlanEntry>& plan) {
   std::printf("%s\n", line.c_str());
 }
 
+// "row 0: 281 (9.81), 285 (9.02), ..." for the k largest values of each row (first dim).
+void print_top(const Tensor& t, int k) {
+  if (t.dim() == 0 || t.numel() == 0) return;
+  Tensor c = t.contiguous();
+  const int64_t rows = c.shape()[0], width = c.numel() / rows;
+  for (int64_t r = 0; r < std::min<int64_t>(rows, 8); ++r) {
+    std::vector<int64_t> idx(static_cast<size_t>(width));
+    for (int64_t i = 0; i < width; ++i) idx[i] = i;
+    const int64_t n = std::min<int64_t>(k, width);
+    std::partial_sort(idx.begin(), idx.begin() + n, idx.end(), [&](int64_t a, int64_t b) {
+      return element(c, r * width + a) > element(c, r * width + b);
+    });
+    std::string line = "    row " + std::to_string(r) + " top " + std::to_string(n) + ":";
+    for (int64_t i = 0; i < n; ++i) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, " %lld (%.4g)", static_cast<long long>(idx[i]), element(c, r * width + idx[i]));
+      line += buf;
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
 int cmd_run(const CommonOptions& common, const RunOptions& options) {
   std::string capture = options.capture;
   if (capture.empty() && !options.save_node_io.empty()) capture = "all";
@@ -79,9 +101,11 @@ int cmd_run(const CommonOptions& common, const RunOptions& options) {
   std::vector<Tensor> outputs = model->run(inputs);
 
   std::printf("\noutputs of %s:\n", options.model.c_str());
-  for (size_t i = 0; i < outputs.size(); ++i)
+  for (size_t i = 0; i < outputs.size(); ++i) {
     std::printf("  %s  %s %s  %s\n", model->output_names()[i].c_str(), dtype_name(outputs[i].dtype()).c_str(),
                 shape_string(outputs[i].shape()).c_str(), preview(outputs[i], options.show).c_str());
+    if (options.top > 0) print_top(outputs[i], options.top);
+  }
 
   if (!options.quiet_table) {
     auto plan = model->plan(inputs);

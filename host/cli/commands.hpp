@@ -23,6 +23,7 @@ struct RunOptions {
   std::string capture;       // --node-io none|outputs|all
   std::string save_node_io;  // --save-node-io FILE.pt|FILE.json
   int show = 8;              // --show: values printed per output
+  int top = 0;               // --top K: the K largest values (and indices) per row
   bool quiet_table = false;  // --no-table
 };
 

@@ -45,6 +45,8 @@ int main(int argc, char** argv) {
                       "write node_io (implies --node-io all): .pt holds every node's input and output tensors, "
                       ".json their dtypes and shapes");
   run_cmd->add_option("--show", run.show, "values printed per output")->capture_default_str();
+  run_cmd->add_option("--top", run.top, "print the K largest values (with their indices) of each output row")
+      ->check(CLI::NonNegativeNumber);
   run_cmd->add_flag("--no-table", run.quiet_table, "do not print the per-node backend table");
   run_cmd->footer("Files are chosen by extension (.pt needs a build with LibTorch). Example:\n"
                   "  switchyard run model.pt --inputs in.pt --save-outputs out.pt --save-node-io io.pt\n"

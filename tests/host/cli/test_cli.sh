@@ -124,5 +124,7 @@ for f in ('/got2.pt', '/got2b.pt'):
   expect help-convert 0 "portable graph format" -- "$bin" convert --help
 fi
 
+expect top-k 0 "row 1 top 3: [0-9]+ \(" -- "$bin" run "$demo" --config "$cfg" --top 3
+
 echo "$passed passed, $failures failed"
 [ $failures -eq 0 ]
