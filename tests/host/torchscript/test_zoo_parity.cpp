@@ -1,6 +1,9 @@
 // Every zoo model (tools/export_zoo.py), at every exported batch size, through switchyard
 // on the given configs, against the outputs PyTorch itself computed at export time.
 // Criterion: max |switchyard - pytorch| <= 1e-4 * max(1, max |pytorch|), per output.
+#include "ir/graph.hpp"
+#include "ir/graph_file.hpp"
+
 #include <switchyard/runtime.hpp>
 #include <switchyard/torchscript.hpp>
 
@@ -112,5 +115,29 @@ TEST(Zoo, PlanNamesNodesByModulePath) {
     bool found = false;
     for (const auto& e : plan) found |= e.node.rfind(w.node_prefix, 0) == 0 && !e.module_path.empty();
     EXPECT_TRUE(found) << w.stem << ": no node named " << w.node_prefix << "...";
+  }
+}
+
+// `switchyard convert`: the portable graph written from a zoo .pt gives PyTorch's outputs.
+TEST(Zoo, ConvertedModelsMatchPyTorch) {
+  std::map<std::string, Case> b4;
+  for (const Case& c : zoo_cases())
+    if (c.batch == 4) b4[c.stem] = c;
+  for (const char* stem : {"resnet18", "mobilenet_v3_small", "bert_fast", "gpt_decomposed"}) {
+    ASSERT_TRUE(b4.count(stem)) << stem;
+    const Case& c = b4[stem];
+    ir::Graph graph;
+    torchscript::import_model(zoo_dir() + "/" + c.module, graph);
+    const std::string json = testing::TempDir() + "/" + stem + ".json";
+    ir::write_graph_file(graph, json);
+    Runtime rt(Options{config_path("reference.toml")});
+    auto model = rt.load(json);
+    std::vector<Tensor> out = model->run(torchscript::load_tensors(zoo_dir() + "/" + c.inputs));
+    std::vector<Tensor> expected = torchscript::load_tensors(zoo_dir() + "/" + c.expected);
+    ASSERT_EQ(out.size(), expected.size()) << stem;
+    for (size_t i = 0; i < out.size(); ++i) {
+      auto [diff, scale] = diff_and_scale(out[i], expected[i]);
+      EXPECT_LE(diff, 1e-4 * std::max(1.0, scale)) << stem << " converted, output " << i;
+    }
   }
 }
