@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace switchyard {
@@ -80,6 +81,30 @@ namespace ir {
 struct Graph;
 }
 class Runtime;
+class Model;
+
+// What one caller's runs produce besides their outputs: node_io and stats of the last
+// run made with this context, and the callback its runs call after each node. Give each
+// thread its own RunContext and any number of threads may run one Model at once:
+//   switchyard::RunContext ctx;               // one per thread (or per request)
+//   auto outputs = model->run(inputs, ctx);   // thread-safe
+//   ctx.node_io(); ctx.last_stats();          // this caller's, untouched by the others
+// A RunContext is not itself thread-safe: one run at a time per context. It may be used
+// with several models; its records are those of the last run made with it.
+class RunContext {
+ public:
+  RunContext() = default;
+  const std::vector<NodeIO>& node_io() const { return node_io_; }  // per the capture mode
+  const RunStats& last_stats() const { return stats_; }
+  // Called on the running thread after each node of this context's runs.
+  void set_node_callback(NodeCallback callback) { callback_ = std::move(callback); }
+
+ private:
+  friend class Model;
+  std::vector<NodeIO> node_io_;
+  RunStats stats_;
+  NodeCallback callback_;
+};
 
 class Model {
  public:
@@ -92,13 +117,23 @@ class Model {
 
   // Runs the graph. Plans (selection, kernel instances) are cached per input-shape
   // signature. Throws Error naming the node, op and plugin when a kernel fails.
+  // Thread-safe: several threads may call it on one Model at once, each with its own
+  // `context`, which receives that run's node_io and stats (and supplies its callback).
+  // The first run of a new input-shape signature plans under a lock; runs of other
+  // threads with that signature wait for it, runs of planned signatures do not.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunContext& context) const;
+
+  // Single-caller form: runs with the Model's own context, read back through node_io(),
+  // last_stats() and set_node_callback() below. Not thread-safe (two threads calling it
+  // at once race on that one context); from several threads use the form above.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
 
   // The selection for the given inputs (plans if needed; runs nothing new if cached).
-  std::vector<PlanEntry> plan(const std::vector<Tensor>& inputs);
-  const std::vector<NodeIO>& node_io() const;  // of the last run, per capture mode
-  const RunStats& last_stats() const;
-  void set_node_callback(NodeCallback callback);
+  // Thread-safe, like run(inputs, context).
+  std::vector<PlanEntry> plan(const std::vector<Tensor>& inputs) const;
+  const std::vector<NodeIO>& node_io() const;  // of the last run(inputs), per capture mode
+  const RunStats& last_stats() const;          // of the last run(inputs)
+  void set_node_callback(NodeCallback callback);  // for run(inputs)
 
   struct Impl;
 

@@ -113,9 +113,7 @@ struct Model::Impl {
   ir::Graph graph;
   std::unique_ptr<exec::Executor> executor;
   exec::Capture capture = exec::Capture::None;
-  NodeCallback callback;
-  std::vector<NodeIO> node_io;
-  RunStats stats;
+  RunContext context;  // of run(inputs), the single-caller form
   std::vector<std::string> input_names, output_names;
 };
 
@@ -133,15 +131,17 @@ std::unique_ptr<Model> Runtime::load(const std::string& model_path) const {
     impl->graph = ir::read_graph_file(model_path);
   } else {
     ModelLoader loader;
+    bool any_loader = false;
     {
       std::lock_guard<std::mutex> lock(loaders_mutex());
       auto it = loaders().find(ext);
       if (it != loaders().end()) loader = it->second;
+      any_loader = !loaders().empty();
     }
     if (!loader)
       throw Error(ErrorKind::Io, model_path + ": unknown model format '" + ext +
                                      "' (expected a .json portable graph" +
-                                     (loaders().empty() ? std::string(")") : ", or a registered format)"));
+                                     (any_loader ? ", or a registered format)" : std::string(")")));
     loader(model_path, impl->graph);
     ir::validate(impl->graph);
   }
@@ -175,18 +175,22 @@ std::vector<DLDataType> Model::input_dtypes() const {
   return out;
 }
 
-std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) {
+std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs, RunContext& context) const {
+  // Everything per run lives on this stack or in `context`; the Model is only read (the
+  // executor guards its plan cache itself).
   exec::RunOptions options;
   options.capture = impl_->capture;
-  options.callback = impl_->callback ? &impl_->callback : nullptr;
+  options.callback = context.callback_ ? &context.callback_ : nullptr;
   options.check_finite = impl_->runtime->check_finite;
   exec::RunResult result = impl_->executor->run(inputs, options);
-  impl_->node_io = std::move(result.node_io);
-  impl_->stats = result.stats;
+  context.node_io_ = std::move(result.node_io);
+  context.stats_ = result.stats;
   return std::move(result.outputs);
 }
 
-std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) {
+std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) { return run(inputs, impl_->context); }
+
+std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
   const exec::Plan* plan = impl_->executor->cached_plan(inputs);
   if (plan == nullptr) {  // selection needs real shapes: build the plan by running once
     exec::RunOptions options;
@@ -204,8 +208,8 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) {
   return out;
 }
 
-const std::vector<NodeIO>& Model::node_io() const { return impl_->node_io; }
-const RunStats& Model::last_stats() const { return impl_->stats; }
-void Model::set_node_callback(NodeCallback callback) { impl_->callback = std::move(callback); }
+const std::vector<NodeIO>& Model::node_io() const { return impl_->context.node_io(); }
+const RunStats& Model::last_stats() const { return impl_->context.last_stats(); }
+void Model::set_node_callback(NodeCallback callback) { impl_->context.set_node_callback(std::move(callback)); }
 
 }  // namespace switchyard

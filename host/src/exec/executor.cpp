@@ -356,7 +356,7 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
       live[v] = Tensor();
     }
   }
-  plan.complete = true;
+  if (lock.owns_lock()) plan.complete = true;  // only the planning run (others read it under the lock)
 
   for (ir::ValueId v : graph_.outputs) {
     const ir::Value& val = graph_.values[v];
