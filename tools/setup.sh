@@ -17,6 +17,7 @@ PACKAGES=(
   libcli11-dev              # CLI parsing
   nlohmann-json3-dev        # portable graph file header (JSON)
   python3-torch python3-torchvision  # model export tools
+  clang-14 libclang-rt-14-dev  # fuzzing (tools/fuzz.sh, CTest fuzz_smoke): libFuzzer, ASan, UBSan
 )
 
 missing=()

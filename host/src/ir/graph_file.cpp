@@ -123,8 +123,10 @@ class GraphFileReader : private JsonFieldReader {
     const uint64_t offset = as_size(field(desc, "offset", what), what + ": field 'offset'");
     const uint64_t nbytes = as_size(field(desc, "nbytes", what), what + ": field 'nbytes'");
     uint64_t expected = dtype_size(dtype);
+    int64_t elements = 1;  // non-zero dims only: Tensor::numel()/strides() multiply in int64_t
     for (int64_t dim : shape)
-      if (__builtin_mul_overflow(expected, static_cast<uint64_t>(dim), &expected))
+      if (__builtin_mul_overflow(expected, static_cast<uint64_t>(dim), &expected) ||
+          (dim != 0 && __builtin_mul_overflow(elements, dim, &elements)))
         fail_io(what + ": shape " + shape_string(shape) + " is too large");
     if (expected != nbytes)
       fail_io(what + ": nbytes is " + std::to_string(nbytes) + " but " + dtype_name(dtype) + " " +
