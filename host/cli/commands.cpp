@@ -18,6 +18,7 @@ Options to_options(const CommonOptions& common, const std::string& capture) {
   o.plugin_paths = common.plugin_paths;
   o.capture = capture;
   o.strict = common.strict;
+  o.check_finite = common.check_finite;
   o.log_level = common.log_level;
   return o;
 }

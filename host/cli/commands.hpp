@@ -13,6 +13,7 @@ struct CommonOptions {
   std::vector<std::string> plugin_paths;   // --plugin-path (repeatable)
   std::string log_level;                   // --log-level (wins over env and config)
   bool strict = false;                     // --strict
+  bool check_finite = false;               // --check-finite
 };
 
 // Tensor files are chosen by extension: .pt (torch.save/torch.load) or .json.

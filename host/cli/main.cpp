@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   app.add_option("--plugin-path", common.plugin_paths, "extra plugin directory (repeatable)");
   app.add_option("--log-level", common.log_level, "trace|debug|info|warn|error|off (or $SWITCHYARD_LOG_LEVEL)");
   app.add_flag("--strict", common.strict, "a backend rejection is an error, not a fallback");
+  app.add_flag("--check-finite", common.check_finite, "fail at the first node that produces a NaN or Inf, naming it");
 
   cli::RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "run a model and print its outputs and which backend ran each node");

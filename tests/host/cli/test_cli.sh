@@ -124,6 +124,19 @@ for f in ('/got2.pt', '/got2b.pt'):
   expect help-convert 0 "portable graph format" -- "$bin" convert --help
 fi
 
+# --check-finite names the first node that makes a NaN: the demo's softmax swapped for log
+# of the logits (some are negative).
+/usr/bin/python3 - "$demo" "$tmp/nan.json" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+for n in g["nodes"]:
+    if n["op"] == "aten::softmax":
+        n["op"], n["attrs"] = "aten::log", {}
+g["weights"] = sys.argv[1].replace(".json", ".bin")
+json.dump(g, open(sys.argv[2], "w"))
+PY
+expect check-finite-off 0 "nan" -- "$bin" run "$tmp/nan.json" --config "$cfg"
+expect check-finite nonzero "check-finite: node 'softmax' \(op aten::log, module softmax\) on plugin 'aten' is the first node" -- "$bin" run "$tmp/nan.json" --config "$cfg" --check-finite
 expect top-k 0 "row 1 top 3: [0-9]+ \(" -- "$bin" run "$demo" --config "$cfg" --top 3
 
 echo "$passed passed, $failures failed"
