@@ -14,6 +14,8 @@
 #                    every crash, timeout and OOM (--time only); fresh worker processes
 #                    also bound the memory LibTorch accumulates (torchscript)
 #   --workers N      fork-mode worker processes for --keep-going (default 1)
+#   --resume         start from the corpus the last run left in DIR/runs/<target>/ (plus the
+#                    seeds) instead of the seeds alone; its artifacts move to previous/
 #   --no-build       run what is already built
 #   -- ARGS...       extra libFuzzer flags for every target (e.g. -- -max_len=8192)
 #
@@ -34,6 +36,7 @@ build_dir=$ROOT/build-fuzz
 jobs=
 keep_going=0
 workers=1
+resume=0
 build=1
 targets=()
 extra=()
@@ -49,6 +52,7 @@ while [ $# -gt 0 ]; do
     --jobs|-j) [ $# -ge 2 ] || die "--jobs needs N"; jobs=$2; shift 2 ;;
     --keep-going) keep_going=1; shift ;;
     --workers) [ $# -ge 2 ] || die "--workers needs N"; workers=$2; shift 2 ;;
+    --resume) resume=1; shift ;;
     --no-build) build=0; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; extra=("$@"); break ;;
@@ -107,7 +111,7 @@ fi
 triage() {  # bin artifact env...
   local bin=$1 artifact=$2; shift 2
   case $(basename "$artifact") in timeout-*) echo "timeout (not replayed)"; return ;; esac
-  env "$@" "$bin" "${flags_replay[@]}" "$artifact" 2>&1 | awk '
+  env UBSAN_OPTIONS=print_stacktrace=1 "$@" "$bin" "${flags_replay[@]}" "$artifact" 2>&1 | awk '
     /^ *#[0-9]+ 0x/ {
       if ($0 ~ /switchyard::|LLVMFuzzerTestOneInput/) {
         fn = $0; sub(/^ *#[0-9]+ 0x[0-9a-f]+ in /, "", fn)
@@ -117,7 +121,11 @@ triage() {  # bin artifact env...
       if ($0 ~ /lib(torch|c10)[^ ]*\.so/) torch = 1
     }
     /^SUMMARY:/ && !summary { summary = $0 }
-    END { if (!done) print "no switchyard frame: " (summary ? summary : "see the log") }'
+    END {
+      if (done) exit
+      if (summary ~ /\/(host|sdk|plugins|tests)\//) { sub(/^SUMMARY: [A-Za-z]+: [a-z-]+ /, "", summary); print "in switchyard code: " summary }
+      else print "no switchyard frame: " (summary ? summary : "see the log")
+    }'
 }
 
 # --- run ----------------------------------------------------------------------------------
@@ -133,19 +141,27 @@ for t in "${targets[@]}"; do
     die "$bin is not built"
   fi
   work=$build_dir/runs/$t
-  rm -rf "$work"
+  log=$work/log.txt
+  if [ $resume = 1 ] && [ -d "$work/corpus" ]; then
+    stamp=$(date +%Y%m%d-%H%M%S)
+    mkdir -p "$work/previous/$stamp"
+    find "$work/artifacts" -maxdepth 1 -type f -exec mv {} "$work/previous/$stamp/" \; 2>/dev/null || true
+    for f in "$log" "$work/regressions.log"; do [ -f "$f" ] && mv "$f" "$work/previous/$stamp/"; done
+    echo "fuzz.sh: $t: resuming from $(find "$work/corpus" -type f | wc -l) corpus files"
+  else
+    rm -rf "$work"
+  fi
   mkdir -p "$work/corpus" "$work/artifacts"
   cp -R "$FUZZ_DIR/corpus/$t/." "$work/corpus/"
-  log=$work/log.txt
   flags=(-artifact_prefix="$work/artifacts/" -print_final_stats=1 -timeout=25)
   [ -f "$FUZZ_DIR/$t.dict" ] && flags+=(-dict="$FUZZ_DIR/$t.dict")
-  env_opts=()
+  env_opts=(UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}")
   case $t in
     # LibTorch leaks on some error paths of its own (suppressed, see the file); it needs
     # more memory than libFuzzer's 2 GB default; and .pt seeds are larger than the 4 KB
     # libFuzzer starts its length limit at.
     torchscript)
-      env_opts=(LSAN_OPTIONS="suppressions=$FUZZ_DIR/lsan-libtorch.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}")
+      env_opts+=(LSAN_OPTIONS="suppressions=$FUZZ_DIR/lsan-libtorch.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}")
       flags+=(-rss_limit_mb=6144 -len_control=0 -max_len=65536) ;;
   esac
   crashes=0
@@ -195,7 +211,7 @@ for t in "${targets[@]}"; do
       crashes=$((crashes + n_oom + n_timeout + n_crash))
     fi
   fi
-  found=$(find "$work/artifacts" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+  found=$(find "$work/artifacts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
   if [ $keep_going = 0 ]; then
     crashes=$((crashes + found))
     # A failure that left no artifact (e.g. the harness died at start) still counts.
@@ -220,7 +236,7 @@ for t in "${targets[@]}"; do
       else
         echo "  artifact: $a" >&2
       fi
-    done < <(find "$work/artifacts" -type f | sort)
+    done < <(find "$work/artifacts" -maxdepth 1 -type f | sort)
   fi
 done
 

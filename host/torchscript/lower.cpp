@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <map>
 #include <unordered_set>
 
@@ -452,7 +453,8 @@ void lower_graph(const std::string& path, const std::shared_ptr<jit::Graph>& gra
     const auto options = at::TensorOptions().dtype(st).device(at::kMeta);
     examples[i + 1] = at::empty(info.shape, options);
     std::vector<int64_t> bigger = info.shape;
-    if (bigger.empty()) other_ok = false;
+    // A second example one batch larger (no room above INT64_MAX: then none).
+    if (bigger.empty() || bigger[0] == std::numeric_limits<int64_t>::max()) other_ok = false;
     else ++bigger[0];
     other[i + 1] = at::empty(bigger, options);
   }
