@@ -241,17 +241,18 @@ class Reader {
   }
 
   void read_selection(const toml::table& table) {
-    warn_unknown(table, {"default", "strict"}, "[selection]");
+    warn_unknown(table, {"default", "strict", "fuse"}, "[selection]");
     if (const toml::node* list = table.get("default"))
       cfg_.default_backends =
           strings_of(*list, "[selection] default", &cfg_.default_backends_pos);
-    if (const toml::node* strict = table.get("strict")) {
-      const auto* value = strict->as_boolean();
-      if (!value)
-        fail(*strict, std::string("[selection] strict: expected a boolean, got ") +
-                          type_name(*strict));
-      cfg_.strict = value->get();
-    }
+    if (const toml::node* strict = table.get("strict")) cfg_.strict = bool_of(*strict, "[selection] strict");
+    if (const toml::node* fuse = table.get("fuse")) cfg_.fuse = bool_of(*fuse, "[selection] fuse");
+  }
+
+  bool bool_of(const toml::node& node, const std::string& label) {
+    const auto* value = node.as_boolean();
+    if (!value) fail(node, label + ": expected a boolean, got " + type_name(node));
+    return value->get();
   }
 
   void read_rules(const toml::node& node) {
@@ -283,12 +284,14 @@ class Reader {
   }
 
   void read_runtime(const toml::table& table) {
-    warn_unknown(table, {"intra_op_threads", "inter_op_threads", "node_io", "log_level"},
+    warn_unknown(table, {"intra_op_threads", "inter_op_threads", "deterministic", "node_io", "log_level"},
                  "[runtime]");
     if (const toml::node* n = table.get("intra_op_threads"))
       cfg_.intra_op_threads = non_negative_int_of(*n, "[runtime] intra_op_threads");
     if (const toml::node* n = table.get("inter_op_threads"))
       cfg_.inter_op_threads = non_negative_int_of(*n, "[runtime] inter_op_threads");
+    if (const toml::node* n = table.get("deterministic"))
+      cfg_.deterministic = bool_of(*n, "[runtime] deterministic");
     if (const toml::node* n = table.get("node_io")) {
       std::string mode = one_of(*n, "[runtime] node_io", {"none", "outputs", "all"});
       cfg_.capture = mode == "all"       ? CaptureMode::All

@@ -34,9 +34,11 @@ struct Config {
   std::vector<std::string> load;            // [plugins] load: names or .so paths; empty = all found
   std::vector<std::string> default_backends;  // [selection] default
   bool strict = false;                      // [selection] strict
+  bool fuse = true;                         // [selection] fuse: fused kernels where offered
   std::vector<Rule> rules;                  // [[rules]], first match wins
   int intra_op_threads = 0;                 // [runtime] 0 = leave the library default
-  int inter_op_threads = 1;                 // [runtime]
+  int inter_op_threads = 1;                 // [runtime] > 1: independent nodes run at once; 0 = all cores
+  bool deterministic = false;               // [runtime] bit-identical across runs and schedules
   CaptureMode capture = CaptureMode::None;  // [runtime] node_io = "none" | "outputs" | "all"
   std::string log_level = "info";           // [runtime] trace|debug|info|warn|error|off
   std::vector<std::string> warnings;        // unknown keys, "file:line:column: ..." (also logged)

@@ -15,7 +15,16 @@ bool rule_needs_families(const config::Config& cfg) {
                      [](const config::Rule& r) { return !r.family.empty(); });
 }
 
-// "" when every present input's dtype is in the kernel's list, else the rejection reason.
+// Every plugin that offers the op, in catalog (load) order, each once.
+std::vector<std::string> backends_in_catalog_order(const std::vector<Candidate>& candidates) {
+  std::vector<std::string> names;
+  for (const auto& c : candidates)
+    if (std::find(names.begin(), names.end(), c.backend) == names.end()) names.push_back(c.backend);
+  return names;
+}
+
+}  // namespace
+
 std::string dtype_mismatch(const SY_KernelDef& def, const std::vector<const DLTensor*>& inputs) {
   if (def.num_dtypes == 0 || def.dtypes == nullptr) return "";  // an empty list means any dtype
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -32,16 +41,6 @@ std::string dtype_mismatch(const SY_KernelDef& def, const std::vector<const DLTe
   }
   return "";
 }
-
-// Every plugin that offers the op, in catalog (load) order, each once.
-std::vector<std::string> backends_in_catalog_order(const std::vector<Candidate>& candidates) {
-  std::vector<std::string> names;
-  for (const auto& c : candidates)
-    if (std::find(names.begin(), names.end(), c.backend) == names.end()) names.push_back(c.backend);
-  return names;
-}
-
-}  // namespace
 
 int match_rule(const config::Config& cfg, const ir::Node& node,
                const std::vector<std::string>& families) {

@@ -49,6 +49,9 @@ struct Catalog {
 int match_rule(const config::Config& cfg, const ir::Node& node,
                const std::vector<std::string>& families);
 
+// "" when every present input's dtype is in the kernel's list, else the rejection reason.
+std::string dtype_mismatch(const SY_KernelDef& def, const std::vector<const DLTensor*>& inputs);
+
 // Chooses a kernel for `node`. `inputs` hold metadata (data may be NULL). A kernel whose
 // dtype list lacks an input's dtype is rejected without asking it. In strict mode the
 // first rejection ends the search with no winner.

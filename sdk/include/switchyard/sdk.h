@@ -269,6 +269,20 @@ typedef struct SY_KernelDef {
   void (*destroy)(void* context, SY_KernelInstance* instance);
 } SY_KernelDef;
 
+/* Fused kernels (a naming convention, no extra ABI). A kernel whose op is "A+B", e.g.
+ * "aten::linear+aten::gelu", runs a node of op A and its element-wise consumer of op B
+ * as one. The host offers it a node only when: A's only output has exactly one consumer,
+ * B, which reads it as its first input; that output is not a graph output; B's other
+ * inputs are constants or absent; A was selected onto this plugin and B's routing allows
+ * it; and `supports` accepts the fused node. The fused node:
+ *   - name and module path: A's;
+ *   - inputs: A's inputs, then B's inputs after its first;
+ *   - attributes: A's as they are, then B's with the prefix "post." ("post.approximate");
+ *   - outputs: B's.
+ * Fusion is off with node_io capture "all" (every original node is recorded) and with
+ * `[selection] fuse = false`. `switchyard check-plugin` tests fused kernels against A
+ * then B on the reference plugin. */
+
 /* ---------------------------------------------------------------------------------- */
 /* Plugin                                                                              */
 /* ---------------------------------------------------------------------------------- */

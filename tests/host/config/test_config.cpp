@@ -367,11 +367,22 @@ TEST(ShippedConfigs, DefaultAndReferenceParseCleanly) {
   const std::string dir = std::string(SWITCHYARD_SOURCE_DIR) + "/configs/";
   cfgns::Config def = cfgns::load_config(dir + "default.toml");
   EXPECT_TRUE(def.warnings.empty());
-  EXPECT_EQ(def.default_backends, (std::vector<std::string>{"example", "aten"}));
+  EXPECT_EQ(def.default_backends, (std::vector<std::string>{"linalg", "conv", "attention", "shape", "aten"}));
+  EXPECT_TRUE(def.fuse);
   EXPECT_EQ(def.intra_op_threads, 2);
   EXPECT_EQ(def.capture, cfgns::CaptureMode::None);
   EXPECT_TRUE(def.plugin_paths.empty());
-  EXPECT_NO_THROW(cfgns::check_backends(def, {"example", "aten"}));
+  EXPECT_NO_THROW(cfgns::check_backends(def, {"linalg", "conv", "attention", "shape", "aten"}));
+
+  cfgns::Config example = cfgns::load_config(dir + "example.toml");
+  EXPECT_TRUE(example.warnings.empty());
+  EXPECT_EQ(example.default_backends, (std::vector<std::string>{"example", "aten"}));
+
+  cfgns::Config routed = cfgns::load_config(dir + "encoder-attention.toml");
+  EXPECT_TRUE(routed.warnings.empty());
+  ASSERT_EQ(routed.rules.size(), 1u);
+  EXPECT_EQ(routed.rules[0].module, "encoder.layers.*");
+  EXPECT_EQ(routed.rules[0].backends, (std::vector<std::string>{"attention", "aten"}));
 
   cfgns::Config ref = cfgns::load_config(dir + "reference.toml");
   EXPECT_TRUE(ref.warnings.empty());

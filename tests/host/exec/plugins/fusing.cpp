@@ -1,0 +1,106 @@
+// A plugin with a fused kernel, for the executor's fusion tests (test_fusion.cpp).
+//   test::scale(x, k)               x * k
+//   test::shift(x, by)              x + by
+//   test::scale+test::shift         (x * k) + post.by in one pass; declines k < 0, so
+//                                   the tests can see a rejected fusion fall back.
+//   test::scale+aten::relu          max(x * k, 0) (the example plugin offers aten::relu
+//                                   too, so a rule can route the consumer there).
+// Every run of the fused kernel bumps a counter the test reads through test::runs.
+#include <switchyard/plugin.hpp>
+
+#include <atomic>
+#include <vector>
+
+namespace {
+
+std::atomic<long> fused_runs{0};
+
+void require_float32(const sy::Node& node) {
+  DLDataType t = node.input(0).dtype;
+  if (t.code != kDLFloat || t.bits != 32 || t.lanes != 1) throw sy::Unsupported("input is not float32");
+}
+
+template <typename F>
+void map(sy::Run& run, F f) {
+  const DLTensor& x = run.input(0);
+  int64_t n = 1;
+  for (int d = 0; d < x.ndim; ++d) n *= x.shape[d];
+  const float* in = sy::data<float>(x);
+  float* out = sy::data<float>(run.output(0));
+  for (int64_t i = 0; i < n; ++i) out[i] = f(in[i]);
+}
+
+struct Same {
+  static void infer(sy::Infer& infer) { infer.set_output(0, sy::kFloat32, sy::shape_of(infer.input(0))); }
+};
+
+class Scale : public Same {
+ public:
+  static void supports(const sy::Node& node) { require_float32(node); }
+  explicit Scale(const sy::Node& node) : k_(static_cast<float>(node.attrs.f("k"))) {}
+  void infer(sy::Infer& infer) { Same::infer(infer); }
+  void run(sy::Run& run) { map(run, [&](float x) { return x * k_; }); }
+
+ private:
+  float k_;
+};
+
+class Shift : public Same {
+ public:
+  static void supports(const sy::Node& node) { require_float32(node); }
+  explicit Shift(const sy::Node& node) : by_(static_cast<float>(node.attrs.f("by"))) {}
+  void infer(sy::Infer& infer) { Same::infer(infer); }
+  void run(sy::Run& run) { map(run, [&](float x) { return x + by_; }); }
+
+ private:
+  float by_;
+};
+
+class ScaleShift : public Same {
+ public:
+  static void supports(const sy::Node& node) {
+    require_float32(node);
+    if (node.attrs.f("k") < 0) throw sy::Unsupported("negative k is not fused (test rule)");
+  }
+  explicit ScaleShift(const sy::Node& node)
+      : k_(static_cast<float>(node.attrs.f("k"))), by_(static_cast<float>(node.attrs.f("post.by"))) {}
+  void infer(sy::Infer& infer) { Same::infer(infer); }
+  void run(sy::Run& run) {
+    ++fused_runs;
+    map(run, [&](float x) { return x * k_ + by_; });
+  }
+
+ private:
+  float k_, by_;
+};
+
+class ScaleRelu : public Same {
+ public:
+  static void supports(const sy::Node& node) { require_float32(node); }
+  explicit ScaleRelu(const sy::Node& node) : k_(static_cast<float>(node.attrs.f("k"))) {}
+  void infer(sy::Infer& infer) { Same::infer(infer); }
+  void run(sy::Run& run) {
+    ++fused_runs;
+    map(run, [&](float x) { return x * k_ < 0.0f ? 0.0f : x * k_; });
+  }
+
+ private:
+  float k_;
+};
+
+// test::runs(x) -> a 0-dim float32 tensor holding how often the fused kernel ran.
+class Runs {
+ public:
+  explicit Runs(const sy::Node&) {}
+  void infer(sy::Infer& infer) { infer.set_output(0, sy::kFloat32, {}); }
+  void run(sy::Run& run) { *sy::data<float>(run.output(0)) = static_cast<float>(fused_runs.load()); }
+};
+
+}  // namespace
+
+SY_PLUGIN("fusing", "0.0.1", "switchyard tests",
+          sy::kernel<Scale>("test::scale", "test", {sy::kFloat32}),
+          sy::kernel<Shift>("test::shift", "test", {sy::kFloat32}),
+          sy::kernel<ScaleShift>("test::scale+test::shift", "test", {sy::kFloat32}),
+          sy::kernel<ScaleRelu>("test::scale+aten::relu", "test", {sy::kFloat32}),
+          sy::kernel<Runs>("test::runs", "test", {sy::kFloat32}))

@@ -1,0 +1,138 @@
+// Fusion: a producer and its element-wise consumer run as one "A+B" kernel when the
+// producer's backend offers and accepts it (sdk.h, "Fused kernels"), and only then.
+// The `fusing` test plugin offers test::scale, test::shift and test::scale+test::shift.
+#include "exec_test_util.hpp"
+#include "ir/graph.hpp"
+
+#include <switchyard/runtime.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace switchyard;
+using namespace sytest;
+
+namespace {
+
+std::string config(const std::string& extra = "") {
+  return write_config("fusion", std::string("[plugins]\nload = [\"example\", \"") + SY_TEST_PLUGIN_DIR +
+                                    "/libswitchyard-fusing.so\"]\n" + extra);
+}
+
+// x -> scale(k) -> "scaled" -> shift(by) -> "y"  [-> extra consumers of "scaled"]
+ir::Graph chain(double k, double by, bool scaled_is_output = false) {
+  ir::Graph g;
+  ir::ValueId x = g.add_input("x", kF32, {-1});
+  g.add_node("scale", "test::scale", {x}, {"scaled"}, {{"k", ir::Attribute::of_float(k)}}, "block.scale");
+  g.add_node("shift", "test::shift", {g.find_value("scaled")}, {"y"}, {{"by", ir::Attribute::of_float(by)}},
+             "block.shift");
+  g.outputs = {g.find_value("y")};
+  if (scaled_is_output) g.outputs.push_back(g.find_value("scaled"));
+  return g;
+}
+
+float fused_runs(const Runtime& rt) {
+  ir::Graph g;
+  ir::ValueId x = g.add_input("x", kF32, {-1});
+  g.add_node("runs", "test::runs", {x}, {"n"});
+  g.outputs = {g.find_value("n")};
+  return values(rt.load_graph(std::move(g))->run({f32({1}, {0})})[0])[0];
+}
+
+}  // namespace
+
+TEST(Fusion, FusesWhenTheBackendOffersAndAccepts) {
+  Runtime rt(Options{config()});
+  auto model = rt.load_graph(chain(2.0, 0.5));
+  const float before = fused_runs(rt);
+  auto out = model->run({f32({3}, {1, -2, 3})});
+  EXPECT_EQ(values(out[0]), (std::vector<float>{2.5f, -3.5f, 6.5f}));
+  EXPECT_EQ(fused_runs(rt), before + 1) << "the fused kernel should have run once";
+  EXPECT_EQ(model->last_stats().nodes_run, 1u);
+
+  auto plan = model->plan({f32({3}, {1, -2, 3})});
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].op, "test::scale+test::shift");
+  EXPECT_EQ(plan[0].backend, "fusing");
+  EXPECT_EQ(plan[0].fused_from, (std::vector<std::string>{"scale", "shift"}));
+  EXPECT_NE(plan[0].reason.find("fused with 'shift'"), std::string::npos) << plan[0].reason;
+  EXPECT_EQ(plan[1].backend, "fusing");
+  EXPECT_NE(plan[1].reason.find("fused into 'scale'"), std::string::npos) << plan[1].reason;
+}
+
+TEST(Fusion, RejectedFusedNodeRunsUnfused) {
+  Runtime rt(Options{config()});
+  auto model = rt.load_graph(chain(-1.0, 0.5));  // the fused kernel declines k < 0
+  const float before = fused_runs(rt);
+  EXPECT_EQ(values(model->run({f32({2}, {1, 2})})[0]), (std::vector<float>{-0.5f, -1.5f}));
+  EXPECT_EQ(fused_runs(rt), before);
+  EXPECT_EQ(model->last_stats().nodes_run, 2u);
+  EXPECT_TRUE(model->plan({f32({2}, {1, 2})})[0].fused_from.empty());
+}
+
+TEST(Fusion, IntermediateThatIsAGraphOutputIsNotFused) {
+  Runtime rt(Options{config()});
+  auto model = rt.load_graph(chain(2.0, 1.0, /*scaled_is_output=*/true));
+  auto out = model->run({f32({2}, {1, 2})});
+  EXPECT_EQ(values(out[0]), (std::vector<float>{3, 5}));
+  EXPECT_EQ(values(out[1]), (std::vector<float>{2, 4}));
+  EXPECT_EQ(model->last_stats().nodes_run, 2u);
+}
+
+TEST(Fusion, TwoConsumersAreNotFused) {
+  Runtime rt(Options{config()});
+  ir::Graph g = chain(2.0, 1.0);
+  g.add_node("shift2", "test::shift", {g.find_value("scaled")}, {"z"}, {{"by", ir::Attribute::of_float(3.0)}});
+  g.outputs.push_back(g.find_value("z"));
+  auto model = rt.load_graph(std::move(g));
+  auto out = model->run({f32({1}, {1})});
+  EXPECT_EQ(values(out[0]), (std::vector<float>{3}));
+  EXPECT_EQ(values(out[1]), (std::vector<float>{5}));
+  EXPECT_EQ(model->last_stats().nodes_run, 3u);
+}
+
+TEST(Fusion, ConsumerRoutedElsewhereIsNotFused) {
+  // x -> scale -> relu; the fusing plugin offers test::scale+aten::relu.
+  auto graph = [] {
+    ir::Graph g;
+    ir::ValueId x = g.add_input("x", kF32, {-1});
+    g.add_node("scale", "test::scale", {x}, {"scaled"}, {{"k", ir::Attribute::of_float(-2.0)}}, "block.scale");
+    g.add_node("relu", "aten::relu", {g.find_value("scaled")}, {"y"}, {}, "block.relu");
+    g.outputs = {g.find_value("y")};
+    return g;
+  };
+  // A rule sends the consumer to "example" only: the pair stays apart.
+  Runtime apart(Options{config("[[rules]]\nnode = \"relu\"\nbackends = [\"example\"]\n"
+                               "[selection]\ndefault = [\"fusing\"]\n")});
+  auto model = apart.load_graph(graph());
+  EXPECT_EQ(values(model->run({f32({2}, {1, -1})})[0]), (std::vector<float>{0, 2}));
+  auto plan = model->plan({f32({2}, {1, -1})});
+  EXPECT_TRUE(plan[0].fused_from.empty());
+  EXPECT_EQ(plan[1].backend, "example");
+  // The consumer's routing allows the producer's backend: fused.
+  Runtime together(Options{config("[[rules]]\nmodule = \"block.*\"\nbackends = [\"fusing\", \"example\"]\n")});
+  auto fused = together.load_graph(graph());
+  EXPECT_EQ(values(fused->run({f32({2}, {1, -1})})[0]), (std::vector<float>{0, 2}));
+  EXPECT_EQ(fused->plan({f32({2}, {1, -1})})[0].fused_from, (std::vector<std::string>{"scale", "relu"}));
+}
+
+TEST(Fusion, OffByConfigAndUnderFullCapture) {
+  Runtime off(Options{config("[selection]\nfuse = false\n")});
+  auto model = off.load_graph(chain(2.0, 1.0));
+  EXPECT_EQ(values(model->run({f32({1}, {1})})[0]), (std::vector<float>{3}));
+  EXPECT_EQ(model->last_stats().nodes_run, 2u);
+
+  Options all{config()};
+  all.capture = "all";
+  Runtime capture(all);
+  auto captured = capture.load_graph(chain(2.0, 1.0));
+  captured->run({f32({1}, {1})});
+  ASSERT_EQ(captured->node_io().size(), 2u) << "node_io 'all' records every original node";
+  EXPECT_EQ(captured->node_io()[0].node, "scale");
+  EXPECT_EQ(values(captured->node_io()[0].outputs[0]), (std::vector<float>{2}));
+}
+
+TEST(Fusion, BadFuseValueNamesTheLine) {
+  std::string msg = error_of([] { Runtime rt(Options{write_config("badfuse", "[selection]\nfuse = \"yes\"\n")}); });
+  EXPECT_NE(msg.find("badfuse.toml:2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[selection] fuse: expected a boolean"), std::string::npos) << msg;
+}
