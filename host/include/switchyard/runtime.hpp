@@ -47,6 +47,10 @@ struct PlanEntry {
   std::string backend;                     // "" if no backend accepted the node
   std::string reason;                      // why it won, e.g. "rule #1 (x.toml:7:1)"
   std::vector<Rejected> rejected;
+  // A fused node: the graph nodes its one kernel runs, e.g. {"fc", "fc.gelu"}; `op` is
+  // then the fused op ("aten::linear+aten::gelu"). The consumer's own entry says
+  // "fused into 'fc'" in `reason`.
+  std::vector<std::string> fused_from;
 };
 
 struct RunStats {
@@ -54,6 +58,21 @@ struct RunStats {
   size_t peak_live_tensors = 0;            // activations alive at once (inputs included)
   size_t peak_live_bytes = 0;
 };
+
+// One node of a profiled run (RunContext::set_profiling). Wall-clock milliseconds from
+// the run's start. In a sequential run a node's span runs from the end of the node before
+// it to its own end, so it holds the host's work for it too (input lookup, checks, frees,
+// capture); in a parallel run ([runtime] inter_op_threads > 1) spans may overlap.
+struct NodeProfile {
+  std::string node, op, backend, module_path;
+  double start_ms = 0, duration_ms = 0;
+  int lane = 0;  // the worker that ran it (always 0 in a sequential run)
+};
+
+// Writes a profile as a Chrome trace (one complete event per node: ts and dur in
+// microseconds, name = node, cat = backend, args op and module_path); Perfetto and
+// chrome://tracing open it. Throws Error (Io) if the file cannot be written.
+void write_chrome_trace(const std::string& path, const std::vector<NodeProfile>& profile);
 
 // Called after each node runs, with its inputs and outputs (valid during the call).
 struct NodeEvent {
@@ -98,12 +117,20 @@ class RunContext {
   const RunStats& last_stats() const { return stats_; }
   // Called on the running thread after each node of this context's runs.
   void set_node_callback(NodeCallback callback) { callback_ = std::move(callback); }
+  // Profiling: when on, each run records every node's start and duration, read back with
+  // profile() (empty after a run with profiling off). Off by default: a run then reads
+  // no clock, and pays one predictable branch per node.
+  void set_profiling(bool on) { profiling_ = on; }
+  bool profiling() const { return profiling_; }
+  const std::vector<NodeProfile>& profile() const { return profile_; }
 
  private:
   friend class Model;
   std::vector<NodeIO> node_io_;
   RunStats stats_;
   NodeCallback callback_;
+  bool profiling_ = false;
+  std::vector<NodeProfile> profile_;
 };
 
 class Model {
@@ -134,6 +161,8 @@ class Model {
   const std::vector<NodeIO>& node_io() const;  // of the last run(inputs), per capture mode
   const RunStats& last_stats() const;          // of the last run(inputs)
   void set_node_callback(NodeCallback callback);  // for run(inputs)
+  void set_profiling(bool on);                    // for run(inputs); see RunContext
+  const std::vector<NodeProfile>& profile() const;  // of the last run(inputs)
 
   struct Impl;
 

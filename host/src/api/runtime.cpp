@@ -3,6 +3,7 @@
 
 #include "config/config.hpp"
 #include "exec/executor.hpp"
+#include "exec/threads.hpp"
 #include "ir/graph_file.hpp"
 #include "plugins/plugin_manager.hpp"
 #include "util/log.hpp"
@@ -72,13 +73,13 @@ Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
   if (options.strict) cfg.strict = true;
   impl_->check_finite = options.check_finite;
   // Plugins read their thread count at init (the aten plugin calls at::set_num_threads).
-  if (cfg.intra_op_threads > 0)
-    setenv("SWITCHYARD_INTRA_OP_THREADS", std::to_string(cfg.intra_op_threads).c_str(), 1);
+  exec::prepare_thread_environment(cfg.intra_op_threads);
 
   std::vector<std::string> dirs = options.plugin_paths;
   dirs.insert(dirs.end(), cfg.plugin_paths.begin(), cfg.plugin_paths.end());
   for (const std::string& d : plugins::PluginManager::default_search_paths()) dirs.push_back(d);
   impl_->plugins.load_all(dirs, cfg.load);
+  exec::apply_library_threads(cfg.intra_op_threads);  // OpenBLAS, OpenMP the plugins brought in
   if (impl_->plugins.plugins().empty())
     log::get().warn("no plugins loaded (searched {} director{})", dirs.size(), dirs.size() == 1 ? "y" : "ies");
 
@@ -153,7 +154,9 @@ std::unique_ptr<Model> Runtime::make_model(std::unique_ptr<Model::Impl> impl) co
   for (ir::ValueId v : impl->graph.outputs) impl->output_names.push_back(impl->graph.values[v].name);
   impl->runtime = impl_;
   impl->capture = to_capture(impl_->config.capture);
-  impl->executor = std::make_unique<exec::Executor>(impl->graph, impl_->config, impl_->plugins);
+  // node_io "all" records every node's tensors, so it sees the graph unfused.
+  const bool fuse = impl->capture != exec::Capture::All;
+  impl->executor = std::make_unique<exec::Executor>(impl->graph, impl_->config, impl_->plugins, fuse);
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }
 
@@ -182,9 +185,11 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs, RunContext& co
   options.capture = impl_->capture;
   options.callback = context.callback_ ? &context.callback_ : nullptr;
   options.check_finite = impl_->runtime->check_finite;
+  options.profile = context.profiling_;
   exec::RunResult result = impl_->executor->run(inputs, options);
   context.node_io_ = std::move(result.node_io);
   context.stats_ = result.stats;
+  context.profile_ = std::move(result.profile);
   return std::move(result.outputs);
 }
 
@@ -201,8 +206,14 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
   for (size_t n = 0; n < impl_->graph.nodes.size(); ++n) {
     const ir::Node& node = impl_->graph.nodes[n];
     const exec::NodePlan& np = plan->nodes[n];
-    PlanEntry e{node.name, node.op, node.module_path, np.backend, np.selection.reason, {}};
+    PlanEntry e{node.name, node.op, node.module_path, np.backend, np.selection.reason, {}, {}};
     for (const auto& r : np.selection.rejected) e.rejected.push_back(Rejected{r.backend, r.reason});
+    if (np.fused) {
+      e.op = np.fused->op;
+      e.fused_from = {node.name};
+      for (size_t m = n + 1; m < plan->nodes.size(); ++m)
+        if (plan->nodes[m].folded_into == static_cast<int32_t>(n)) e.fused_from.push_back(impl_->graph.nodes[m].name);
+    }
     out.push_back(std::move(e));
   }
   return out;
@@ -211,5 +222,7 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
 const std::vector<NodeIO>& Model::node_io() const { return impl_->context.node_io(); }
 const RunStats& Model::last_stats() const { return impl_->context.last_stats(); }
 void Model::set_node_callback(NodeCallback callback) { impl_->context.set_node_callback(std::move(callback)); }
+void Model::set_profiling(bool on) { impl_->context.set_profiling(on); }
+const std::vector<NodeProfile>& Model::profile() const { return impl_->context.profile(); }
 
 }  // namespace switchyard

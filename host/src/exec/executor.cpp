@@ -1,11 +1,15 @@
 #include "exec/executor.hpp"
 
+#include "exec/fusion.hpp"
+#include "exec/threads.hpp"
+
 #include "plugins/host_api.hpp"
 #include "util/log.hpp"
 
 #include <switchyard/error.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <set>
@@ -61,8 +65,8 @@ std::string input_signature(const std::vector<Tensor>& inputs) {
 }
 
 Executor::Executor(const ir::Graph& graph, const config::Config& config,
-                   const plugins::PluginManager& plugins)
-    : graph_(graph), config_(config), plugins_(plugins) {
+                   const plugins::PluginManager& plugins, bool fuse)
+    : graph_(graph), config_(config), plugins_(plugins), fuse_(fuse && config.fuse) {
   catalog_.kernels_for = [this](const std::string& op) {
     std::vector<select::Candidate> out;
     for (const auto& ref : plugins_.kernels_for(op))
@@ -94,10 +98,13 @@ Executor::Executor(const ir::Graph& graph, const config::Config& config,
     for (ir::ValueId v : graph_.nodes[n].inputs)
       if (v != ir::kNoValue) last_use_[v] = static_cast<int32_t>(n);
   for (ir::ValueId v : graph_.outputs) last_use_[v] = kGraphOutput;
+  if (fuse_) fusable_ = fusable_consumers(graph_);
+  init_parallel();
 }
 
-std::string Executor::describe_node(size_t index) const {
-  const ir::Node& node = graph_.nodes[index];
+std::string Executor::describe_node(size_t index) const { return describe(graph_.nodes[index]); }
+
+std::string Executor::describe(const ir::Node& node) const {
   std::string text = "node '" + node.name + "' (op " + node.op;
   if (!node.module_path.empty()) text += ", module " + node.module_path;
   return text + ")";
@@ -150,17 +157,23 @@ void Executor::bind_node(size_t index, NodePlan& np, const std::vector<const DLT
     throw Error(ErrorKind::Unsupported, "no backend can run " + describe_node(index) + asked +
                                             "; backends asked:" + join_rejections(np.selection.rejected));
   }
-  const auto* def = np.selection.winner->def;
+  np.backend = np.selection.winner->backend;
+  np.bound = create_kernel(node, *np.selection.winner, inputs);
+  log::get().debug("{} -> {} ({})", describe_node(index), np.backend, np.selection.reason);
+}
+
+std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const select::Candidate& winner,
+                                                     const std::vector<const DLTensor*>& inputs) const {
+  const auto* def = winner.def;
   auto bound = std::make_unique<BoundKernel>();
   bound->kernel.def = def;
-  bound->kernel.plugin = plugins_.find(np.selection.winner->backend);
-  np.backend = np.selection.winner->backend;
+  bound->kernel.plugin = plugins_.find(winner.backend);
 
   SY_CallContext call;
   auto args = node_args<SY_KernelCreateArgs>(&call, node, inputs);
   SY_Status s = def->create(def->context, &args);
   if (s != SY_OK)
-    throw Error(ErrorKind::Kernel, describe_node(index) + ": plugin '" + np.backend +
+    throw Error(ErrorKind::Kernel, describe(node) + ": plugin '" + winner.backend +
                                        "' failed to create its kernel: " + plugins::describe_failure(s, call));
   bound->instance = args.instance;
 
@@ -177,15 +190,51 @@ void Executor::bind_node(size_t index, NodePlan& np, const std::vector<const DLT
     infer.num_outputs = bound->output_descs.size();
     s = def->infer(def->context, &infer);
     if (s != SY_OK)
-      throw Error(ErrorKind::Kernel, describe_node(index) + ": plugin '" + np.backend +
+      throw Error(ErrorKind::Kernel, describe(node) + ": plugin '" + winner.backend +
                                          "' could not infer output shapes: " + plugins::describe_failure(s, call));
     for (const auto& d : bound->output_descs)
       if (d.ndim < 0 || d.ndim > SY_MAX_DIMS)
-        throw Error(ErrorKind::Kernel, describe_node(index) + ": plugin '" + np.backend +
+        throw Error(ErrorKind::Kernel, describe(node) + ": plugin '" + winner.backend +
                                            "' inferred an output with " + std::to_string(d.ndim) + " dimensions");
   }
-  log::get().debug("{} -> {} ({})", describe_node(index), np.backend, np.selection.reason);
-  np.bound = std::move(bound);
+  return bound;
+}
+
+void Executor::try_fuse(size_t index, Plan& plan, const std::vector<const DLTensor*>& inputs) {
+  NodePlan& np = plan.nodes[index];
+  const int32_t next = fuse_ ? fusable_[index] : -1;
+  if (next < 0) return;
+  const ir::Node& producer = graph_.nodes[index];
+  const ir::Node& consumer = graph_.nodes[next];
+  const std::string op = fused_op(producer, consumer);
+  const std::vector<select::Candidate> offers = catalog_.kernels_for(op);
+  if (offers.empty()) return;
+  // The consumer's own routing (its rule, else the default list) must allow this backend.
+  std::vector<std::string> families;
+  if (catalog_.families_for) families = catalog_.families_for(consumer.op);
+  const int rule = select::match_rule(config_, consumer, families);
+  const std::vector<std::string>& allowed = rule >= 0 ? config_.rules[rule].backends : config_.default_backends;
+  if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), np.backend) == allowed.end()) return;
+
+  ir::Node fused = fused_node(producer, consumer);
+  std::vector<const DLTensor*> fused_inputs = inputs;
+  for (size_t i = 1; i < consumer.inputs.size(); ++i) {
+    const ir::ValueId v = consumer.inputs[i];
+    fused_inputs.push_back(v == ir::kNoValue ? nullptr : &graph_.values[v].constant.dl());
+  }
+  for (const select::Candidate& c : offers) {
+    if (c.backend != np.backend) continue;
+    if (!select::dtype_mismatch(*c.def, fused_inputs).empty() || !catalog_.ask(c, fused, fused_inputs).empty()) continue;
+    np.bound = create_kernel(fused, c, fused_inputs);
+    np.selection.reason += "; fused with '" + consumer.name + "' as " + op;
+    np.fused = std::make_unique<ir::Node>(std::move(fused));
+    NodePlan& folded = plan.nodes[next];
+    folded.folded_into = static_cast<int32_t>(index);
+    folded.backend = np.backend;
+    folded.selection.reason = "fused into '" + producer.name + "' (" + op + ")";
+    log::get().debug("{} and {} -> {} as {}", describe_node(index), describe_node(next), np.backend, op);
+    return;
+  }
 }
 
 // Cheap checks after every kernel: a broken plugin is reported, never passed on.
@@ -202,11 +251,11 @@ void Executor::check_outputs(size_t n, const NodePlan& np, const std::vector<Ten
     if (dl.data == nullptr && outs[o].numel() > 0) fail(o, "produced a tensor with no data");
     if (bk.output_descs.empty()) continue;
     const SY_TensorDesc& want = bk.output_descs[o];
-    std::vector<int64_t> want_shape(want.shape, want.shape + want.ndim);
-    std::vector<int64_t> got_shape(dl.shape, dl.shape + dl.ndim);
-    if (!same_dtype(dl.dtype, want.dtype) || got_shape != want_shape)
-      fail(o, "produced " + dtype_name(dl.dtype) + " " + shape_string(got_shape) + " but its infer promised " +
-                  dtype_name(want.dtype) + " " + shape_string(want_shape));
+    // Compared in place: this runs after every node, and vectors would cost two allocations.
+    if (!same_dtype(dl.dtype, want.dtype) || dl.ndim != want.ndim || !std::equal(want.shape, want.shape + want.ndim, dl.shape))
+      fail(o, "produced " + dtype_name(dl.dtype) + " " + shape_string({dl.shape, dl.shape + dl.ndim}) +
+                  " but its infer promised " + dtype_name(want.dtype) + " " +
+                  shape_string({want.shape, want.shape + want.ndim}));
   }
 }
 
@@ -229,6 +278,83 @@ void Executor::check_finite(size_t n, const NodePlan& np, const std::vector<Tens
   }
 }
 
+std::vector<NodeProfile> Executor::make_profile(const Plan& plan, const std::vector<int64_t>& end_ns,
+                                                const std::vector<int64_t>* start_ns,
+                                                const std::vector<int32_t>* lanes) const {
+  std::vector<NodeProfile> out;
+  int64_t start = 0;
+  for (size_t n = 0; n < graph_.nodes.size(); ++n) {
+    if (end_ns[n] < 0) continue;  // not run (e.g. folded into another node)
+    if (start_ns != nullptr) start = (*start_ns)[n];
+    const ir::Node& node = plan.nodes[n].fused ? *plan.nodes[n].fused : graph_.nodes[n];
+    out.push_back(NodeProfile{node.name, node.op, plan.nodes[n].backend, node.module_path, start * 1e-6,
+                              (end_ns[n] - start) * 1e-6, lanes != nullptr ? (*lanes)[n] : 0});
+    start = end_ns[n];
+  }
+  return out;
+}
+
+void Executor::invoke(size_t n, const NodePlan& np, const ir::Node& node, const std::vector<const DLTensor*>& in_ptrs,
+                      const std::vector<Tensor>& live, bool check_finite_outputs, Scratch& scratch,
+                      std::vector<Tensor>& outs) const {
+  const BoundKernel& bk = *np.bound;
+  const SY_KernelDef* def = bk.kernel.def;
+  const size_t num_out = node.outputs.size();
+  std::vector<DLManagedTensor*>& produced = scratch.produced;
+
+  SY_CallContext call;
+  SY_KernelRunArgs args{};
+  args.struct_size = sizeof(args);
+  args.call = &call;
+  args.instance = bk.instance;
+  args.inputs = in_ptrs.data();
+  args.num_inputs = in_ptrs.size();
+  args.num_outputs = num_out;
+  outs.clear();
+  produced.clear();
+  if (def->output_mode == SY_OUTPUT_HOST_ALLOCATED) {
+    scratch.out_ptrs.clear();
+    for (const SY_TensorDesc& d : bk.output_descs) {
+      outs.push_back(Tensor::uninitialized(d.dtype, std::vector<int64_t>(d.shape, d.shape + d.ndim)));
+      scratch.out_ptrs.push_back(const_cast<DLTensor*>(&outs.back().dl()));
+    }
+    args.outputs = scratch.out_ptrs.data();
+  } else {
+    produced.assign(num_out, nullptr);
+    args.produced = produced.data();
+  }
+
+  SY_Status s = def->run(def->context, &args);
+  if (s != SY_OK) {
+    for (DLManagedTensor* m : produced)  // hand back anything produced before the failure
+      if (m != nullptr && m->deleter != nullptr) m->deleter(m);
+    throw Error(ErrorKind::Kernel, describe_node(n) + " failed in plugin '" + np.backend +
+                                       "': " + plugins::describe_failure(s, call));
+  }
+  if (def->output_mode == SY_OUTPUT_KERNEL_ALLOCATED) {
+    for (size_t o = 0; o < num_out; ++o) {
+      if (produced[o] == nullptr) {
+        for (DLManagedTensor* m : produced)
+          if (m != nullptr && m->deleter != nullptr) m->deleter(m);
+        throw Error(ErrorKind::Kernel, describe_node(n) + ": plugin '" + np.backend +
+                                           "' returned OK but produced no tensor for output " + std::to_string(o));
+      }
+      Tensor t = Tensor::adopt(produced[o], bk.kernel.plugin);
+      produced[o] = nullptr;
+      // A view of an input keeps that input's memory alive as long as it lives.
+      for (size_t i = 0; i < in_ptrs.size(); ++i) {
+        if (in_ptrs[i] == nullptr || t.numel() == 0) continue;
+        ir::ValueId v = node.inputs[i];
+        const Tensor& src = graph_.values[v].kind == ir::ValueKind::Constant ? graph_.values[v].constant : live[v];
+        if (points_into(t.raw_data(), src)) t.keep_alive(src.owner());
+      }
+      outs.push_back(std::move(t));
+    }
+  }
+  check_outputs(n, np, outs);
+  if (check_finite_outputs) check_finite(n, np, outs);
+}
+
 RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
   check_inputs(inputs);
   const std::string signature = input_signature(inputs);
@@ -237,6 +363,8 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
   std::unique_lock<std::mutex> lock(plans_mutex_);
   Plan& plan = plan_for(signature);
   if (plan.complete) lock.unlock();
+  if (plan.complete && plan.schedule) return run_parallel(plan, inputs, options);  // the planning run is sequential
+  if (deterministic_threads_ > 0) set_this_thread_openmp(deterministic_threads_);  // whichever thread calls
 
   RunResult result;
   std::vector<Tensor> live(graph_.values.size());
@@ -252,12 +380,18 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
 
   std::vector<const DLTensor*> in_ptrs;
   std::vector<Tensor> in_tensors, out_tensors;
-  std::vector<DLTensor*> out_ptrs;
-  std::vector<DLManagedTensor*> produced;
+  Scratch scratch;
   const bool keep_inputs = options.capture == Capture::All || options.callback != nullptr;
+  // Profiling: one clock read at the end of each node; nothing when off.
+  using Clock = std::chrono::steady_clock;
+  std::vector<int64_t> end_ns;
+  Clock::time_point run_start;
+  if (options.profile) {
+    end_ns.assign(graph_.nodes.size(), -1);
+    run_start = Clock::now();
+  }
 
-  for (size_t n = 0; n < graph_.nodes.size(); ++n) {
-    const ir::Node& node = graph_.nodes[n];
+  auto gather_inputs = [&](const ir::Node& node) {
     in_ptrs.clear();
     in_tensors.clear();
     for (ir::ValueId v : node.inputs) {
@@ -270,63 +404,20 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
       in_ptrs.push_back(&t.dl());
       if (keep_inputs) in_tensors.push_back(t);
     }
+  };
 
+  for (size_t n = 0; n < graph_.nodes.size(); ++n) {
     NodePlan& np = plan.nodes[n];
-    if (!np.bound) bind_node(n, np, in_ptrs);
-    const BoundKernel& bk = *np.bound;
-    const SY_KernelDef* def = bk.kernel.def;
+    if (np.folded_into >= 0) continue;  // ran inside its producer's fused kernel
+    gather_inputs(np.fused ? *np.fused : graph_.nodes[n]);
+    if (!np.bound) {
+      bind_node(n, np, in_ptrs);
+      try_fuse(n, plan, in_ptrs);
+      if (np.fused) gather_inputs(*np.fused);
+    }
+    const ir::Node& node = np.fused ? *np.fused : graph_.nodes[n];
     const size_t num_out = node.outputs.size();
-
-    SY_CallContext call;
-    SY_KernelRunArgs args{};
-    args.struct_size = sizeof(args);
-    args.call = &call;
-    args.instance = bk.instance;
-    args.inputs = in_ptrs.data();
-    args.num_inputs = in_ptrs.size();
-    args.num_outputs = num_out;
-    out_tensors.clear();
-    if (def->output_mode == SY_OUTPUT_HOST_ALLOCATED) {
-      out_ptrs.clear();
-      for (const SY_TensorDesc& d : bk.output_descs) {
-        out_tensors.push_back(Tensor::uninitialized(d.dtype, std::vector<int64_t>(d.shape, d.shape + d.ndim)));
-        out_ptrs.push_back(const_cast<DLTensor*>(&out_tensors.back().dl()));
-      }
-      args.outputs = out_ptrs.data();
-    } else {
-      produced.assign(num_out, nullptr);
-      args.produced = produced.data();
-    }
-
-    SY_Status s = def->run(def->context, &args);
-    if (s != SY_OK) {
-      for (DLManagedTensor* m : produced)  // hand back anything produced before the failure
-        if (m != nullptr && m->deleter != nullptr) m->deleter(m);
-      throw Error(ErrorKind::Kernel, describe_node(n) + " failed in plugin '" + np.backend +
-                                         "': " + plugins::describe_failure(s, call));
-    }
-    if (def->output_mode == SY_OUTPUT_KERNEL_ALLOCATED) {
-      for (size_t o = 0; o < num_out; ++o) {
-        if (produced[o] == nullptr) {
-          for (DLManagedTensor* m : produced)
-            if (m != nullptr && m->deleter != nullptr) m->deleter(m);
-          throw Error(ErrorKind::Kernel, describe_node(n) + ": plugin '" + np.backend +
-                                             "' returned OK but produced no tensor for output " + std::to_string(o));
-        }
-        Tensor t = Tensor::adopt(produced[o], bk.kernel.plugin);
-        produced[o] = nullptr;
-        // A view of an input keeps that input's memory alive as long as it lives.
-        for (size_t i = 0; i < in_ptrs.size(); ++i) {
-          if (in_ptrs[i] == nullptr || t.numel() == 0) continue;
-          ir::ValueId v = node.inputs[i];
-          const Tensor& src = graph_.values[v].kind == ir::ValueKind::Constant ? graph_.values[v].constant : live[v];
-          if (points_into(t.raw_data(), src)) t.keep_alive(src.owner());
-        }
-        out_tensors.push_back(std::move(t));
-      }
-    }
-    check_outputs(n, np, out_tensors);
-    if (options.check_finite) check_finite(n, np, out_tensors);
+    invoke(n, np, node, in_ptrs, live, options.check_finite, scratch, out_tensors);
 
     for (size_t o = 0; o < num_out; ++o)  // outputs nobody reads are dropped at once
       if (last_use_[node.outputs[o]] != -1) hold(node.outputs[o], out_tensors[o]);
@@ -355,8 +446,14 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
       --live_count;
       live[v] = Tensor();
     }
+    if (options.profile)
+      end_ns[n] = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - run_start).count();
   }
-  if (lock.owns_lock()) plan.complete = true;  // only the planning run (others read it under the lock)
+  if (options.profile) result.profile = make_profile(plan, end_ns);
+  if (lock.owns_lock()) {  // only the planning run (others read these under the lock)
+    if (parallel_) plan.schedule = std::make_unique<Schedule>(make_schedule(plan));
+    plan.complete = true;
+  }
 
   for (ir::ValueId v : graph_.outputs) {
     const ir::Value& val = graph_.values[v];

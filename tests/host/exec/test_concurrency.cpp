@@ -2,7 +2,7 @@
 // its own inputs, many iterations: every result must be bit-identical to a run of the
 // same inputs on one thread, and each context must hold its own run's node_io, stats
 // and callback calls. Two models: a pure example-plugin graph (no LibTorch anywhere) and
-// the demo MLP on configs/default.toml (example + aten; skipped where aten is not built).
+// the demo MLP on configs/example.toml (example + aten; skipped where aten is not built).
 // Run it under TSan (cmake --preset tsan) to check the host for data races.
 #include "exec_test_util.hpp"
 #include "ir/graph.hpp"
@@ -217,11 +217,11 @@ TEST(Concurrency, PlanFromSeveralThreads) {
   EXPECT_EQ(bad.load(), 0);
 }
 
-TEST(Concurrency, DemoMlpOnDefaultConfigFromEightThreadsMatchesOneThread) {
+TEST(Concurrency, DemoMlpOnExampleConfigFromEightThreadsMatchesOneThread) {
   const std::string src = source_dir();
   for (const char* capture : {"none", "outputs"}) {
     SCOPED_TRACE(capture);
-    Runtime rt(Options{src + "/configs/default.toml", {}, capture});
+    Runtime rt(Options{src + "/configs/example.toml", {}, capture});
     if (!has_plugin(rt, "aten")) GTEST_SKIP() << "the aten plugin is not built (SWITCHYARD_WITH_TORCH=OFF)";
     auto reference = rt.load(src + "/tools/demo/mlp.json");
     std::vector<Workload> w = make_workloads(*reference, reference->input_shapes(), 4);

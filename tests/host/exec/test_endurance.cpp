@@ -71,6 +71,16 @@ size_t rss_bytes() {
   return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
+// One field of /proc/self/status in bytes, e.g. "RssAnon" (heap, stacks: where a leak
+// shows) or "RssFile" (mapped library pages, which the kernel may drop and fault back).
+size_t status_bytes(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1)) * 1024;
+  return 0;
+}
+
 double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
 // Runs `model` runs() times on `inputs`, printing RSS along the way; checks that every
@@ -92,7 +102,8 @@ void endure(const char* name, Model& model, const std::vector<Tensor>& inputs) {
       start = std::chrono::steady_clock::now();
     }
     if (i == kWarmupRuns || (!kSanitized && i % 250 == 0) || i == n)
-      std::printf("  %-12s after run %5d: RSS %8.2f MiB\n", name, i, mib(rss_bytes()));
+      std::printf("  %-12s after run %5d: RSS %8.2f MiB (anonymous %8.2f MiB, file %8.2f MiB)\n", name, i,
+                  mib(rss_bytes()), mib(status_bytes("RssAnon")), mib(status_bytes("RssFile")));
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const size_t rss_end = rss_bytes();
@@ -150,12 +161,13 @@ TEST(Endurance, ZooResnet18) {
   if (dir == nullptr || !index) GTEST_SKIP() << "no $SWITCHYARD_ZOO_DIR/zoo.json (the zoo fixture)";
   std::string module, inputs_file;
   const nlohmann::json zoo = nlohmann::json::parse(index);
-  for (const auto& m : zoo["models"])
-    if (m["stem"] == "resnet18")
-      for (const auto& b : m["batches"])
-        if (b["batch"] == 1) {
-          module = b["module"];
-          inputs_file = b["inputs"];
+  // at(), not operator[]: on a const json a missing key is undefined behaviour.
+  for (const auto& m : zoo.at("models"))
+    if (m.at("stem") == "resnet18")
+      for (const auto& b : m.at("batches"))
+        if (b.at("batch") == 1) {
+          module = b.at("module");
+          inputs_file = b.at("inputs");
         }
   if (module.empty()) GTEST_SKIP() << "the zoo has no resnet18 at batch 1";
   torchscript::register_loader();
