@@ -119,6 +119,7 @@ int cmd_run(const CommonOptions& common, const RunOptions& options) {
   const RunStats& stats = model->last_stats();
   std::printf("ran %zu nodes; peak live tensors %zu (%zu bytes)\n", stats.nodes_run,
               stats.peak_live_tensors, stats.peak_live_bytes);
+  if (options.repeat > 0 || options.profile || !options.trace.empty()) report_timing(*model, inputs, options);
   if (!options.save_outputs.empty()) {
     write_outputs(options.save_outputs, model->output_names(), outputs);
     std::printf("outputs written to %s\n", options.save_outputs.c_str());
@@ -135,11 +136,25 @@ int cmd_plan(const CommonOptions& common, const std::string& model_path, const s
   auto model = runtime.load(model_path);
   auto plan = model->plan(load_inputs(*model, inputs_path, model_path));
   std::vector<std::vector<std::string>> rows{{"node", "op", "module", "backend", "why"}};
+  size_t fused = 0;
   for (const auto& e : plan) {
     rows.push_back({e.node, e.op, e.module_path, e.backend, e.reason});
-    for (const auto& r : e.rejected) rows.push_back({"", "", "", "  rejected: " + r.backend, r.reason});
+    if (!e.fused_from.empty()) {
+      std::string originals;
+      for (const auto& name : e.fused_from) originals += (originals.empty() ? "" : ", ") + name;
+      rows.push_back({"", "", "", "  fused", "replaces nodes " + originals});
+      ++fused;
+    }
+    // Backends without a kernel for the op are listed on one line; real refusals each get theirs.
+    std::string not_offered;
+    for (const auto& r : e.rejected) {
+      if (r.reason.rfind("no kernel for ", 0) == 0) not_offered += (not_offered.empty() ? "" : ", ") + r.backend;
+      else rows.push_back({"", "", "", "  rejected: " + r.backend, r.reason});
+    }
+    if (!not_offered.empty()) rows.push_back({"", "", "", "  no kernel in", not_offered});
   }
   print_table(rows);
+  if (fused > 0) std::printf("%zu fused node(s) ([selection] fuse = false turns fusion off)\n", fused);
   print_backend_counts(plan);
   return 0;
 }

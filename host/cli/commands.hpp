@@ -26,6 +26,10 @@ struct RunOptions {
   int show = 8;              // --show: values printed per output
   int top = 0;               // --top K: the K largest values (and indices) per row
   bool quiet_table = false;  // --no-table
+  int repeat = 0;            // --repeat N: timed runs after the first (0 = none)
+  bool profile = false;      // --profile: per-node and per-backend time tables
+  int profile_top = 20;      // --profile-top N: nodes listed in the per-node table
+  std::string trace;         // --trace FILE.json: a Chrome trace of the last timed run
 };
 
 struct VerifyOptions {
@@ -37,6 +41,9 @@ struct VerifyOptions {
 int cmd_run(const CommonOptions& common, const RunOptions& options);
 int cmd_plan(const CommonOptions& common, const std::string& model, const std::string& inputs);
 int cmd_plugins(const CommonOptions& common, bool verbose);
+// timing.cpp: the --repeat, --profile and --trace part of `run`, after its first run
+// (which planned the model and is the warm-up).
+void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunOptions& options);
 // commands_torch.cpp, built with LibTorch only:
 int cmd_convert(const std::string& model, const std::string& out);
 int cmd_verify(const CommonOptions& common, const VerifyOptions& options);

@@ -1,4 +1,5 @@
 // switchyard: run models through plugin backends. See `switchyard --help`.
+#include "check_plugin.hpp"
 #include "commands.hpp"
 #include "util/log.hpp"
 
@@ -34,6 +35,18 @@ int main(int argc, char** argv) {
   app.add_flag("--strict", common.strict, "a backend rejection is an error, not a fallback");
   app.add_flag("--check-finite", common.check_finite, "fail at the first node that produces a NaN or Inf, naming it");
 
+  // "--repeat 0" and "--repeat -2" are refused with a reason (CLI11 prefixes the option).
+  const CLI::Validator at_least_one(
+      [](std::string& s) {
+        try {
+          size_t used = 0;
+          long v = std::stol(s, &used);
+          if (used == s.size() && v >= 1) return std::string();
+        } catch (const std::exception&) {
+        }
+        return "'" + s + "' is not a whole number >= 1";
+      },
+      "INT>=1");
   cli::RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "run a model and print its outputs and which backend ran each node");
   run_cmd->add_option("model", run.model, kModelHelp)->required();
@@ -49,6 +62,13 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--top", run.top, "print the K largest values (with their indices) of each output row")
       ->check(CLI::NonNegativeNumber);
   run_cmd->add_flag("--no-table", run.quiet_table, "do not print the per-node backend table");
+  run_cmd->add_option("--repeat", run.repeat, "after the first run (the warm-up), N timed runs; prints "
+                                              "'median_ms: X' (one forward, in ms) and min/max")
+      ->check(at_least_one);
+  run_cmd->add_flag("--profile", run.profile, "print per-node and per-backend time tables (over the --repeat runs)");
+  run_cmd->add_option("--profile-top", run.profile_top, "nodes listed in the --profile table")
+      ->check(at_least_one)->capture_default_str();
+  run_cmd->add_option("--trace", run.trace, "write a Chrome trace (.json; opens in Perfetto) of the last run");
   run_cmd->footer("Files are chosen by extension (.pt needs a build with LibTorch). Example:\n"
                   "  switchyard run model.pt --inputs in.pt --save-outputs out.pt --save-node-io io.pt\n"
                   "  /usr/bin/python3 -c 'import torch; io = torch.load(\"io.pt\"); print(list(io))'");
@@ -61,6 +81,18 @@ int main(int argc, char** argv) {
   bool verbose = false;
   auto* plugins_cmd = app.add_subcommand("plugins", "list loaded plugins, their versions and kernels");
   plugins_cmd->add_flag("-k,--kernels", verbose, "list every kernel");
+
+  cli::CheckPluginOptions check;
+  auto* check_cmd = app.add_subcommand(
+      "check-plugin", "conformance kit: run every kernel of a plugin on generated cases and compare with aten");
+  check_cmd->add_option("plugin", check.plugin, "the plugin's shared library (.so)")->required();
+  check_cmd->add_option("--reference", check.reference, "reference plugin (name or .so path)")->capture_default_str();
+  check_cmd->add_option("--op", check.op, "check only the kernels of this op, e.g. aten::linear");
+  check_cmd->add_flag("-v,--verbose", check.verbose, "print a line per case");
+  check_cmd->add_flag("--require-all", check.require_all, "fail when a kernel has no case that ran (no generator, or all rejected)");
+  check_cmd->footer("Prints PASS/FAIL/SKIP with the max error per kernel and dtype; exit code 1 on any failure.\n"
+                    "A kernel 'A+B' is a fused pair: the reference runs A then B. Cases: host/cli/conformance/.\n"
+                    "Example: switchyard check-plugin build/plugins/libswitchyard-plugin-linalg.so");
 
 #ifdef SWITCHYARD_WITH_TORCHSCRIPT
   std::string convert_model, convert_out;
@@ -111,6 +143,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) rc = cli::cmd_run(common, run);
     else if (*plan_cmd) rc = cli::cmd_plan(common, plan_model, plan_inputs);
     else if (*plugins_cmd) rc = cli::cmd_plugins(common, verbose);
+    else if (*check_cmd) rc = cli::cmd_check_plugin(common, check);
 #ifdef SWITCHYARD_WITH_TORCHSCRIPT
     else if (*convert_cmd) rc = cli::cmd_convert(convert_model, convert_out);
     else if (*verify_cmd) rc = cli::cmd_verify(common, verify);

@@ -21,14 +21,33 @@ expect() {
 }
 
 demo=$src/tools/demo/mlp.json
-cfg=$src/configs/default.toml
+cfg=$src/configs/example.toml  # the demo: example runs the element-wise nodes, aten the rest
 
 expect help 0 "Subcommands" -- "$bin" --help
 expect no-subcommand nonzero "subcommand" -- "$bin"
 expect run-demo 0 "fc1 +aten::linear +fc1 +aten" -- "$bin" run "$demo" --config "$cfg"
 expect run-demo-example 0 "act +aten::relu +act +example" -- "$bin" run "$demo" --config "$cfg"
 expect options-after-subcommand 0 "nodes per backend" -- "$bin" run "$demo" -c "$cfg" --log-level warn
-expect plan 0 "rejected: example +no kernel for aten::linear" -- "$bin" plan "$demo" --config "$cfg"
+expect plan 0 "no kernel in +example" -- "$bin" plan "$demo" --config "$cfg"
+
+# Fusion: with the family plugins (default.toml), fc2 -> relu runs as one linalg kernel.
+if [ -f "$(dirname "$bin")/../plugins/libswitchyard-linalg.so" ]; then
+  cp "$src/tools/demo/mlp.bin" "$tmp/"
+  /usr/bin/python3 - "$demo" "$tmp/fuse.json" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+for n in g["nodes"]:
+    if n["name"] == "softmax":
+        n.update(name="head_relu", op="aten::relu", module_path="head", attrs={})
+g["weights"] = "mlp.bin"
+json.dump(g, open(sys.argv[2], "w"))
+PY
+  expect plan-fused 0 "fc2 +aten::linear\+aten::relu +fc2 +linalg" -- "$bin" plan "$tmp/fuse.json" --config "$src/configs/default.toml"
+  expect plan-fused-replaces 0 "fused +replaces nodes fc2, head_relu" -- "$bin" plan "$tmp/fuse.json" --config "$src/configs/default.toml"
+  expect plan-folded 0 "head_relu +aten::relu +head +linalg +fused into 'fc2'" -- "$bin" plan "$tmp/fuse.json" --config "$src/configs/default.toml"
+  printf '[selection]\ndefault = ["linalg", "aten"]\nfuse = false\n' > "$tmp/nofuse.toml"
+  expect plan-fuse-off 0 "head_relu +aten::relu +head +aten" -- "$bin" plan "$tmp/fuse.json" --config "$tmp/nofuse.toml"
+fi
 expect plugins 0 "aten::linear" -- "$bin" plugins --kernels
 expect plugins-example 0 "^example " -- "$bin" plugins
 
@@ -138,6 +157,32 @@ PY
 expect check-finite-off 0 "nan" -- "$bin" run "$tmp/nan.json" --config "$cfg"
 expect check-finite nonzero "check-finite: node 'softmax' \(op aten::log, module softmax\) on plugin 'aten' is the first node" -- "$bin" run "$tmp/nan.json" --config "$cfg" --check-finite
 expect top-k 0 "row 1 top 3: [0-9]+ \(" -- "$bin" run "$demo" --config "$cfg" --top 3
+
+# Timing: --repeat N prints exactly one parseable 'median_ms: X' line (sample or file inputs).
+median_of() { "$@" 2>/dev/null | awk '$1 == "median_ms:" { n++; m = $2 } END { if (n == 1) print m; else print "lines:" n }'; }
+is_ms() { awk -v m="$1" 'BEGIN { if (m ~ /^[0-9]+\.[0-9]+$/ && m + 0 > 0) print "ok"; else print "not a latency: [" m "]" }'; }
+expect repeat-median 0 "^ok$" -- is_ms "$(median_of "$bin" run "$demo" --config "$cfg" --repeat 3)"
+expect repeat-median-inputs 0 "^ok$" -- is_ms "$(median_of "$bin" run "$demo" --config "$cfg" --inputs "$tmp/in.json" --repeat 2)"
+expect repeat-min-max 0 "^min_ms: [0-9]+\.[0-9]+ max_ms: [0-9]+\.[0-9]+$" -- "$bin" run "$demo" --config "$cfg" --repeat 1
+expect repeat-zero nonzero "--repeat: '0' is not a whole number >= 1" -- "$bin" run "$demo" --config "$cfg" --repeat 0
+expect repeat-negative nonzero "--repeat: '-2' is not a whole number >= 1" -- "$bin" run "$demo" --config "$cfg" --repeat -2
+expect no-repeat-no-median 0 "^absent$" -- bash -c "\"$bin\" run \"$demo\" --config \"$cfg\" | grep -q median_ms && echo present || echo absent"
+
+# Profiling: per-node and per-backend tables; --trace writes a Chrome trace, one event per node.
+expect profile-nodes 0 "top 6 nodes by time" -- "$bin" run "$demo" --config "$cfg" --profile
+expect profile-node-row 0 "^fc1 +aten::linear +aten +[0-9]+\.[0-9]{3} +[0-9.]+%$" -- "$bin" run "$demo" --config "$cfg" --profile
+expect profile-backends 0 "^example +[0-9]+\.[0-9]{3} +[0-9.]+% +3$" -- "$bin" run "$demo" --config "$cfg" --profile --repeat 2
+expect profile-top 0 "top 2 nodes by time" -- "$bin" run "$demo" --config "$cfg" --profile --profile-top 2
+expect profile-top-zero nonzero "--profile-top: '0' is not a whole number >= 1" -- "$bin" run "$demo" --config "$cfg" --profile --profile-top 0
+expect trace 0 "trace of the last run \(6 events\) written to .*trace.json" -- "$bin" run "$demo" --config "$cfg" --trace "$tmp/trace.json"
+expect trace-valid 0 "^ok$" -- /usr/bin/python3 -c "import json
+t = json.load(open('$tmp/trace.json'))
+ev = t['traceEvents']
+assert [e['name'] for e in ev] == ['fc1', 'act', 'residual', 'gated', 'fc2', 'softmax'], ev
+assert all(e['ph'] == 'X' and e['dur'] >= 0 and e['ts'] >= 0 for e in ev), ev
+assert ev[0]['cat'] == 'aten' and ev[0]['args'] == {'op': 'aten::linear', 'module_path': 'fc1'}, ev[0]
+print('ok')"
+expect trace-unwritable nonzero "cannot write the trace file" -- "$bin" run "$demo" --config "$cfg" --trace "$tmp/no/such/dir/t.json"
 
 echo "$passed passed, $failures failed"
 [ $failures -eq 0 ]

@@ -1,0 +1,114 @@
+// Tensor makers shared by the conformance case generators.
+#include "conformance/cases.hpp"
+
+#include <switchyard/error.hpp>
+#include <switchyard/sdk.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace switchyard::conformance {
+
+uint16_t to_half_bits(float v) {
+  const _Float16 h = static_cast<_Float16>(v);  // GCC/Clang on x86-64: round to nearest even
+  uint16_t bits;
+  std::memcpy(&bits, &h, sizeof bits);
+  return bits;
+}
+
+float from_half_bits(uint16_t bits) {
+  _Float16 h;
+  std::memcpy(&h, &bits, sizeof h);
+  return static_cast<float>(h);
+}
+
+uint16_t to_bfloat16_bits(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  if (std::isnan(v)) return 0x7FC0;
+  u += 0x7FFF + ((u >> 16) & 1);  // round to nearest even, as c10::BFloat16 does
+  return static_cast<uint16_t>(u >> 16);
+}
+
+float from_bfloat16_bits(uint16_t bits) {
+  const uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float v;
+  std::memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+namespace {
+
+// Writes `v` as element i of a contiguous buffer of `dtype`.
+void store(void* data, DLDataType dtype, int64_t i, double v) {
+  switch (dtype.code) {
+    case kDLFloat:
+      if (dtype.bits == 32) { static_cast<float*>(data)[i] = static_cast<float>(v); return; }
+      if (dtype.bits == 64) { static_cast<double*>(data)[i] = v; return; }
+      if (dtype.bits == 16) { static_cast<uint16_t*>(data)[i] = to_half_bits(static_cast<float>(v)); return; }
+      break;
+    case kDLBfloat:
+      if (dtype.bits == 16) { static_cast<uint16_t*>(data)[i] = to_bfloat16_bits(static_cast<float>(v)); return; }
+      break;
+    case kDLInt:
+      if (dtype.bits == 8) { static_cast<int8_t*>(data)[i] = static_cast<int8_t>(std::lround(v)); return; }
+      if (dtype.bits == 16) { static_cast<int16_t*>(data)[i] = static_cast<int16_t>(std::lround(v)); return; }
+      if (dtype.bits == 32) { static_cast<int32_t*>(data)[i] = static_cast<int32_t>(std::lround(v)); return; }
+      if (dtype.bits == 64) { static_cast<int64_t*>(data)[i] = std::llround(v); return; }
+      break;
+    case kDLUInt:
+      if (dtype.bits == 8) { static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(std::lround(std::fabs(v))); return; }
+      break;
+    case SY_DL_BOOL:
+      static_cast<uint8_t*>(data)[i] = v > 0 ? 1 : 0;
+      return;
+    default:
+      break;
+  }
+  throw Error(ErrorKind::Input, "conformance: no random data for dtype " + dtype_name(dtype));
+}
+
+}  // namespace
+
+Tensor random_tensor(Rng& rng, DLDataType dtype, std::vector<int64_t> shape, double lo, double hi) {
+  Tensor t = Tensor::empty(dtype, std::move(shape));
+  const bool boolean = dtype.code == SY_DL_BOOL;
+  for (int64_t i = 0; i < t.numel(); ++i) store(t.raw_data(), dtype, i, boolean ? rng.uniform(-1, 1) : rng.uniform(lo, hi));
+  return t;
+}
+
+Tensor transposed_layout(const Tensor& t) {
+  const auto& shape = t.shape();
+  if (shape.size() < 2) throw Error(ErrorKind::Input, "conformance: transposed_layout needs 2 dims");
+  const size_t n = shape.size();
+  std::vector<int64_t> swapped = shape;
+  std::swap(swapped[n - 1], swapped[n - 2]);
+  Tensor storage = Tensor::empty(t.dtype(), swapped);  // memory order: last two dims swapped
+  const size_t bytes = dtype_size(t.dtype());
+  const Tensor src = t.contiguous();
+  const int64_t rows = shape[n - 2], cols = shape[n - 1], batch = t.numel() / std::max<int64_t>(1, rows * cols);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        std::memcpy(static_cast<char*>(storage.raw_data()) + ((b * cols + c) * rows + r) * bytes,
+                    static_cast<const char*>(src.raw_data()) + ((b * rows + r) * cols + c) * bytes, bytes);
+  std::vector<int64_t> strides = storage.strides();
+  std::swap(strides[n - 1], strides[n - 2]);
+  Tensor view = Tensor::from_blob(storage.raw_data(), t.dtype(), shape, strides);
+  view.keep_alive(storage.owner());
+  return view;
+}
+
+Tensor strided_rows(Rng& rng, DLDataType dtype, std::vector<int64_t> shape) {
+  if (shape.empty()) throw Error(ErrorKind::Input, "conformance: strided_rows needs 1 dim");
+  std::vector<int64_t> doubled = shape;
+  doubled[0] *= 2;
+  Tensor storage = random_tensor(rng, dtype, doubled);
+  std::vector<int64_t> strides = storage.strides();
+  strides[0] *= 2;
+  Tensor view = Tensor::from_blob(storage.raw_data(), dtype, std::move(shape), strides);
+  view.keep_alive(storage.owner());
+  return view;
+}
+
+}  // namespace switchyard::conformance

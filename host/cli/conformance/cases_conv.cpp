@@ -1,0 +1,354 @@
+// Conformance cases for the conv family's ops (see cases.hpp), float32 only:
+//   aten::conv1d, aten::conv2d, aten::convolution, aten::_convolution, each alone and fused
+//   with an activation ("<conv>+aten::relu" ... see kActivations), and aten::max_pool2d,
+//   aten::avg_pool2d, aten::adaptive_avg_pool2d.
+// Shapes from the zoo (resnet stem and 3x3/1x1 layers, mobilenet_v3 depthwise and
+// squeeze-excite convolutions, the ViT patch embedding, resnet's max pool, global average
+// pools) plus odd sizes, asymmetric strides and padding, dilation, groups, padding
+// strings, unbatched and empty-batch inputs, weights as constants and as run-time inputs,
+// absent bias, and non-contiguous inputs (H/W swapped in memory, every other batch item).
+#include "conformance/cases.hpp"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace switchyard::conformance {
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+// One convolution case, independent of the op that spells it.
+struct ConvSpec {
+  std::string label;
+  Shape x, w;
+  Shape stride, padding, dilation;   // spatial-length lists
+  int64_t groups = 1;
+  bool bias = true, const_weights = true;
+  std::string pad_string;            // "same" / "valid" (conv1d / conv2d only)
+  enum Layout { kPlain, kTransposed, kStridedBatch } layout = kPlain;
+};
+
+class Maker {
+ public:
+  explicit Maker(uint32_t seed) : rng_(seed) {}
+  Tensor t(Shape shape, double lo = -1.0, double hi = 1.0) { return random_tensor(rng_, kF32, std::move(shape), lo, hi); }
+  Tensor input(const Shape& shape, ConvSpec::Layout layout, double lo = -1.0, double hi = 1.0) {
+    if (layout == ConvSpec::kTransposed) return transposed_layout(t(shape, lo, hi));
+    if (layout == ConvSpec::kStridedBatch) return strided_rows(rng_, kF32, shape);
+    return t(shape, lo, hi);
+  }
+
+ private:
+  static constexpr DLDataType kF32{kDLFloat, 32, 1};
+  Rng rng_;
+};
+
+Shape fill(size_t n, int64_t v) { return Shape(n, v); }
+
+// Writes NaN, +inf and -inf over a few elements of a contiguous float32 tensor.
+void with_non_finite(Tensor& t) {
+  float* p = t.data<float>();
+  const int64_t n = t.numel();
+  for (int64_t i = 3; i < n; i += 97) p[i] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 11; i < n; i += 131) p[i] = std::numeric_limits<float>::infinity();
+  for (int64_t i = 29; i < n; i += 173) p[i] = -std::numeric_limits<float>::infinity();
+}
+
+ConvSpec spec(std::string label, Shape x, Shape w, int64_t stride, int64_t pad, int64_t dil = 1, int64_t groups = 1) {
+  const size_t sp = w.size() - 2;
+  ConvSpec s;
+  s.label = std::move(label);
+  s.x = std::move(x);
+  s.w = std::move(w);
+  s.stride = fill(sp, stride);
+  s.padding = fill(sp, pad);
+  s.dilation = fill(sp, dil);
+  s.groups = groups;
+  return s;
+}
+
+// The zoo's and the edge cases' convolutions with `sp` spatial dimensions.
+std::vector<ConvSpec> conv_specs(size_t sp) {
+  std::vector<ConvSpec> v;
+  if (sp == 2) {
+    v.push_back(spec("resnet stem 7x7 s2 p3", {1, 3, 40, 40}, {16, 3, 7, 7}, 2, 3));
+    v.push_back(spec("resnet 3x3 layer", {2, 32, 14, 14}, {32, 32, 3, 3}, 1, 1));
+    v.push_back(spec("resnet 3x3 s2 downsample", {1, 16, 15, 15}, {32, 16, 3, 3}, 2, 1));
+    v.push_back(spec("resnet50 1x1 bottleneck", {2, 64, 7, 7}, {32, 64, 1, 1}, 1, 0));
+    v.push_back(spec("mobilenet depthwise 3x3 s2", {2, 16, 28, 28}, {16, 1, 3, 3}, 2, 1, 1, 16));
+    v.push_back(spec("mobilenet depthwise 5x5", {1, 40, 14, 14}, {40, 1, 5, 5}, 1, 2, 1, 40));
+    v.push_back(spec("mobilenet squeeze-excite 1x1 on 1x1", {2, 72, 1, 1}, {24, 72, 1, 1}, 1, 0));
+    v.push_back(spec("vit patch embedding 16x16 s16", {1, 3, 64, 48}, {24, 3, 16, 16}, 16, 0));
+    v.push_back(spec("groups 4", {2, 8, 9, 9}, {12, 2, 3, 3}, 1, 1, 1, 4));
+    v.push_back(spec("depthwise multiplier 2", {1, 6, 10, 11}, {12, 1, 3, 3}, 1, 1, 1, 6));
+    v.push_back(spec("dilation 2", {1, 4, 15, 13}, {6, 4, 3, 3}, 1, 2, 2));
+    ConvSpec odd = spec("odd sizes, stride (2, 1), padding (1, 2), dilation (1, 2)", {3, 5, 13, 17}, {7, 5, 3, 5}, 1, 0);
+    odd.stride = {2, 1};
+    odd.padding = {1, 2};
+    odd.dilation = {1, 2};
+    v.push_back(odd);
+  } else if (sp == 1) {
+    v.push_back(spec("3-tap", {2, 8, 33}, {16, 8, 3}, 1, 1));
+    v.push_back(spec("strided, padded, dilated", {3, 5, 31}, {7, 5, 4}, 2, 3, 2));
+    v.push_back(spec("grouped", {2, 6, 17}, {9, 2, 3}, 1, 1, 1, 3));
+    v.push_back(spec("depthwise", {1, 8, 16}, {8, 1, 5}, 1, 2, 1, 8));
+  } else {
+    v.push_back(spec("3x3x3", {1, 4, 6, 7, 5}, {6, 4, 3, 3, 3}, 1, 1));
+    v.push_back(spec("grouped, strided", {2, 4, 7, 6, 6}, {6, 2, 3, 2, 3}, 2, 1, 1, 2));
+  }
+  ConvSpec base = v.front();
+  base.label = v.front().label + ", no bias";
+  base.bias = false;
+  v.push_back(base);
+  base = v[1];
+  base.label = v[1].label + ", weights and bias as run-time inputs";
+  base.const_weights = false;
+  v.push_back(base);
+  base = v[1];
+  base.label = v[1].label + ", batch 0";
+  base.x[0] = 0;
+  v.push_back(base);
+  if (sp >= 2) {
+    base = v[1];
+    base.label = v[1].label + ", input with its last two dims swapped in memory";
+    base.layout = ConvSpec::kTransposed;
+    v.push_back(base);
+  }
+  base = v[2];
+  base.label = v[2].label + ", every other batch item of a larger buffer";
+  base.x[0] = 2;
+  base.layout = ConvSpec::kStridedBatch;
+  v.push_back(base);
+  return v;
+}
+
+// conv1d / conv2d only: padding strings (with a stride-1 padded spec) and unbatched input.
+std::vector<ConvSpec> conv_nd_extras(size_t sp) {
+  std::vector<ConvSpec> v;
+  const Shape x = sp == 2 ? Shape{2, 4, 9, 10} : Shape{2, 4, 15};
+  const Shape w_odd = sp == 2 ? Shape{6, 4, 3, 3} : Shape{6, 4, 3};
+  const Shape w_even = sp == 2 ? Shape{5, 4, 4, 2} : Shape{5, 4, 4};
+  ConvSpec s = spec("padding='same', odd kernel", x, w_odd, 1, 0);
+  s.pad_string = "same";
+  v.push_back(s);
+  s = spec("padding='same', even kernel, dilation 2 (extra padding at the end)", x, w_even, 1, 0, 2);
+  s.pad_string = "same";
+  v.push_back(s);
+  s = spec("padding='valid', stride 2", x, w_even, 2, 0);
+  s.pad_string = "valid";
+  v.push_back(s);
+  s = spec("unbatched input", Shape(x.begin() + 1, x.end()), w_odd, 1, 1);
+  v.push_back(s);
+  return v;
+}
+
+enum class ConvOp { Conv1d, Conv2d, Convolution, UnderscoreConvolution };
+
+ir::Attributes conv_attrs(ConvOp op, const ConvSpec& s) {
+  ir::Attributes a = {{"stride", ints(s.stride)}};
+  a.push_back({"padding", s.pad_string.empty() ? ints(s.padding) : text(s.pad_string)});
+  a.push_back({"dilation", ints(s.dilation)});
+  if (op == ConvOp::Convolution || op == ConvOp::UnderscoreConvolution) {
+    a.push_back({"transposed", integer(0)});
+    a.push_back({"output_padding", ints(Shape(s.stride.size(), 0))});
+  }
+  a.push_back({"groups", integer(s.groups)});
+  if (op == ConvOp::UnderscoreConvolution)
+    for (const char* flag : {"benchmark", "deterministic", "cudnn_enabled", "allow_tf32"})
+      a.push_back({flag, integer(flag == std::string("cudnn_enabled") || flag == std::string("allow_tf32"))});
+  return a;
+}
+
+Case conv_case(Maker& m, ConvOp op, const ConvSpec& s, double lo = -1.0, double hi = 1.0) {
+  Case c;
+  c.label = s.label;
+  int64_t fan_in = 1;
+  for (size_t i = 1; i < s.w.size(); ++i) fan_in *= s.w[i];
+  const double scale = 1.0 / std::sqrt(static_cast<double>(fan_in));  // outputs of order 1
+  c.inputs = {m.input(s.x, s.layout, lo, hi), m.t(s.w, -scale, scale)};
+  if (s.bias) c.inputs.push_back(m.t({s.w[0]}, -0.5, 0.5));
+  else if (op == ConvOp::Convolution || op == ConvOp::UnderscoreConvolution) c.inputs.push_back(std::nullopt);
+  c.constant = {false, s.const_weights, s.const_weights};
+  c.attrs = conv_attrs(op, s);
+  return c;
+}
+
+// The specs an op accepts: conv1d/conv2d have their own rank (plus padding strings and
+// unbatched input); convolution/_convolution take 1-3 spatial dims.
+std::vector<std::pair<ConvOp, ConvSpec>> specs_for(ConvOp op) {
+  std::vector<std::pair<ConvOp, ConvSpec>> out;
+  auto add = [&](const std::vector<ConvSpec>& v) {
+    for (const ConvSpec& s : v) out.push_back({op, s});
+  };
+  if (op == ConvOp::Conv1d || op == ConvOp::Conv2d) {
+    const size_t sp = op == ConvOp::Conv1d ? 1 : 2;
+    add(conv_specs(sp));
+    add(conv_nd_extras(sp));
+  } else {
+    add(conv_specs(2));
+    add(conv_specs(1));
+    add(conv_specs(3));
+  }
+  return out;
+}
+
+// Activations the conv plugin fuses, with attribute variants ("post." is added).
+struct Activation {
+  const char* op;
+  std::vector<ir::Attributes> variants;
+};
+const std::vector<Activation>& activations() {
+  static const std::vector<Activation> table = {
+      {"aten::relu", {{}}},
+      {"aten::leaky_relu", {{}, {{"negative_slope", number(0.2)}}}},
+      {"aten::hardtanh", {{}, {{"min_val", number(-0.5)}, {"max_val", integer(2)}}}},
+      {"aten::relu6", {{}}},
+      {"aten::hardswish", {{}}},
+      {"aten::hardsigmoid", {{}}},
+      {"aten::silu", {{}}},
+      {"aten::gelu", {{}, {{"approximate", text("tanh")}}, {{"approximate", text("none")}}}},
+      {"aten::sigmoid", {{}}},
+      {"aten::tanh", {{}}},
+  };
+  return table;
+}
+
+const std::pair<const char*, ConvOp> kConvOps[] = {{"aten::conv1d", ConvOp::Conv1d},
+                                                   {"aten::conv2d", ConvOp::Conv2d},
+                                                   {"aten::convolution", ConvOp::Convolution},
+                                                   {"aten::_convolution", ConvOp::UnderscoreConvolution}};
+
+void add_conv_ops(CaseTable& table) {
+  for (const auto& [name, op] : kConvOps) {
+    const ConvOp which = op;
+    table.add(name, [which](DLDataType dtype) {
+      std::vector<Case> cases;
+      if (!is_f32(dtype)) return cases;
+      Maker m(11);
+      for (const auto& [o, s] : specs_for(which)) cases.push_back(conv_case(m, o, s));
+      return cases;
+    });
+    for (const Activation& act : activations()) {
+      table.add(std::string(name) + "+" + act.op, [which, act](DLDataType dtype) {
+        std::vector<Case> cases;
+        if (!is_f32(dtype)) return cases;
+        Maker m(12);
+        std::vector<std::pair<ConvOp, ConvSpec>> specs = specs_for(which);
+        // Per variant: the first two (zoo) convolutions, the first grouped one, and the one
+        // with run-time weights.
+        std::vector<size_t> picks = {0, 1};
+        for (bool grouped : {true, false})
+          for (size_t k = 0; k < specs.size(); ++k)
+            if (grouped ? specs[k].second.groups > 1 : !specs[k].second.const_weights) {
+              picks.push_back(k);
+              break;
+            }
+        for (const ir::Attributes& variant : act.variants)
+          for (size_t k : picks) {
+            // Inputs in [-3, 3]: both sides of every activation's knees.
+            Case c = conv_case(m, specs[k].first, specs[k].second, -3.0, 3.0);
+            for (const auto& [attr, value] : variant) {
+              c.attrs.push_back({"post." + attr, value});
+              c.label += ", " + attr;
+            }
+            cases.push_back(std::move(c));
+          }
+        // NaN and infinities in the input: ATen's activations keep NaN (oneDNN's relu and
+        // clip would not, by themselves).
+        Case c = conv_case(m, specs[0].first, specs[0].second, -3.0, 3.0);
+        c.label += ", NaN and infinities in the input";
+        with_non_finite(*c.inputs[0]);
+        cases.push_back(std::move(c));
+        return cases;
+      });
+    }
+  }
+}
+
+// ---- pooling -------------------------------------------------------------------------------
+
+ir::Attributes pool(Shape kernel, Shape stride, Shape padding) {
+  return {{"kernel_size", ints(std::move(kernel))}, {"stride", ints(std::move(stride))}, {"padding", ints(std::move(padding))}};
+}
+ir::Attributes with(ir::Attributes a, const char* name, ir::Attribute v) {
+  a.push_back({name, std::move(v)});
+  return a;
+}
+
+void add_pool_ops(CaseTable& table) {
+  table.add("aten::max_pool2d", [](DLDataType dtype) {
+    std::vector<Case> cases;
+    if (!is_f32(dtype)) return cases;
+    Maker m(21);
+    auto add = [&](std::string label, Tensor x, ir::Attributes a) {
+      cases.push_back(Case{std::move(label), {std::move(x)}, {}, std::move(a)});
+    };
+    add("resnet 3x3 s2 p1", m.t({2, 16, 28, 28}), pool({3, 3}, {2, 2}, {1, 1}));
+    add("odd sizes, kernel (3, 2), stride (2, 3)", m.t({1, 5, 15, 13}), pool({3, 2}, {2, 3}, {1, 0}));
+    add("empty stride (= kernel)", m.t({2, 3, 12, 10}), pool({2, 2}, {}, {0, 0}));
+    add("ceil_mode", m.t({1, 4, 14, 11}), with(pool({3, 3}, {2, 2}, {0, 1}), "ceil_mode", integer(1)));
+    add("ceil_mode, last window would start in the padding", m.t({1, 2, 5, 5}),
+        with(pool({2, 2}, {2, 2}, {1, 1}), "ceil_mode", integer(1)));
+    add("dilation 2", m.t({2, 3, 15, 15}), with(pool({3, 3}, {1, 2}, {1, 1}), "dilation", ints({2, 2})));
+    add("unbatched", m.t({4, 9, 9}), pool({3, 3}, {2, 2}, {1, 1}));
+    add("all-negative input", m.t({1, 2, 6, 6}, -3.0, -1.0), pool({3, 3}, {2, 2}, {1, 1}));
+    Tensor x = m.t({2, 3, 9, 8});
+    with_non_finite(x);
+    add("NaN and infinities (ATen returns NaN for a window holding one)", x, pool({3, 3}, {2, 2}, {1, 1}));
+    add("H/W swapped in memory", transposed_layout(m.t({2, 3, 11, 9})), pool({3, 3}, {2, 2}, {1, 1}));
+    add("batch 0", m.t({0, 3, 8, 8}), pool({2, 2}, {2, 2}, {0, 0}));
+    return cases;
+  });
+  table.add("aten::avg_pool2d", [](DLDataType dtype) {
+    std::vector<Case> cases;
+    if (!is_f32(dtype)) return cases;
+    Maker m(22);
+    auto add = [&](std::string label, Tensor x, ir::Attributes a) {
+      cases.push_back(Case{std::move(label), {std::move(x)}, {}, std::move(a)});
+    };
+    add("2x2 s2", m.t({2, 6, 10, 10}), pool({2, 2}, {2, 2}, {0, 0}));
+    add("padded, count_include_pad", m.t({1, 4, 11, 9}), pool({3, 3}, {2, 2}, {1, 1}));
+    add("padded, count_include_pad=False", m.t({1, 4, 11, 9}),
+        with(pool({3, 3}, {2, 2}, {1, 1}), "count_include_pad", integer(0)));
+    add("ceil_mode, count_include_pad=False", m.t({2, 3, 10, 7}),
+        with(with(pool({3, 3}, {2, 2}, {1, 0}), "ceil_mode", integer(1)), "count_include_pad", integer(0)));
+    add("ceil_mode, count_include_pad, no window past the padding", m.t({1, 3, 9, 9}),
+        with(pool({3, 3}, {2, 2}, {1, 1}), "ceil_mode", integer(1)));
+    add("divisor_override", m.t({2, 3, 9, 8}), with(pool({3, 2}, {2, 2}, {1, 1}), "divisor_override", integer(4)));
+    add("divisor_override, ceil_mode", m.t({1, 2, 8, 8}),
+        with(with(pool({3, 3}, {2, 2}, {0, 0}), "ceil_mode", integer(1)), "divisor_override", integer(5)));
+    add("unbatched, odd", m.t({3, 7, 5}), pool({3, 2}, {1, 2}, {1, 1}));
+    add("H/W swapped in memory", transposed_layout(m.t({2, 3, 8, 6})), pool({2, 2}, {2, 2}, {1, 0}));
+    return cases;
+  });
+  table.add("aten::adaptive_avg_pool2d", [](DLDataType dtype) {
+    std::vector<Case> cases;
+    if (!is_f32(dtype)) return cases;
+    Maker m(23);
+    auto add = [&](std::string label, Tensor x, Shape out) {
+      cases.push_back(Case{std::move(label), {std::move(x)}, {}, {{"output_size", ints(std::move(out))}}});
+    };
+    add("resnet global 1x1", m.t({2, 512, 7, 7}), {1, 1});
+    add("mobilenet squeeze-excite 1x1", m.t({1, 96, 14, 14}), {1, 1});
+    add("evenly divisible", m.t({3, 4, 8, 12}), {2, 3});
+    add("same size", m.t({1, 4, 5, 6}), {5, 6});
+    add("unbatched", m.t({6, 9, 6}), {3, 2});
+    add("H/W swapped in memory", transposed_layout(m.t({2, 5, 6, 4})), {1, 1});
+    Rng rng(24);
+    add("every other batch item", strided_rows(rng, {kDLFloat, 32, 1}, {2, 3, 4, 4}), {2, 2});
+    return cases;
+  });
+}
+
+}  // namespace
+
+void add_conv_cases(CaseTable& table) {
+  add_conv_ops(table);
+  add_pool_ops(table);
+}
+
+}  // namespace switchyard::conformance

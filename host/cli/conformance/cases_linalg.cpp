@@ -1,0 +1,257 @@
+// Conformance cases for the linalg family's ops (see cases.hpp): linear (and the fused
+// linear+activation kernels), addmm, mm, matmul, bmm, baddbmm, einsum, at float32 and
+// float64. Shapes from the zoo (BERT/GPT linears, ViT's MLP and attention, the resnet
+// classifier), odd and edge sizes (0, 1), constant weights, transposed and strided
+// operands that BLAS reads with a transpose flag or that need a copy, broadcasting.
+#include "conformance/cases.hpp"
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace switchyard::conformance {
+
+namespace {
+
+bool is_f64(DLDataType t) { return t.code == kDLFloat && t.bits == 64 && t.lanes == 1; }
+
+// Builds the cases of one op at one dtype.
+class Maker {
+ public:
+  Maker(DLDataType dtype, uint32_t seed) : dtype_(dtype), rng_(seed) {}
+  bool ok() const { return is_f32(dtype_) || is_f64(dtype_); }
+  bool f32() const { return is_f32(dtype_); }
+
+  Tensor t(std::vector<int64_t> shape, double lo = -1.0, double hi = 1.0) {
+    return random_tensor(rng_, dtype_, std::move(shape), lo, hi);
+  }
+  Tensor transposed(std::vector<int64_t> shape) { return transposed_layout(t(std::move(shape))); }
+  // Every other row (BLAS reads it with a larger leading dimension).
+  Tensor rows(std::vector<int64_t> shape) { return strided_rows(rng_, dtype_, std::move(shape)); }
+  // A 2-D [rows, cols] view of every other row and every other column: no BLAS leading
+  // dimension describes it, so the kernel must copy (or prepare, if it is a constant).
+  Tensor sparse(int64_t rows, int64_t cols) {
+    Tensor storage = t({rows * 2, cols * 2});
+    Tensor view = Tensor::from_blob(storage.raw_data(), dtype_, {rows, cols}, {cols * 4, 2});
+    view.keep_alive(storage.owner());
+    return view;
+  }
+  // `shape` expanded from a size-1 dimension `dim` (stride 0).
+  Tensor expanded(std::vector<int64_t> shape, size_t dim) {
+    std::vector<int64_t> one = shape;
+    one[dim] = 1;
+    Tensor storage = t(one);
+    std::vector<int64_t> strides = storage.strides();
+    strides[dim] = 0;
+    Tensor view = Tensor::from_blob(storage.raw_data(), dtype_, std::move(shape), strides);
+    view.keep_alive(storage.owner());
+    return view;
+  }
+
+  // Adds a case; `constant` marks graph constants (weights), as in the zoo.
+  Case& add(std::string label, std::vector<std::optional<Tensor>> inputs, std::vector<bool> constant = {},
+            ir::Attributes attrs = {}) {
+    Case c;
+    c.label = std::move(label);
+    c.inputs = std::move(inputs);
+    c.constant = std::move(constant);
+    c.attrs = std::move(attrs);
+    if (is_f64(dtype_)) c.atol = 1e-12, c.rtol = 1e-10;
+    cases_.push_back(std::move(c));
+    return cases_.back();
+  }
+  std::vector<Case> take() { return std::move(cases_); }
+
+ private:
+  DLDataType dtype_;
+  Rng rng_;
+  std::vector<Case> cases_;
+};
+
+// linear(input, weight, bias?) and the fused linear+<post> kernels: `post` holds the
+// consumer's attributes ("post.approximate"); `range` widens the inputs so activations
+// see both tails.
+std::vector<Case> linear_cases(DLDataType dtype, const ir::Attributes& post, double range, bool zoo_mlp) {
+  Maker m(dtype, 21);
+  if (!m.ok()) return {};
+  const std::vector<bool> w = {false, true, true};  // weight and bias are constants
+  auto with_post = [&](ir::Attributes a) {
+    a.insert(a.end(), post.begin(), post.end());
+    return a;
+  };
+  auto add = [&](std::string label, std::vector<std::optional<Tensor>> in, std::vector<bool> constant = {}) {
+    m.add(std::move(label), std::move(in), std::move(constant), with_post({}));
+  };
+  add("BERT linear [2, 48, 256] x [1024, 256]^T + bias", {m.t({2, 48, 256}, -range, range), m.t({1024, 256}), m.t({1024})}, w);
+  add("GPT linear [1, 32, 128] x [384, 128]^T + bias", {m.t({1, 32, 128}, -range, range), m.t({384, 128}), m.t({384})}, w);
+  add("resnet fc [1, 512] x [1000, 512]^T + bias (one row: GEMV)", {m.t({1, 512}, -range, range), m.t({1000, 512}), m.t({1000})}, w);
+  add("resnet fc batch 4 [4, 2048] x [1000, 2048]^T", {m.t({4, 2048}, -range, range), m.t({1000, 2048}), m.t({1000})}, w);
+  if (zoo_mlp && m.f32())
+    add("ViT MLP [197, 768] x [3072, 768]^T + bias", {m.t({197, 768}, -range, range), m.t({3072, 768}), m.t({3072})}, w);
+  add("several epilogue row blocks [600, 64] x [2048, 64]^T", {m.t({600, 64}, -range, range), m.t({2048, 64}), m.t({2048})}, w);
+  add("odd sizes [7, 13] x [11, 13]^T", {m.t({7, 13}, -range, range), m.t({11, 13}), m.t({11})}, w);
+  add("1-D input [64]", {m.t({64}, -range, range), m.t({10, 64}), m.t({10})}, w);
+  add("no bias (two inputs)", {m.t({5, 16}, -range, range), m.t({6, 16})}, {false, true});
+  add("bias slot absent", {m.t({5, 16}, -range, range), m.t({6, 16}), std::nullopt}, {false, true});
+  add("0-D bias", {m.t({5, 16}, -range, range), m.t({6, 16}), m.t({})}, w);
+  add("weight and bias as inputs", {m.t({5, 16}, -range, range), m.t({6, 16}), m.t({6})});
+  add("transposed input", {m.transposed({9, 24}), m.t({12, 24}), m.t({12})}, w);
+  add("transposed constant weight", {m.t({9, 24}, -range, range), m.transposed({12, 24}), m.t({12})}, w);
+  add("transposed batched input [3, 9, 24]", {m.transposed({3, 9, 24}), m.t({12, 24}), m.t({12})}, w);
+  add("strided rows input", {m.rows({9, 24}), m.t({12, 24}), m.t({12})}, w);
+  add("every other row and column: input copied", {m.sparse(9, 24), m.t({12, 24}), m.t({12})}, w);
+  add("every other row and column: constant weight prepared", {m.t({9, 24}, -range, range), m.sparse(12, 24), m.t({12})}, w);
+  add("expanded input (stride 0 rows)", {m.expanded({6, 24}, 0), m.t({12, 24}), m.t({12})}, w);
+  add("empty rows [0, 32]", {m.t({0, 32}), m.t({8, 32}), m.t({8})}, w);
+  add("no outputs [4, 32] x [0, 32]^T", {m.t({4, 32}), m.t({0, 32}), m.t({0})}, w);
+  add("k = 0: bias only", {m.t({4, 0}), m.t({8, 0}), m.t({8})}, w);
+  add("1 x 1", {m.t({1, 1}, -range, range), m.t({1, 1}), m.t({1})}, w);
+  return m.take();
+}
+
+std::vector<Case> addmm_cases(DLDataType dtype) {
+  Maker m(dtype, 22);
+  if (!m.ok()) return {};
+  auto ba = [](double beta, double alpha) { return ir::Attributes{{"beta", number(beta)}, {"alpha", number(alpha)}}; };
+  m.add("classifier: bias [1000], [4, 512] x constant [512, 1000]", {m.t({1000}), m.t({4, 512}), m.transposed({512, 1000})},
+        {true, false, true});
+  m.add("self [M, N], beta 0.5, alpha 2", {m.t({6, 5}), m.t({6, 7}), m.t({7, 5})}, {}, ba(0.5, 2.0));
+  m.add("self [M, N] over several epilogue row blocks", {m.t({600, 2048}), m.t({600, 8}), m.t({8, 2048})}, {},
+        ba(0.5, 1.0));
+  m.add("self [M, 1], int alpha -1", {m.t({6, 1}), m.t({6, 7}), m.t({7, 5})}, {}, {{"alpha", integer(-1)}});
+  m.add("self 0-D", {m.t({}), m.t({6, 7}), m.t({7, 5})});
+  m.add("beta 0: self ignored", {m.t({6, 5}), m.t({6, 7}), m.t({7, 5})}, {}, {{"beta", integer(0)}});
+  m.add("transposed mat1 and mat2", {m.t({5}), m.transposed({6, 7}), m.transposed({7, 5})});
+  m.add("strided mat1 (copied)", {m.t({5}), m.sparse(6, 7), m.t({7, 5})});
+  m.add("one row (GEMV)", {m.t({5}), m.t({1, 7}), m.t({7, 5})});
+  m.add("one column (GEMV)", {m.t({6, 1}), m.t({6, 7}), m.t({7, 1})});
+  m.add("k = 0", {m.t({6, 5}), m.t({6, 0}), m.t({0, 5})}, {}, ba(2.0, 3.0));
+  m.add("empty [0, 5]", {m.t({5}), m.t({0, 7}), m.t({7, 5})});
+  return m.take();
+}
+
+std::vector<Case> mm_cases(DLDataType dtype) {
+  Maker m(dtype, 23);
+  if (!m.ok()) return {};
+  m.add("[32, 48] x [48, 40]", {m.t({32, 48}), m.t({48, 40})});
+  m.add("odd [13, 17] x [17, 11]", {m.t({13, 17}), m.t({17, 11})});
+  m.add("transposed self", {m.transposed({13, 17}), m.t({17, 11})});
+  m.add("transposed mat2", {m.t({13, 17}), m.transposed({17, 11})});
+  m.add("both transposed", {m.transposed({13, 17}), m.transposed({17, 11})});
+  m.add("every other row and column (copied)", {m.sparse(13, 17), m.sparse(17, 11)});
+  m.add("constant mat2", {m.t({13, 17}), m.t({17, 11})}, {false, true});
+  m.add("row x column [1, 9] x [9, 1]", {m.t({1, 9}), m.t({9, 1})});
+  m.add("empty [0, 9] x [9, 4]", {m.t({0, 9}), m.t({9, 4})});
+  m.add("k = 0 [3, 0] x [0, 4]", {m.t({3, 0}), m.t({0, 4})});
+  return m.take();
+}
+
+std::vector<Case> matmul_cases(DLDataType dtype) {
+  Maker m(dtype, 24);
+  if (!m.ok()) return {};
+  m.add("1-D x 1-D (dot)", {m.t({17}), m.t({17})});
+  m.add("1-D x 2-D", {m.t({17}), m.t({17, 6})});
+  m.add("1-D x 3-D", {m.t({17}), m.t({3, 17, 6})});
+  m.add("2-D x 1-D", {m.t({5, 17}), m.t({17})});
+  m.add("4-D x 1-D", {m.t({2, 3, 5, 17}), m.t({17})});
+  m.add("2-D x 2-D", {m.t({5, 17}), m.t({17, 6})});
+  m.add("3-D x 2-D (folds into one GEMM)", {m.t({4, 9, 17}), m.t({17, 6})});
+  m.add("2-D x 3-D", {m.t({9, 17}), m.t({4, 17, 6})});
+  m.add("batch broadcast [2, 1, 5, 8] x [3, 8, 4]", {m.t({2, 1, 5, 8}), m.t({3, 8, 4})});
+  m.add("batch broadcast [1, 5, 8] x [3, 8, 4]", {m.t({1, 5, 8}), m.t({3, 8, 4})});
+  m.add("attention scores [2, 4, 48, 32] x [2, 4, 32, 48] (transposed keys)",
+        {m.t({2, 4, 48, 32}), m.transposed({2, 4, 32, 48})});
+  m.add("transposed batched both", {m.transposed({3, 5, 8}), m.transposed({3, 8, 4})});
+  m.add("expanded batch (stride 0)", {m.expanded({3, 5, 8}, 0), m.t({3, 8, 4})});
+  m.add("every other row and column, 2-D", {m.sparse(5, 8), m.t({8, 4})});
+  m.add("[1, 8] row with column stride 2 x [8, 4] (strided GEMV)", {m.sparse(1, 8), m.t({8, 4})});
+  m.add("[5, 8] x [8, 1] column with row stride 4 (strided GEMV)", {m.t({5, 8}), m.sparse(8, 1)});
+  m.add("constant 2-D right operand", {m.t({2, 5, 8}), m.t({8, 4})}, {false, true});
+  m.add("empty batch [0, 5, 8] x [8, 4]", {m.t({0, 5, 8}), m.t({8, 4})});
+  m.add("k = 0 [2, 5, 0] x [2, 0, 4]", {m.t({2, 5, 0}), m.t({2, 0, 4})});
+  m.add("[1] x [1]", {m.t({1}), m.t({1})});
+  return m.take();
+}
+
+std::vector<Case> bmm_cases(DLDataType dtype) {
+  Maker m(dtype, 25);
+  if (!m.ok()) return {};
+  if (m.f32()) m.add("ViT attention [12, 197, 64] x [12, 64, 197]", {m.t({12, 197, 64}), m.transposed({12, 64, 197})});
+  m.add("BERT attention values [8, 48, 48] x [8, 48, 32]", {m.t({8, 48, 48}), m.t({8, 48, 32})});
+  m.add("transposed mat2 (q @ k^T)", {m.t({4, 9, 16}), m.transposed({4, 16, 9})});
+  m.add("transposed self", {m.transposed({4, 9, 16}), m.t({4, 16, 9})});
+  m.add("odd [3, 7, 5] x [3, 5, 11]", {m.t({3, 7, 5}), m.t({3, 5, 11})});
+  m.add("one row per batch", {m.t({3, 1, 5}), m.t({3, 5, 11})});
+  m.add("one column per batch", {m.t({3, 7, 5}), m.t({3, 5, 1})});
+  m.add("batch 1", {m.t({1, 7, 5}), m.t({1, 5, 11})});
+  m.add("empty batch", {m.t({0, 7, 5}), m.t({0, 5, 11})});
+  m.add("k = 0", {m.t({2, 7, 0}), m.t({2, 0, 11})});
+  return m.take();
+}
+
+std::vector<Case> baddbmm_cases(DLDataType dtype) {
+  Maker m(dtype, 26);
+  if (!m.ok()) return {};
+  const double scale = 1.0 / std::sqrt(32.0);
+  m.add("BERT scores: mask [8, 1, 48] + (q / sqrt(d)) @ k^T", {m.t({8, 1, 48}), m.t({8, 48, 32}), m.transposed({8, 32, 48})},
+        {}, {{"beta", number(1.0)}, {"alpha", number(scale)}});
+  m.add("self [B, M, N], beta 0.5, alpha 2", {m.t({3, 7, 11}), m.t({3, 7, 5}), m.t({3, 5, 11})}, {},
+        {{"beta", number(0.5)}, {"alpha", number(2.0)}});
+  m.add("self [N], defaults", {m.t({11}), m.t({3, 7, 5}), m.t({3, 5, 11})});
+  m.add("self [B, M, 1], int alpha", {m.t({3, 7, 1}), m.t({3, 7, 5}), m.t({3, 5, 11})}, {}, {{"alpha", integer(3)}});
+  m.add("beta 0: self ignored", {m.t({3, 7, 11}), m.t({3, 7, 5}), m.t({3, 5, 11})}, {}, {{"beta", integer(0)}});
+  m.add("transposed batch1", {m.t({11}), m.transposed({3, 7, 5}), m.t({3, 5, 11})});
+  m.add("k = 0", {m.t({3, 7, 11}), m.t({3, 7, 0}), m.t({3, 0, 11})});
+  return m.take();
+}
+
+std::vector<Case> einsum_cases(DLDataType dtype) {
+  Maker m(dtype, 27);
+  if (!m.ok()) return {};
+  auto eq = [&](const std::string& e, Tensor a, Tensor b, std::string note = "") {
+    m.add("'" + e + "'" + (note.empty() ? "" : " " + note), {std::move(a), std::move(b)}, {}, {{"equation", text(e)}});
+  };
+  eq("ij,jk->ik", m.t({5, 7}), m.t({7, 4}));
+  eq("ij,jk->ki", m.t({5, 7}), m.t({7, 4}), "(permuted output)");
+  eq("ij,kj->ik", m.t({5, 7}), m.t({4, 7}));
+  eq("bij,bjk->bik", m.t({3, 5, 7}), m.t({3, 7, 4}));
+  eq("bhqd,bhkd->bhqk", m.t({2, 4, 9, 16}), m.t({2, 4, 11, 16}), "(attention scores)");
+  eq("bhqk,bhkd->bqhd", m.t({2, 4, 9, 11}), m.t({2, 4, 11, 16}), "(attention output, heads merged)");
+  eq("i,i->", m.t({17}), m.t({17}), "(dot)");
+  eq("ij,j->i", m.t({5, 17}), m.t({17}));
+  eq("i,j->ij", m.t({5}), m.t({6}), "(outer product)");
+  eq("ij,jk", m.t({5, 7}), m.t({7, 4}), "(implicit output)");
+  eq("ba,ac", m.t({5, 7}), m.t({7, 4}), "(implicit output, sorted)");
+  eq("abc,cd->abd", m.transposed({3, 5, 7}), m.t({7, 4}), "(rows need a copy)");
+  eq("...ij,...jk->...ik", m.t({2, 3, 5, 7}), m.t({3, 7, 4}), "(ellipsis, broadcast)");
+  eq("bij,bjk->bik", m.t({1, 5, 7}), m.t({3, 7, 4}), "(size-1 batch broadcast)");
+  eq("bij,bjk->bik", m.t({0, 5, 7}), m.t({0, 7, 4}), "(empty batch)");
+  eq(" ij , jk -> ik ", m.t({5, 7}), m.t({7, 4}), "(spaces)");
+  return m.take();
+}
+
+}  // namespace
+
+void add_linalg_cases(CaseTable& table) {
+  table.add("aten::linear", [](DLDataType t) { return linear_cases(t, {}, 1.0, false); });
+  table.add("aten::linear+aten::relu", [](DLDataType t) { return linear_cases(t, {}, 3.0, false); });
+  table.add("aten::linear+aten::silu", [](DLDataType t) { return linear_cases(t, {}, 3.0, false); });
+  table.add("aten::linear+aten::hardswish", [](DLDataType t) { return linear_cases(t, {}, 3.0, false); });
+  table.add("aten::linear+aten::gelu", [](DLDataType t) {
+    std::vector<Case> cases = linear_cases(t, {{"post.approximate", text("none")}}, 3.0, true);
+    for (Case c : linear_cases(t, {{"post.approximate", text("tanh")}}, 3.0, false)) {
+      c.label += ", tanh approximation";
+      cases.push_back(std::move(c));
+    }
+    return cases;
+  });
+  table.add("aten::addmm", addmm_cases);
+  table.add("aten::mm", mm_cases);
+  table.add("aten::matmul", matmul_cases);
+  table.add("aten::bmm", bmm_cases);
+  table.add("aten::baddbmm", baddbmm_cases);
+  table.add("aten::einsum", einsum_cases);
+}
+
+}  // namespace switchyard::conformance

@@ -1,0 +1,50 @@
+// A plugin whose kernels are subtly wrong, for check-plugin's negative test: each bug is
+// one a real kernel could ship with, and the conformance kit must catch every one.
+//   aten::relu     leaky: 0.01 * x for x < 0
+//   aten::sigmoid  ignores strides (reads the buffer as if contiguous)
+//   aten::tanh     right (must PASS beside the failures)
+#include <switchyard/plugin.hpp>
+
+#include <cmath>
+#include <vector>
+
+namespace {
+
+void require_float32(const sy::Node& node) {
+  DLDataType t = node.input(0).dtype;
+  if (t.code != kDLFloat || t.bits != 32 || t.lanes != 1) throw sy::Unsupported("input is not float32");
+}
+
+template <float (*F)(float), bool kHonourStrides>
+class Unary {
+ public:
+  static void supports(const sy::Node& node) { require_float32(node); }
+  explicit Unary(const sy::Node&) {}
+  void infer(sy::Infer& infer) { infer.set_output(0, sy::kFloat32, sy::shape_of(infer.input(0))); }
+  void run(sy::Run& run) {
+    const DLTensor& x = run.input(0);
+    std::vector<int64_t> shape = sy::shape_of(x);
+    int64_t n = 1;
+    for (int64_t s : shape) n *= s;
+    const float* in = sy::data<float>(x);
+    float* out = sy::data<float>(run.output(0));
+    if (!kHonourStrides || x.strides == nullptr || x.ndim < 2) {
+      for (int64_t i = 0; i < n; ++i) out[i] = F(in[i]);
+      return;
+    }
+    // 2-D strided walk (the tests only pass strided 2-D tensors here).
+    for (int64_t i = 0, k = 0; i < shape[0]; ++i)
+      for (int64_t j = 0; j < n / shape[0]; ++j, ++k) out[k] = F(in[i * x.strides[0] + j * x.strides[x.ndim - 1]]);
+  }
+};
+
+float leaky_relu(float x) { return x < 0.0f ? 0.01f * x : x; }
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float tanh_(float x) { return std::tanh(x); }
+
+}  // namespace
+
+SY_PLUGIN("subtly_wrong", "0.0.1", "switchyard tests",
+          sy::kernel<Unary<leaky_relu, true>>("aten::relu", "elementwise", {sy::kFloat32}),
+          sy::kernel<Unary<sigmoid, false>>("aten::sigmoid", "elementwise", {sy::kFloat32}),
+          sy::kernel<Unary<tanh_, true>>("aten::tanh", "elementwise", {sy::kFloat32}))
