@@ -7,7 +7,8 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libtorch-dev              # LibTorch: the aten plugin and the TorchScript importer
   libopenblas0-pthread      # real BLAS under LibTorch (the reference BLAS is 20-30x slower)
-  libopenblas-dev           # cblas for the family plugins
+  libopenblas-dev           # cblas for the family plugins (linalg, attention)
+  libdnnl-dev               # oneDNN: the conv plugin's convolution and pooling primitives
   libboost-dev              # Boost.DLL (header-only with BOOST_DLL_USE_STD_FS)
   libtomlplusplus-dev       # TOML config
   libspdlog-dev             # logging

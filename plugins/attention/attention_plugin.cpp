@@ -1,0 +1,22 @@
+// The attention plugin: scaled dot-product attention as one fused, tiled kernel with a
+// streaming softmax (flash_attention.cpp), and the fused transformer fast-path ops built
+// on it with cblas_sgemm projections. float32 on the CPU; SDK and OpenBLAS only.
+#include "ops.hpp"
+
+namespace {
+
+sy::PluginDef& attention_plugin() {
+  using namespace sy_attention;
+  static sy::PluginDef def("attention", "0.1.0", "switchyard",
+                           {
+                               make_sdpa_kernel("aten::_scaled_dot_product_attention", /*torch2=*/false),
+                               make_sdpa_kernel("aten::scaled_dot_product_attention", /*torch2=*/true),
+                               make_mha_kernel("aten::_native_multi_head_attention"),
+                               make_encoder_layer_kernel("aten::_transformer_encoder_layer_fwd"),
+                           });
+  return def;
+}
+
+}  // namespace
+
+SY_PLUGIN_FROM(attention_plugin)

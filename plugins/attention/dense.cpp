@@ -1,0 +1,117 @@
+// attention plugin: projections, layer norm and activations (see dense.hpp).
+#include "dense.hpp"
+
+#include "thread_pool.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace sy_attention {
+namespace {
+
+constexpr int64_t kChunk = 16384;  // elements per task of the element-wise loops
+
+template <typename F>
+void for_chunks(int64_t n, F f) {
+  const int64_t tasks = (n + kChunk - 1) / kChunk;
+  parallel_for(tasks, intra_op_threads(), [&](int64_t t, int) {
+    const int64_t begin = t * kChunk;
+    f(begin, std::min(n, begin + kChunk));
+  });
+}
+
+}  // namespace
+
+Rows as_rows(const DLTensor& t, std::vector<float>& storage) {
+  Rows r;
+  r.cols = t.ndim == 0 ? 1 : t.shape[t.ndim - 1];
+  r.rows = 1;
+  for (int d = 0; d + 1 < t.ndim; ++d) r.rows *= t.shape[d];
+  r.ld = std::max<int64_t>(r.cols, 1);
+  const float* base = reinterpret_cast<const float*>(static_cast<const char*>(t.data) + t.byte_offset);
+  bool compact = true;
+  int64_t expected = 1;
+  for (int d = t.ndim - 1; d >= 0 && t.strides != nullptr; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != expected) compact = false;
+    expected *= t.shape[d];
+  }
+  if (compact) {
+    r.data = base;
+    return r;
+  }
+  // Walk the strided tensor in index order into a compact copy.
+  const int64_t n = r.rows * r.cols;
+  storage.resize(static_cast<size_t>(n));
+  std::vector<int64_t> index(static_cast<size_t>(t.ndim), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    storage[static_cast<size_t>(i)] = base[off];
+    for (int d = t.ndim - 1; d >= 0; --d) {
+      off += t.strides[d];
+      if (++index[d] < t.shape[d]) break;
+      off -= t.strides[d] * t.shape[d];
+      index[d] = 0;
+    }
+  }
+  r.data = storage.data();
+  return r;
+}
+
+void linear(const Rows& x, const float* w, int64_t ldw, int64_t n, const float* b, float* y, int64_t ldy) {
+  if (x.rows == 0 || n == 0) return;
+  const int64_t most = std::numeric_limits<int>::max();  // CBLAS takes int sizes
+  if (x.rows > most || n > most || x.ld > most || ldw > most || ldy > most)
+    throw std::length_error("attention: a projection of " + std::to_string(x.rows) + " rows is too large for CBLAS");
+  for (int64_t r = 0; r < x.rows; ++r) {
+    if (b != nullptr) std::copy(b, b + n, y + r * ldy);
+    else std::fill(y + r * ldy, y + r * ldy + n, 0.0f);
+  }
+  if (x.cols == 0) return;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(x.rows), static_cast<int>(n),
+              static_cast<int>(x.cols), 1.0f, x.data, static_cast<int>(x.ld), w, static_cast<int>(ldw), 1.0f,
+              y, static_cast<int>(ldy));
+}
+
+void layer_norm(float* x, int64_t rows, int64_t d, const float* gamma, const float* beta, double eps) {
+  const int64_t per_task = std::max<int64_t>(1, kChunk / std::max<int64_t>(d, 1));
+  const int64_t tasks = (rows + per_task - 1) / per_task;
+  parallel_for(tasks, intra_op_threads(), [&](int64_t t, int) {
+    for (int64_t r = t * per_task; r < std::min(rows, (t + 1) * per_task); ++r) {
+      float* row = x + r * d;
+      double mean = 0.0, sq = 0.0;  // double sums: rows of thousands stay accurate
+      for (int64_t c = 0; c < d; ++c) mean += row[c];
+      mean /= static_cast<double>(d);
+      for (int64_t c = 0; c < d; ++c) sq += (row[c] - mean) * (row[c] - mean);
+      const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + eps);
+      for (int64_t c = 0; c < d; ++c) {
+        const float z = static_cast<float>((row[c] - mean) * inv);
+        row[c] = z * (gamma ? gamma[c] : 1.0f) + (beta ? beta[c] : 0.0f);
+      }
+    }
+  });
+}
+
+void gelu(float* x, int64_t n) {
+  for_chunks(n, [x](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * static_cast<float>(M_SQRT1_2)));
+  });
+}
+
+void relu(float* x, int64_t n) {
+  for_chunks(n, [x](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) x[i] = x[i] < 0.0f ? 0.0f : x[i];
+  });
+}
+
+void add(float* y, const float* x, int64_t n) {
+  for_chunks(n, [y, x](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] += x[i];
+  });
+}
+
+}  // namespace sy_attention

@@ -1,0 +1,183 @@
+// conv plugin: oneDNN plumbing, memory descriptors from DLPack tensors, attribute checks.
+#include "conv_common.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+
+namespace syconv {
+
+dnnl::engine& engine() {
+  static dnnl::engine cpu(dnnl::engine::kind::cpu, 0);
+  return cpu;
+}
+
+dnnl::stream new_stream() { return dnnl::stream(engine()); }
+
+void reorder_into(dnnl::stream& stream, const dnnl::reorder& r, dnnl::memory& src, dnnl::memory& dst) {
+  r.execute(stream, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+}
+
+// Below this many multiply-adds (or reads, for pooling) a primitive runs serially.
+constexpr double kSerialWork = 65536;
+
+SerialIfSmall::SerialIfSmall(double work) {
+  if (work >= kSerialWork) return;
+  int n = omp_get_max_threads();
+  if (n <= 1) return;
+  saved_ = n;
+  omp_set_num_threads(1);
+}
+
+SerialIfSmall::~SerialIfSmall() {
+  if (saved_ > 0) omp_set_num_threads(saved_);
+}
+
+std::string to_string(const Dims& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+std::string dnnl_message(const dnnl::error& e) {
+  return std::string(e.what()) + " (oneDNN status " + std::to_string(static_cast<int>(e.status)) + ")";
+}
+
+Dims strides_of(const DLTensor& t) {
+  Dims s(static_cast<size_t>(t.ndim));
+  int64_t compact = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    s[d] = t.strides != nullptr ? t.strides[d] : compact;
+    compact *= t.shape[d];
+  }
+  return s;
+}
+
+Dims compact_strides(const Dims& dims) {
+  Dims s(dims.size());
+  int64_t compact = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    s[d] = compact;
+    compact *= dims[d];
+  }
+  return s;
+}
+
+dnnl::memory::desc strided_desc(const Dims& dims, const Dims& strides) {
+  // Size-1 dimensions may carry any stride (DLPack allows it); give oneDNN a compact one
+  // so that equal layouts compare equal.
+  Dims s = strides;
+  int64_t compact = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    if (dims[d] == 1) s[d] = compact;
+    compact *= std::max<int64_t>(dims[d], 1);
+  }
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, s);
+}
+
+dnnl::memory::desc plain_desc(const DLTensor& t) {
+  return strided_desc(sy::shape_of(t), strides_of(t));
+}
+
+void check_tensor(const DLTensor& t, const char* what) {
+  if (!sy::same_dtype(t.dtype, sy::kFloat32))
+    throw sy::Unsupported(std::string(what) + " is not float32 (the conv plugin is float32 only)");
+  if (t.device.device_type != kDLCPU) throw sy::Unsupported(std::string(what) + " is not on the CPU");
+  if (t.strides == nullptr) return;
+  for (int d = 0; d < t.ndim; ++d)
+    if (t.shape[d] > 1 && t.strides[d] <= 0)
+      throw sy::Unsupported(std::string(what) + " has stride " + std::to_string(t.strides[d]) +
+                            " in dimension " + std::to_string(d) +
+                            " (broadcast or reversed views are not supported)");
+}
+
+void describable(const Dims& dims, const Dims& strides, const char* what) {
+  try {
+    strided_desc(dims, strides);
+  } catch (const dnnl::error& e) {
+    throw sy::Unsupported(std::string("oneDNN cannot describe the ") + what + " layout: shape " + to_string(dims) +
+                          ", strides " + to_string(strides));
+  }
+}
+
+bool all_finite(const float* p, size_t n) {
+  // v * 0 is 0 for a finite v and NaN otherwise; 16 independent sums vectorize without
+  // reassociation (this scan runs on every call of a guarded kernel).
+  constexpr size_t kLanes = 16, kBlock = 4096;
+  for (size_t i = 0; i < n; i += kBlock) {
+    const size_t end = std::min(n, i + kBlock);
+    float lanes[kLanes] = {};
+    size_t j = i;
+    for (; j + kLanes <= end; j += kLanes)
+      for (size_t k = 0; k < kLanes; ++k) lanes[k] += p[j + k] * 0.f;
+    for (; j < end; ++j) lanes[0] += p[j] * 0.f;
+    float sum = 0.f;
+    for (float v : lanes) sum += v;
+    if (sum != 0.f) return false;
+  }
+  return true;
+}
+
+bool all_finite(const dnnl::memory& m) {
+  return all_finite(static_cast<const float*>(m.get_data_handle()), m.get_desc().get_size() / sizeof(float));
+}
+
+void* handle(const DLTensor& t) {
+  return static_cast<char*>(t.data) + t.byte_offset;
+}
+
+void append_key(Dims& key, const dnnl::memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  key.push_back(d.ndims);
+  for (int i = 0; i < d.ndims; ++i) key.push_back(d.dims[i]);
+  if (d.format_kind == dnnl_blocked)
+    for (int i = 0; i < d.ndims; ++i) key.push_back(d.format_desc.blocking.strides[i]);
+}
+
+// ---- attributes --------------------------------------------------------------------------
+
+Dims int_list(const sy::Attrs& a, const char* name, size_t n, const Dims& fallback) {
+  if (!a.has(name)) {
+    if (fallback.empty()) throw sy::Unsupported(std::string("attribute '") + name + "' is missing");
+    return fallback;
+  }
+  SY_AttrKind k = a.kind(name);
+  if (k != SY_ATTR_INT && k != SY_ATTR_INTS)
+    throw sy::Unsupported(std::string("attribute '") + name + "' is not an int list");
+  Dims v = a.ints(name);
+  if (v.size() == 1 && n > 1) v.assign(n, v[0]);
+  if (v.size() != n)
+    throw sy::Unsupported(std::string("attribute '") + name + "' has " + std::to_string(v.size()) +
+                          " values, expected " + std::to_string(n));
+  return v;
+}
+
+void check_attr_names(const sy::Node& node, const std::vector<std::string>& known,
+                      const std::vector<std::string>& post_known) {
+  const SY_HostApi* h = sy::host_api();
+  const SY_Attributes* raw = node.attrs.raw();
+  for (size_t i = 0, n = h->attr_count(raw); i < n; ++i) {
+    const char* name = h->attr_name(raw, i);
+    if (name == nullptr) continue;
+    std::string s = name;
+    if (h->attr_kind(raw, name) == SY_ATTR_NONE) continue;  // an omitted optional argument
+    if (s.rfind("post.", 0) == 0) {
+      if (std::find(post_known.begin(), post_known.end(), s.substr(5)) != post_known.end()) continue;
+    } else if (std::find(known.begin(), known.end(), s) != known.end()) {
+      continue;
+    }
+    throw sy::Unsupported("attribute '" + s + "' is not understood by " + node.op);
+  }
+}
+
+const Consumer* consumer_of(const std::string& op, std::string* producer) {
+  size_t plus = op.find('+');
+  *producer = op.substr(0, plus);
+  if (plus == std::string::npos) return nullptr;
+  std::string name = op.substr(plus + 1);
+  for (const Consumer& c : consumers())
+    if (name == c.op) return &c;
+  throw sy::Error("conv plugin: no fused activation '" + name + "'", SY_ERROR_INTERNAL);
+}
+
+}  // namespace syconv

@@ -1,0 +1,120 @@
+// conv plugin, internal: what the convolution and pooling kernels share. oneDNN engine,
+// memory descriptors built from DLPack tensors, attribute reading, the post-op table for
+// fused `<conv>+<activation>` kernels, and a per-shape cache of prepared primitives.
+//
+// Layout policy: activations cross the plugin boundary as plain (possibly strided) NCHW
+// host tensors. Inside, a primitive may prefer a blocked layout; then the plain tensor is
+// reordered in and out per run. Constant weights are reordered into the primitive's
+// preferred layout once and kept.
+#pragma once
+
+#include <switchyard/plugin.hpp>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace syconv {
+
+using Dims = std::vector<int64_t>;
+
+// ---- oneDNN plumbing ----------------------------------------------------------------
+dnnl::engine& engine();
+// One stream per run: streams are not meant to be shared between threads.
+dnnl::stream new_stream();
+// Executes `reorder` from `src` into `dst` on `stream`.
+void reorder_into(dnnl::stream& stream, const dnnl::reorder& r, dnnl::memory& src, dnnl::memory& dst);
+
+// Runs a small primitive on the calling thread alone (restored on destruction): an OpenMP
+// fork/join costs more than a few thousand multiply-adds, and far more on a busy machine
+// where the other threads are not running (ATen's parallel_for has a grain size for this).
+class SerialIfSmall {
+ public:
+  explicit SerialIfSmall(double work);
+  ~SerialIfSmall();
+  SerialIfSmall(const SerialIfSmall&) = delete;
+  SerialIfSmall& operator=(const SerialIfSmall&) = delete;
+
+ private:
+  int saved_ = 0;  // the thread's previous OpenMP thread count; 0 = unchanged
+};
+
+std::string to_string(const Dims& d);
+std::string dnnl_message(const dnnl::error& e);  // "<what> (status N)"
+
+// Plain descriptor of an f32 tensor: its shape and element strides (NULL = compact).
+dnnl::memory::desc plain_desc(const DLTensor& t);
+// The same from explicit dims and element strides (to add a batch or group dimension).
+dnnl::memory::desc strided_desc(const Dims& dims, const Dims& strides);
+Dims strides_of(const DLTensor& t);  // element strides, filled in when compact
+Dims compact_strides(const Dims& dims);
+// Rejects (sy::Unsupported) dtypes other than float32, non-CPU tensors, and zero or
+// negative strides on dimensions larger than 1 (oneDNN cannot describe them).
+void check_tensor(const DLTensor& t, const char* what);
+// Unsupported unless oneDNN accepts these strides (it refuses some overlapping layouts).
+void describable(const Dims& dims, const Dims& strides, const char* what);
+// The tensor's first element, for oneDNN memory handles (inputs are never written).
+void* handle(const DLTensor& t);
+
+// True if `m`'s buffer holds no NaN or infinity (a strided buffer's gaps are read too, so
+// a stray NaN there only costs the careful path).
+bool all_finite(const dnnl::memory& m);
+bool all_finite(const float* p, size_t n);
+
+// ---- attributes --------------------------------------------------------------------
+// An int list attribute expanded to `n` values (one value is repeated, as ATen's int[2]);
+// `fallback` when absent and `fallback` is non-empty, else Unsupported.
+Dims int_list(const sy::Attrs& a, const char* name, size_t n, const Dims& fallback);
+// Rejects attributes outside `known` (ignoring one could compute something else) and
+// `post.` attributes the consumer table does not know.
+void check_attr_names(const sy::Node& node, const std::vector<std::string>& known,
+                      const std::vector<std::string>& post_known);
+
+// ---- fused activations (the consumer half of "<producer>+<consumer>") ----------------
+struct Consumer {
+  const char* op;                      // e.g. "aten::gelu"
+  std::vector<std::string> attrs;      // its attribute names, without the "post." prefix
+  // Appends the activation to `ops`, reading `post.<name>` attributes; Unsupported when a
+  // value has no oneDNN equivalent.
+  void (*append)(const sy::Attrs& attrs, dnnl::post_ops& ops);
+  // oneDNN's relu and clip turn NaN into a number where ATen keeps NaN: such kernels put
+  // NaNs back when an input is not finite (see ConvKernel::run).
+  bool keeps_nan = true;
+};
+const std::vector<Consumer>& consumers();
+// Splits "A+B": the producer "A" and B's table entry (nullptr when `op` has no '+').
+// Throws sy::Error for an unknown consumer.
+const Consumer* consumer_of(const std::string& op, std::string* producer);
+
+// ---- per-shape cache -----------------------------------------------------------------
+// Prepared primitives keyed by everything that shapes them (dims and strides of the
+// tensors). Lookups are guarded; values are immutable once built, so runs share them.
+template <typename Prepared>
+class ShapeCache {
+ public:
+  template <typename Build>
+  std::shared_ptr<const Prepared> get(const Dims& key, Build&& build) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) return it->second;
+    if (entries_.size() >= kMaxEntries) entries_.clear();  // bounded: shapes may keep changing
+    std::shared_ptr<const Prepared> p = build();
+    entries_.emplace(key, p);
+    return p;
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 32;
+  std::mutex mutex_;
+  std::map<Dims, std::shared_ptr<const Prepared>> entries_;
+};
+
+// Appends dims and strides of `md` to a cache key.
+void append_key(Dims& key, const dnnl::memory::desc& md);
+
+}  // namespace syconv

@@ -1,0 +1,403 @@
+// conv plugin: the convolution kernel (see conv_kernel.hpp).
+#include "conv_kernel.hpp"
+
+#include <cmath>
+#include <unordered_map>
+
+namespace syconv {
+
+using dnnl::memory;
+using tag = dnnl::memory::format_tag;
+
+namespace {
+
+struct Producer {
+  const char* op;
+  int spatial;        // 0: from the weight's rank
+  bool defaults;      // stride/padding/dilation/groups have ATen defaults
+  std::vector<std::string> attrs;
+};
+
+const std::vector<Producer>& producers() {
+  static const std::vector<Producer> table = {
+      {"aten::conv1d", 1, true, {"stride", "padding", "dilation", "groups"}},
+      {"aten::conv2d", 2, true, {"stride", "padding", "dilation", "groups"}},
+      {"aten::convolution", 0, false,
+       {"stride", "padding", "dilation", "transposed", "output_padding", "groups"}},
+      // benchmark/deterministic/cudnn_enabled/allow_tf32 do not change a CPU result.
+      {"aten::_convolution", 0, false,
+       {"stride", "padding", "dilation", "transposed", "output_padding", "groups", "benchmark",
+        "deterministic", "cudnn_enabled", "allow_tf32"}},
+  };
+  return table;
+}
+
+const DLTensor* tensor_attr(const sy::Attrs& a, const char* name) {
+  return a.kind(name) == SY_ATTR_TENSOR ? a.tensor(name) : nullptr;
+}
+
+}  // namespace
+
+ConvKernel::Params parse_conv(const sy::Node& node) {
+  ConvKernel::Params p;
+  p.consumer = consumer_of(node.op, &p.producer);
+  const Producer* prod = nullptr;
+  for (const Producer& q : producers())
+    if (p.producer == q.op) prod = &q;
+  if (prod == nullptr) throw sy::Unsupported("conv plugin: unknown convolution op " + p.producer);
+  if (node.num_outputs != 1) throw sy::Unsupported("expected one output");
+
+  std::vector<std::string> known = prod->attrs;
+  known.insert(known.end(), {"weight", "bias"});
+  check_attr_names(node, known, p.consumer ? p.consumer->attrs : std::vector<std::string>{});
+
+  const sy::Attrs& a = node.attrs;
+  p.spatial = prod->spatial;
+  p.unbatched_ok = prod->spatial != 0;
+  p.weight_attr = tensor_attr(a, "weight");
+  p.bias_attr = tensor_attr(a, "bias");
+  p.num_slots = 1 + (p.weight_attr ? 0 : 1) + (p.bias_attr ? 0 : 1);
+  if (a.kind("padding") == SY_ATTR_STRING) {
+    if (!p.unbatched_ok) throw sy::Unsupported(p.producer + " takes no padding string");
+    p.pad_mode = a.s("padding");
+    if (p.pad_mode != "same" && p.pad_mode != "valid")
+      throw sy::Unsupported("padding='" + p.pad_mode + "' (expected 'same', 'valid' or ints)");
+  }
+  auto list = [&](const char* name, std::vector<int64_t>* out) {
+    if (a.has(name)) {
+      if (a.kind(name) != SY_ATTR_INT && a.kind(name) != SY_ATTR_INTS)
+        throw sy::Unsupported(std::string("attribute '") + name + "' is not an int list");
+      *out = a.ints(name);
+    } else if (!prod->defaults) {
+      throw sy::Unsupported(std::string("attribute '") + name + "' is missing");
+    }
+  };
+  list("stride", &p.stride);
+  if (p.pad_mode.empty()) list("padding", &p.padding);
+  list("dilation", &p.dilation);
+  if (!a.has("groups") && !prod->defaults) throw sy::Unsupported("attribute 'groups' is missing");
+  p.groups = a.i("groups", 1);
+  if (p.groups < 1) throw sy::Unsupported("groups must be positive, got " + std::to_string(p.groups));
+  if (a.i("transposed", 0) != 0) throw sy::Unsupported("transposed convolution is not supported");
+  if (a.has("output_padding")) {
+    for (int64_t v : a.ints("output_padding"))
+      if (v != 0) throw sy::Unsupported("output_padding is only meaningful for transposed convolution");
+  }
+  for (int64_t v : p.stride)
+    if (v < 1) throw sy::Unsupported("stride must be positive, got " + to_string(p.stride));
+  for (int64_t v : p.dilation)
+    if (v < 1) throw sy::Unsupported("dilation must be positive, got " + to_string(p.dilation));
+  for (int64_t v : p.padding)
+    if (v < 0) throw sy::Unsupported("padding must not be negative, got " + to_string(p.padding));
+  return p;
+}
+
+ConvKernel::Geometry conv_geometry(const ConvKernel::Params& p, const DLTensor& x,
+                                   const DLTensor& w, const DLTensor* b) {
+  const int sp = p.spatial != 0 ? p.spatial : w.ndim - 2;
+  if (sp < 1 || sp > 3)
+    throw sy::Error("weight has " + std::to_string(w.ndim) + " dimensions (expected 3 to 5)");
+  if (w.ndim != sp + 2)
+    throw sy::Error("weight has " + std::to_string(w.ndim) + " dimensions, expected " + std::to_string(sp + 2));
+  const bool unbatched = p.unbatched_ok && x.ndim == sp + 1;
+  if (x.ndim != sp + 2 && !unbatched)
+    throw sy::Error("input has " + std::to_string(x.ndim) + " dimensions, expected " +
+                    std::to_string(sp + 2) + (p.unbatched_ok ? " (or " + std::to_string(sp + 1) + " unbatched)" : ""));
+  auto expand = [&](const Dims& v, int64_t fallback, const char* what) {
+    if (v.empty()) return Dims(sp, fallback);
+    if (v.size() == 1) return Dims(sp, v[0]);
+    if (static_cast<int>(v.size()) != sp)
+      throw sy::Error(std::string(what) + " " + to_string(v) + " does not fit " + std::to_string(sp) +
+                      " spatial dimensions");
+    return v;
+  };
+  const Dims stride = expand(p.stride, 1, "stride"), dilation = expand(p.dilation, 1, "dilation");
+  Dims pad_l = expand(p.padding, 0, "padding"), pad_r = pad_l;
+
+  const Dims xs = sy::shape_of(x), ws = sy::shape_of(w);
+  Dims xstr = strides_of(x);
+  const int64_t batch = unbatched ? 1 : xs[0], channels = xs[unbatched ? 0 : 1];
+  const int64_t oc = ws[0], icg = ws[1], g = p.groups;
+  if (oc < 1 || icg < 1) throw sy::Error("weight " + to_string(ws) + " is empty");
+  if (oc % g != 0)
+    throw sy::Error("out_channels " + std::to_string(oc) + " is not divisible by groups " + std::to_string(g));
+  if (channels != icg * g)
+    throw sy::Error("input " + to_string(xs) + " has " + std::to_string(channels) + " channels; weight " +
+                    to_string(ws) + " with groups=" + std::to_string(g) + " expects " + std::to_string(icg * g));
+  if (b != nullptr && (b->ndim != 1 || b->shape[0] != oc))
+    throw sy::Error("bias " + to_string(sy::shape_of(*b)) + " does not match out_channels " + std::to_string(oc));
+  if (p.pad_mode == "same") {
+    for (int d = 0; d < sp; ++d) {
+      if (stride[d] != 1) throw sy::Error("padding='same' needs stride 1, got " + to_string(stride));
+      int64_t total = dilation[d] * (ws[2 + d] - 1);
+      pad_l[d] = total / 2;  // the odd one goes to the end, as ATen does
+      pad_r[d] = total - pad_l[d];
+    }
+  }
+
+  ConvKernel::Geometry geo;
+  geo.out_channels = oc;
+  geo.src = unbatched ? Dims{1} : Dims{};
+  geo.src_strides = unbatched ? Dims{channels * xstr[0]} : Dims{};
+  geo.src.insert(geo.src.end(), xs.begin(), xs.end());
+  geo.src_strides.insert(geo.src_strides.end(), xstr.begin(), xstr.end());
+  geo.dst = {batch, oc};
+  for (int d = 0; d < sp; ++d) {
+    const int64_t in = geo.src[2 + d], k = ws[2 + d];
+    const int64_t span = dilation[d] * (k - 1) + 1;
+    if (in < 1) throw sy::Error("input " + to_string(xs) + " is empty in a spatial dimension");
+    if (in + pad_l[d] + pad_r[d] < span)
+      throw sy::Error("input " + to_string(xs) + " (padded) is smaller than the kernel " + to_string(ws) +
+                      " with dilation " + to_string(dilation));
+    geo.dst.push_back((in + pad_l[d] + pad_r[d] - span) / stride[d] + 1);
+    geo.dilation.push_back(dilation[d] - 1);
+  }
+  geo.stride = stride;
+  geo.pad_l = pad_l;
+  geo.pad_r = pad_r;
+  geo.out_shape = geo.dst;
+  if (unbatched) geo.out_shape.erase(geo.out_shape.begin());
+
+  const Dims wstr = strides_of(w);
+  if (g == 1) {
+    geo.wts = ws;
+    geo.wts_strides = wstr;
+  } else {  // [OC, IC/g, k...] seen as [g, OC/g, IC/g, k...]
+    geo.wts = {g, oc / g};
+    geo.wts_strides = {oc / g * wstr[0], wstr[0]};
+    geo.wts.insert(geo.wts.end(), ws.begin() + 1, ws.end());
+    geo.wts_strides.insert(geo.wts_strides.end(), wstr.begin() + 1, wstr.end());
+  }
+  return geo;
+}
+
+// ---- the kernel ------------------------------------------------------------------------
+
+struct ConvKernel::Prepared {
+  dnnl::convolution_forward conv;
+  memory::desc src_user, src, wts_user, wts, bias_user, bias, dst_user, dst, scratch;
+  dnnl::reorder src_in, wts_in, bias_in, dst_out;  // empty when the layouts already agree
+  memory weights;                                   // constant weights in `wts` layout
+  bool has_bias = false;
+  double work = 0;                                  // multiply-adds per run
+};
+
+ConvKernel::Args ConvKernel::args_of(const DLTensor* const* inputs, size_t n) const {
+  Args a{};
+  size_t slot = 0;
+  auto next = [&]() -> const DLTensor* { return slot < n ? inputs[slot++] : (++slot, nullptr); };
+  a[0] = next();
+  a[1] = params_.weight_attr ? params_.weight_attr : next();
+  a[2] = params_.bias_attr ? params_.bias_attr : next();
+  if (a[0] == nullptr) throw sy::Error("input is missing");
+  if (a[1] == nullptr) throw sy::Error("weight is missing");
+  return a;
+}
+
+void ConvKernel::supports(const sy::Node& node) {
+  ConvKernel k(node, false);  // parses attributes and builds the post-ops: Unsupported on any doubt
+  if (node.num_inputs > k.params_.num_slots)
+    throw sy::Unsupported("expected at most " + std::to_string(k.params_.num_slots) +
+                          " inputs (a fused activation with tensor inputs is not supported), got " +
+                          std::to_string(node.num_inputs));
+  Args a = k.args_of(node.inputs, node.num_inputs);
+  check_tensor(*a[0], "input");
+  check_tensor(*a[1], "weight");
+  if (a[2] != nullptr) check_tensor(*a[2], "bias");
+  Geometry g;
+  try {
+    g = conv_geometry(k.params_, *a[0], *a[1], a[2]);
+  } catch (const sy::Unsupported&) {
+    throw;
+  } catch (const sy::Error& e) {
+    throw sy::Unsupported(e.what());
+  }
+  describable(g.src, g.src_strides, "input");
+  describable(g.wts, g.wts_strides, "weight");
+}
+
+ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_conv(node)) {
+  if (params_.consumer != nullptr) params_.consumer->append(node.attrs, post_ops_);
+  nan_guard_ = params_.consumer != nullptr && !params_.consumer->keeps_nan;
+  if (!prepare_now) return;
+  Args a = args_of(node.inputs, node.num_inputs);
+  const_weights_ = a[1]->data != nullptr;
+  const_bias_ = a[2] != nullptr && a[2]->data != nullptr;
+  Geometry g = conv_geometry(params_, *a[0], *a[1], a[2]);
+  try {
+    if (const_weights_) consts_finite_ = all_finite(memory(plain_desc(*a[1]), engine(), handle(*a[1])));
+    if (const_bias_) {  // compact copy once; the primitive wants a dense bias
+      memory user(plain_desc(*a[2]), engine(), handle(*a[2]));
+      bias_ = memory(memory::desc({g.out_channels}, memory::data_type::f32, tag::a), engine());
+      dnnl::stream s = new_stream();
+      reorder_into(s, dnnl::reorder(user, bias_), user, bias_);
+      s.wait();
+      consts_finite_ = consts_finite_ && all_finite(bias_);
+    }
+  } catch (const dnnl::error& e) {
+    throw sy::Error("conv plugin: could not copy the bias: " + dnnl_message(e), SY_ERROR_INTERNAL);
+  }
+  // The create-time shapes are those of the first run: prepare (and reorder weights) now.
+  if (sy::numel(*a[0]) > 0) prepare(a, nullptr);
+}
+
+void ConvKernel::infer(sy::Infer& infer) {
+  Args a = args_of(infer.args->inputs, infer.num_inputs());
+  infer.set_output(0, sy::kFloat32, conv_geometry(params_, *a[0], *a[1], a[2]).out_shape);
+}
+
+std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare(const Args& a, const DLTensor* out, bool fused) {
+  check_tensor(*a[0], "input");  // layouts may differ from those supports() saw
+  check_tensor(*a[1], "weight");
+  if (a[2] != nullptr) check_tensor(*a[2], "bias");
+  Geometry g = conv_geometry(params_, *a[0], *a[1], a[2]);
+  Dims dst_strides;
+  if (out != nullptr) {
+    if (sy::shape_of(*out) != g.out_shape)
+      throw sy::Error("output " + to_string(sy::shape_of(*out)) + " is not the inferred " +
+                      to_string(g.out_shape), SY_ERROR_INTERNAL);
+    dst_strides = strides_of(*out);
+    if (g.out_shape.size() != g.dst.size()) dst_strides.insert(dst_strides.begin(), 0);  // unbatched
+  } else {
+    dst_strides = compact_strides(g.dst);
+  }
+  memory::desc src_user = strided_desc(g.src, g.src_strides);
+  memory::desc dst_user = strided_desc(g.dst, dst_strides);
+  memory::desc wts_user = strided_desc(g.wts, g.wts_strides);
+  memory::desc bias_user = a[2] != nullptr ? plain_desc(*a[2]) : memory::desc();
+  Dims key;
+  append_key(key, src_user);
+  append_key(key, dst_user);
+  append_key(key, wts_user);
+  key.push_back(a[2] != nullptr);
+  if (a[2] != nullptr) append_key(key, bias_user);
+  return (fused ? cache_ : unfused_cache_).get(key, [&] {
+    return build(a, g, src_user, wts_user, bias_user, dst_user, fused ? post_ops_ : dnnl::post_ops());
+  });
+}
+
+std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geometry& g,
+                                                        const memory::desc& src_user,
+                                                        const memory::desc& wts_user,
+                                                        const memory::desc& bias_user,
+                                                        const memory::desc& dst_user,
+                                                        const dnnl::post_ops& ops) {
+  using fwd = dnnl::convolution_forward;
+  const auto f32 = memory::data_type::f32;
+  auto p = std::make_shared<Prepared>();
+  p->has_bias = a[2] != nullptr;
+  p->work = static_cast<double>(sy::numel(*a[1])) * static_cast<double>(g.src[0]);
+  for (size_t d = 2; d < g.dst.size(); ++d) p->work *= static_cast<double>(g.dst[d]);
+  SerialIfSmall serial(p->work);  // oneDNN fixes an implementation's thread count when it is made
+  try {
+    // `any`: oneDNN picks the layouts its fastest implementation wants. Except for a few
+    // input channels (an image stem, a patch embedding): then plain input skips a reorder
+    // and oneDNN has direct kernels for it (measured with tools/bench/bench_conv).
+    const bool plain_src = g.src[1] <= 4 && g.wts.size() == g.src.size();
+    memory::desc src_any = plain_src ? strided_desc(g.src, compact_strides(g.src)) : memory::desc(g.src, f32, tag::any);
+    memory::desc wts_any(g.wts, f32, tag::any), dst_any(g.dst, f32, tag::any);
+    auto desc = [&] {
+      const auto prop = dnnl::prop_kind::forward_inference;
+      const auto alg = dnnl::algorithm::convolution_direct;
+      if (p->has_bias)
+        return fwd::desc(prop, alg, src_any, wts_any, memory::desc({g.out_channels}, f32, tag::a), dst_any,
+                         g.stride, g.dilation, g.pad_l, g.pad_r);
+      return fwd::desc(prop, alg, src_any, wts_any, dst_any, g.stride, g.dilation, g.pad_l, g.pad_r);
+    }();
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-run scratch: runs may overlap
+    fwd::primitive_desc pd(desc, attr, engine());
+    p->conv = fwd(pd);
+    p->src_user = src_user;
+    p->wts_user = wts_user;
+    p->bias_user = bias_user;
+    p->dst_user = dst_user;
+    p->src = pd.src_desc();
+    p->wts = pd.weights_desc();
+    p->dst = pd.dst_desc();
+    p->bias = p->has_bias ? pd.bias_desc() : memory::desc();
+    p->scratch = pd.scratchpad_desc();
+    auto reorder = [](const memory::desc& from, const memory::desc& to) {
+      return from == to ? dnnl::reorder() : dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
+    };
+    p->src_in = reorder(src_user, p->src);
+    p->dst_out = reorder(p->dst, dst_user);
+    if (p->has_bias && !const_bias_) p->bias_in = reorder(bias_user, p->bias);
+    if (!const_weights_) {
+      p->wts_in = reorder(wts_user, p->wts);
+    } else {
+      for (const auto& [md, mem] : weights_)
+        if (md == p->wts) p->weights = mem;
+      if (!p->weights) {  // the one-time reorder of constant weights
+        memory user(wts_user, engine(), handle(*a[1]));
+        memory mine(p->wts, engine());
+        dnnl::stream s = new_stream();
+        reorder_into(s, dnnl::reorder(user, mine), user, mine);
+        s.wait();
+        weights_.emplace_back(p->wts, mine);
+        p->weights = mine;
+      }
+    }
+  } catch (const dnnl::error& e) {
+    throw sy::Error("conv plugin: oneDNN could not prepare " + params_.producer + " for input " +
+                    to_string(g.src) + ", weight " + to_string(g.wts) + ": " + dnnl_message(e),
+                    SY_ERROR_INTERNAL);
+  }
+  return p;
+}
+
+void ConvKernel::run(sy::Run& run) {
+  Args a = args_of(run.args->inputs, run.num_inputs());
+  DLTensor& out = run.output(0);
+  if (sy::numel(out) == 0) return;  // empty batch: nothing to compute
+  std::shared_ptr<const Prepared> p = prepare(a, &out);
+  SerialIfSmall serial(p->work);
+  if (execute(*p, a, handle(out), nan_guard_)) return;
+  // A NaN or infinity came in, and oneDNN's relu/clip turn NaN into a number where ATen
+  // keeps it: put back the NaNs of the convolution without the activation.
+  std::shared_ptr<const Prepared> q = prepare(a, &out, /*fused=*/false);
+  std::vector<float> plain(q->dst_user.get_size() / sizeof(float));
+  execute(*q, a, plain.data(), false);
+  float* y = static_cast<float*>(handle(out));
+  for (size_t i = 0; i < plain.size(); ++i)
+    if (std::isnan(plain[i])) y[i] = plain[i];
+}
+
+bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check_finite) const {
+  bool finite = true;
+  try {
+    dnnl::engine& eng = engine();
+    dnnl::stream s = new_stream();
+    auto input = [&](const memory::desc& user_md, const DLTensor& t, const dnnl::reorder& r,
+                     const memory::desc& md) {
+      memory user(user_md, eng, handle(t));
+      if (!r) return user;
+      memory mine(md, eng);
+      reorder_into(s, r, user, mine);
+      return mine;
+    };
+    memory src = input(p.src_user, *a[0], p.src_in, p.src);
+    memory wts = p.weights ? p.weights : input(p.wts_user, *a[1], p.wts_in, p.wts);
+    memory dst_user(p.dst_user, eng, out);
+    memory dst = p.dst_out ? memory(p.dst, eng) : dst_user;
+    memory scratch(p.scratch, eng);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts},
+                                            {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}};
+    if (p.has_bias) args[DNNL_ARG_BIAS] = const_bias_ ? bias_ : input(p.bias_user, *a[2], p.bias_in, p.bias);
+    if (check_finite) {
+      s.wait();  // the reorders above have filled src (and weights, bias)
+      finite = consts_finite_ && all_finite(src) && (p.weights || all_finite(wts)) &&
+               (!p.has_bias || const_bias_ || all_finite(args[DNNL_ARG_BIAS]));
+    }
+    p.conv.execute(s, args);
+    if (p.dst_out) reorder_into(s, p.dst_out, dst, dst_user);
+    s.wait();
+  } catch (const dnnl::error& e) {
+    throw sy::Error("conv plugin: oneDNN failed to run " + params_.producer + ": " + dnnl_message(e),
+                    SY_ERROR_INTERNAL);
+  }
+  return finite;
+}
+
+}  // namespace syconv

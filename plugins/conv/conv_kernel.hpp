@@ -1,0 +1,84 @@
+// conv plugin: float32 convolution on oneDNN, alone or with a fused activation.
+//
+// Serves aten::conv1d, aten::conv2d (int or "same"/"valid" padding; unbatched input too),
+// aten::convolution and aten::_convolution (1-3 spatial dimensions, not transposed), and
+// "<each of those>+<activation>" from the consumer table (post_ops.cpp). Strided,
+// padded (asymmetric for "same"), dilated, grouped and depthwise; bias optional.
+//
+// Tensor arguments: input, weight, bias (node inputs in that order; weight and bias may
+// instead be SY_ATTR_TENSOR attributes of those names). Constant weights (data at create)
+// are reordered once into the layout the primitive prefers; weights that arrive per run
+// are reordered per run. Outputs are host-allocated (infer() gives their shape).
+#pragma once
+
+#include "conv_common.hpp"
+
+#include <array>
+
+namespace syconv {
+
+class ConvKernel {
+ public:
+  explicit ConvKernel(const sy::Node& node) : ConvKernel(node, true) {}
+  static void supports(const sy::Node& node);
+  void infer(sy::Infer& infer);
+  void run(sy::Run& run);
+
+  struct Params {
+    std::string producer;          // "aten::conv2d"
+    int spatial = 0;               // 1 or 2 (conv1d/conv2d); 0: from the weight's rank
+    bool unbatched_ok = false;     // conv1d/conv2d accept an input without batch dim
+    std::string pad_mode;          // "", "same" or "valid"
+    Dims stride, padding, dilation;  // empty: the attribute is absent (defaults apply)
+    int64_t groups = 1;
+    const Consumer* consumer = nullptr;
+    const DLTensor* weight_attr = nullptr;  // weight / bias given as tensor attributes
+    const DLTensor* bias_attr = nullptr;
+    size_t num_slots = 0;          // input slots the tensors take (2 or 3, fewer with attrs)
+  };
+
+  struct Geometry {
+    Dims src, src_strides;         // oneDNN src dims (always batched) and element strides
+    Dims wts, wts_strides;         // weights, with a leading group dim when groups > 1
+    Dims dst;                      // oneDNN dst dims
+    Dims out_shape;                // what the node returns (no batch dim when unbatched)
+    Dims stride, dilation, pad_l, pad_r;  // oneDNN: dilation 0 = none
+    int64_t out_channels = 0;
+  };
+
+ private:
+  struct Prepared;
+  // input, weight, bias (bias may be NULL) of one call.
+  using Args = std::array<const DLTensor*, 3>;
+  Args args_of(const DLTensor* const* inputs, size_t n) const;
+  // prepare_now = false: parse only (for supports()).
+  ConvKernel(const sy::Node& node, bool prepare_now);
+  // The primitive for these tensors (`out` NULL: a compact output), built once per layout;
+  // `fused` false: without the activation.
+  std::shared_ptr<const Prepared> prepare(const Args& a, const DLTensor* out, bool fused = true);
+  std::shared_ptr<Prepared> build(const Args& a, const Geometry& g, const dnnl::memory::desc& src_user,
+                                  const dnnl::memory::desc& wts_user, const dnnl::memory::desc& bias_user,
+                                  const dnnl::memory::desc& dst_user, const dnnl::post_ops& ops);
+  // Runs `p` into `out` (laid out as p's dst_user); with check_finite, returns whether the
+  // input, weights and bias were all finite (else true).
+  bool execute(const Prepared& p, const Args& a, void* out, bool check_finite) const;
+
+  Params params_;
+  dnnl::post_ops post_ops_;
+  bool nan_guard_ = false;         // the activation may turn a NaN into a number
+  bool const_weights_ = false, const_bias_ = false;
+  bool consts_finite_ = true;      // constant weights and bias hold no NaN or infinity
+  // Constant weights per layout a primitive asked for (usually one); guarded by the
+  // cache's lock, since only build() touches it.
+  std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> weights_;
+  dnnl::memory bias_;              // constant bias, compact
+  ShapeCache<Prepared> cache_, unfused_cache_;
+};
+
+// Parses and checks everything but the tensors' shapes; throws sy::Unsupported.
+ConvKernel::Params parse_conv(const sy::Node& node);
+// Shapes of one call; throws sy::Error naming what does not fit.
+ConvKernel::Geometry conv_geometry(const ConvKernel::Params& p, const DLTensor& x,
+                                   const DLTensor& w, const DLTensor* b);
+
+}  // namespace syconv

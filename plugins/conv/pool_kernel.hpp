@@ -1,0 +1,49 @@
+// conv plugin: float32 2-D pooling on oneDNN (input [N, C, H, W] or unbatched [C, H, W]).
+//
+//   aten::max_pool2d(self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False)
+//   aten::avg_pool2d(self, kernel_size, stride=[], padding=0, ceil_mode=False,
+//                    count_include_pad=True, divisor_override=None)
+//   aten::adaptive_avg_pool2d(self, output_size)
+//
+// Declined (sy::Unsupported, so the host falls back): avg_pool2d with ceil_mode and
+// count_include_pad where a last window runs past the padded input (ATen then divides by
+// a smaller count than oneDNN would), and adaptive_avg_pool2d whose output size does not
+// divide the input size (ATen's windows then vary in size and overlap).
+#pragma once
+
+#include "conv_common.hpp"
+
+namespace syconv {
+
+class PoolKernel {
+ public:
+  explicit PoolKernel(const sy::Node& node);
+  static void supports(const sy::Node& node);
+  void infer(sy::Infer& infer);
+  void run(sy::Run& run);
+
+  enum class Kind { Max, Avg, AdaptiveAvg };
+  struct Params {
+    Kind kind = Kind::Max;
+    Dims kernel, stride, padding, dilation{1, 1}, output_size;
+    bool ceil_mode = false, count_include_pad = true;
+    int64_t divisor = 0;  // divisor_override; 0 = none
+  };
+  struct Geometry {
+    Dims src, src_strides, dst;   // oneDNN dims (always batched)
+    Dims out_shape;               // what the node returns
+    Dims kernel, stride, dilation, pad_l, pad_r;  // oneDNN: dilation 0 = none
+  };
+
+ private:
+  struct Prepared;
+  std::shared_ptr<const Prepared> prepare(const DLTensor& x, const DLTensor* out);
+
+  Params params_;
+  ShapeCache<Prepared> cache_;
+};
+
+PoolKernel::Params parse_pool(const sy::Node& node);
+PoolKernel::Geometry pool_geometry(const PoolKernel::Params& p, const DLTensor& x);
+
+}  // namespace syconv

@@ -1,0 +1,99 @@
+// linalg plugin, internal: the kernel class shared by every op that lowers to one
+// MatmulPlan (linear, addmm, mm, bmm, matmul, baddbmm and the fused linear kernels).
+//
+// An op is a small struct:
+//   static const std::vector<std::string> kNames;   // schema tensor arguments, in order
+//   static const std::vector<bool> kOptional;       // which of them may be absent
+//   static const std::vector<size_t> kOperands;     // matrix operands worth preparing
+//   static std::vector<std::string> attributes(const sy::Node&);  // accepted attributes
+//   explicit Op(const sy::Node&);                   // reads attributes
+//   MatmulPlan plan(const Args& args) const;        // throws sy::Error on bad shapes
+// supports(), infer() and run() all go through plan(), so a shape that run() would refuse
+// is declined up front with the same message.
+#pragma once
+
+#include "linalg.hpp"
+
+#include <optional>
+
+namespace sy_linalg {
+
+using Args = std::vector<std::optional<View>>;
+
+// Argument i, which the schema requires.
+inline const View& need(const Args& args, size_t i, const std::vector<std::string>& names) {
+  if (i >= args.size() || !args[i]) throw sy::Error("tensor argument '" + names[i] + "' is missing");
+  return *args[i];
+}
+
+// A node bound to op `Op`: where its tensors come from, their dtype, the op's attributes.
+template <typename Op>
+struct Bound {
+  explicit Bound(const sy::Node& node) : args(node, Op::kNames, Op::kOptional), op(node) {
+    std::vector<std::string> known = Op::attributes(node);
+    known.insert(known.end(), Op::kNames.begin(), Op::kNames.end());
+    check_attributes(node, known);
+    dtype = check_tensors(tensors(node.inputs, node.num_inputs), Op::kNames);
+  }
+  std::vector<const DLTensor*> tensors(const DLTensor* const* inputs, size_t n) const {
+    std::vector<const DLTensor*> t(args.count());
+    for (size_t i = 0; i < t.size(); ++i) t[i] = args.get(i, inputs, n);
+    return t;
+  }
+  TensorArgs args;
+  Op op;
+  Dtype dtype = Dtype::F32;
+};
+
+template <typename Op>
+class GemmKernel {
+ public:
+  static void supports(const sy::Node& node) {
+    Bound<Op> b(node);
+    as_unsupported([&] { b.op.plan(views(b, node.inputs, node.num_inputs, nullptr)); });
+  }
+
+  explicit GemmKernel(const sy::Node& node) : b_(node) {
+    // Constant operands (data already there at create) get BLAS's layout once, here.
+    prepared_.resize(b_.args.count());
+    for (size_t i : Op::kOperands)
+      if (i < prepared_.size()) prepared_[i].prepare(b_.args.get(i, node.inputs, node.num_inputs), b_.dtype);
+  }
+
+  void infer(sy::Infer& in) {
+    MatmulPlan p = b_.op.plan(views(b_, in.args->inputs, in.args->num_inputs, &prepared_));
+    in.set_output(0, dtypes()[b_.dtype == Dtype::F32 ? 0 : 1], p.out);
+  }
+
+  void run(sy::Run& r) {
+    MatmulPlan p = b_.op.plan(views(b_, r.args->inputs, r.args->num_inputs, &prepared_));
+    DLTensor& out = r.output(0);
+    if (sy::shape_of(out) != p.out || !sy::is_contiguous(out))
+      throw sy::Error("output is " + str(sy::shape_of(out)) + (sy::is_contiguous(out) ? "" : " strided") +
+                          ", expected contiguous " + str(p.out), SY_ERROR_INTERNAL);
+    if (sy::numel(out) == 0) return;
+    run_gemm(b_.dtype, p.gemm, static_cast<char*>(out.data) + out.byte_offset);
+  }
+
+ private:
+  static Args views(const Bound<Op>& b, const DLTensor* const* inputs, size_t n,
+                    const std::vector<Prepared>* prepared) {
+    std::vector<const DLTensor*> t = b.tensors(inputs, n);
+    Args a(t.size());
+    const DLDataType want = dtypes()[b.dtype == Dtype::F32 ? 0 : 1];
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t[i] == nullptr) continue;
+      if (!sy::same_dtype(t[i]->dtype, want))
+        throw sy::Error("'" + Op::kNames[i] + "' is " + dtype_name(t[i]->dtype) + ", the node was bound as " +
+                        dtype_name(want));
+      a[i] = view_of(*t[i]);
+      if (prepared) a[i] = (*prepared)[i].use(*a[i]);
+    }
+    return a;
+  }
+
+  Bound<Op> b_;
+  std::vector<Prepared> prepared_;  // read-only after create: runs may be concurrent
+};
+
+}  // namespace sy_linalg

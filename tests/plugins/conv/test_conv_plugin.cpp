@@ -1,0 +1,238 @@
+// The conv plugin's convolutions against the aten reference plugin, node by node:
+// conv1d / conv2d / convolution / _convolution, strided, padded (ints, "same", "valid"),
+// dilated, grouped, depthwise, with and without bias, odd sizes, batch > 1, unbatched
+// input, weights as constants and as graph inputs, non-contiguous inputs, shapes that
+// change between runs, concurrent runs, and every fused activation.
+// Pooling and the rejections are in test_pool_plugin.cpp.
+#include "conv_test_util.hpp"
+
+#include <limits>
+#include <thread>
+
+using namespace convtest;
+
+namespace {
+
+// conv2d of input [n, c, h, w] with weight [oc, c / groups, kh, kw] (constant) and bias.
+void conv2d_case(const std::string& what, Shape x, Shape w, ir::Attributes attrs, bool bias = true,
+                 const std::string& op = "aten::conv2d") {
+  std::vector<std::optional<Arg>> args = {in(random(x, 1)), weight(random(w, 2, -0.5f, 0.5f))};
+  if (bias) args.push_back(weight(random({w[0]}, 3)));
+  compare(what, op, args, std::move(attrs));
+}
+
+}  // namespace
+
+TEST(ConvPlugin, Conv2dBasicShapes) {
+  conv2d_case("3x3 pad 1", {2, 8, 10, 10}, {16, 8, 3, 3}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 1));
+  conv2d_case("1x1", {3, 32, 7, 7}, {24, 32, 1, 1}, conv_attrs({1, 1}, {0, 0}, {1, 1}, 1));
+  conv2d_case("odd sizes", {1, 5, 13, 17}, {7, 5, 3, 5}, conv_attrs({1, 1}, {0, 2}, {1, 1}, 1));
+  conv2d_case("defaults only", {2, 3, 9, 11}, {4, 3, 2, 2}, {});
+  conv2d_case("single-int lists", {2, 3, 9, 11}, {4, 3, 3, 3},
+              {{"stride", integer(2)}, {"padding", integer(1)}, {"dilation", integer(1)}, {"groups", integer(1)}});
+  conv2d_case("no bias (left off)", {2, 4, 8, 8}, {6, 4, 3, 3}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 1), false);
+  compare("no bias (absent input)", "aten::conv2d",
+          {in(random({2, 4, 8, 8}, 1)), weight(random({6, 4, 3, 3}, 2)), std::nullopt},
+          conv_attrs({1, 1}, {1, 1}, {1, 1}, 1));
+}
+
+TEST(ConvPlugin, Conv2dStridedPaddedDilated) {
+  conv2d_case("stride 2 pad 1", {2, 6, 15, 15}, {8, 6, 3, 3}, conv_attrs({2, 2}, {1, 1}, {1, 1}, 1));
+  conv2d_case("stride (3, 2) pad (2, 0)", {1, 4, 17, 12}, {5, 4, 5, 3}, conv_attrs({3, 2}, {2, 0}, {1, 1}, 1));
+  conv2d_case("dilation 2", {2, 4, 16, 16}, {8, 4, 3, 3}, conv_attrs({1, 1}, {2, 2}, {2, 2}, 1));
+  conv2d_case("dilation (3, 1) stride 2", {1, 3, 20, 19}, {6, 3, 3, 3}, conv_attrs({2, 2}, {1, 1}, {3, 1}, 1));
+  conv2d_case("kernel larger than stride, no padding", {1, 2, 7, 7}, {3, 2, 7, 7}, conv_attrs({1, 1}, {0, 0}, {1, 1}, 1));
+}
+
+TEST(ConvPlugin, Conv2dGroupedAndDepthwise) {
+  conv2d_case("groups 4", {2, 8, 9, 9}, {12, 2, 3, 3}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 4));
+  conv2d_case("groups 2 strided", {3, 6, 11, 10}, {4, 3, 3, 3}, conv_attrs({2, 2}, {1, 1}, {1, 1}, 2));
+  conv2d_case("depthwise 3x3", {2, 16, 14, 14}, {16, 1, 3, 3}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 16));
+  conv2d_case("depthwise 5x5 stride 2", {1, 24, 15, 15}, {24, 1, 5, 5}, conv_attrs({2, 2}, {2, 2}, {1, 1}, 24));
+  conv2d_case("depthwise multiplier 2", {2, 8, 10, 10}, {16, 1, 3, 3}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 8));
+  conv2d_case("depthwise dilated", {1, 12, 13, 13}, {12, 1, 3, 3}, conv_attrs({1, 1}, {2, 2}, {2, 2}, 12));
+}
+
+TEST(ConvPlugin, Conv2dZooShapes) {
+  // resnet stem, mobilenet's first layer, a vit patch embedding (16x16, stride 16).
+  conv2d_case("7x7 stride 2 stem", {1, 3, 64, 64}, {16, 3, 7, 7}, convolution_attrs({2, 2}, {3, 3}, {1, 1}, 1, true), true,
+              "aten::_convolution");
+  conv2d_case("patch embedding", {2, 3, 64, 64}, {32, 3, 16, 16}, conv_attrs({16, 16}, {0, 0}, {1, 1}, 1));
+  compare("_convolution as traced", "aten::_convolution",
+          {in(random({2, 16, 12, 12}, 4)), weight(random({32, 16, 3, 3}, 5)), weight(random({32}, 6))},
+          convolution_attrs({2, 2}, {1, 1}, {1, 1}, 1, true));
+  compare("convolution", "aten::convolution",
+          {in(random({2, 16, 12, 12}, 4)), weight(random({16, 1, 3, 3}, 5)), std::nullopt},
+          convolution_attrs({1, 1}, {1, 1}, {1, 1}, 16, false));
+}
+
+TEST(ConvPlugin, PaddingStrings) {
+  conv2d_case("same, odd kernel", {2, 4, 9, 10}, {6, 4, 3, 3}, {{"padding", text("same")}});
+  conv2d_case("same, even kernel (extra padding at the end)", {1, 3, 8, 9}, {5, 3, 4, 2}, {{"padding", text("same")}});
+  conv2d_case("same, dilated", {1, 3, 12, 11}, {4, 3, 3, 2},
+              {{"padding", text("same")}, {"dilation", ints({2, 3})}});
+  conv2d_case("same, grouped", {2, 6, 7, 7}, {6, 2, 5, 5}, {{"padding", text("same")}, {"groups", integer(3)}});
+  conv2d_case("valid", {2, 4, 9, 10}, {6, 4, 3, 4}, {{"padding", text("valid")}, {"stride", ints({2, 1})}});
+}
+
+TEST(ConvPlugin, Conv1d) {
+  auto c1 = [](const std::string& what, Shape x, Shape w, ir::Attributes attrs) {
+    compare(what, "aten::conv1d", {in(random(x, 7)), weight(random(w, 8)), weight(random({w[0]}, 9))},
+            std::move(attrs));
+  };
+  c1("plain", {2, 4, 20}, {6, 4, 3}, {});
+  c1("strided padded dilated", {3, 5, 31}, {7, 5, 4}, conv_attrs({2}, {3}, {2}, 1));
+  c1("grouped", {2, 6, 17}, {9, 2, 3}, conv_attrs({1}, {1}, {1}, 3));
+  c1("depthwise", {1, 8, 16}, {8, 1, 5}, conv_attrs({1}, {2}, {1}, 8));
+  c1("same, even kernel", {2, 4, 15}, {4, 4, 4}, {{"padding", text("same")}});
+  c1("valid", {2, 4, 15}, {4, 4, 4}, {{"padding", text("valid")}, {"stride", ints({3})}});
+  c1("unbatched", {4, 19}, {5, 4, 3}, conv_attrs({1}, {1}, {1}, 1));
+  compare("_convolution 1-d", "aten::_convolution",
+          {in(random({2, 4, 21}, 1)), weight(random({3, 4, 5}, 2)), weight(random({3}, 3))},
+          convolution_attrs({2}, {2}, {1}, 1, true));
+}
+
+TEST(ConvPlugin, UnbatchedConv2dAndConv3dThroughConvolution) {
+  conv2d_case("unbatched conv2d", {4, 9, 8}, {6, 4, 3, 3}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 1));
+  compare("_convolution 3-d", "aten::_convolution",
+          {in(random({2, 4, 6, 7, 5}, 1)), weight(random({6, 2, 3, 3, 2}, 2)), weight(random({6}, 3))},
+          convolution_attrs({1, 2, 1}, {1, 1, 0}, {1, 1, 2}, 2, true));
+}
+
+TEST(ConvPlugin, WeightsAsGraphInputs) {
+  // Weights and bias fed at run time: reordered per run, still correct.
+  compare("weights and bias as inputs", "aten::conv2d",
+          {in(random({2, 8, 10, 9}, 1)), in(random({12, 4, 3, 3}, 2)), in(random({12}, 3))},
+          conv_attrs({2, 1}, {1, 0}, {1, 1}, 2));
+  compare("weights as input, constant bias", "aten::conv2d",
+          {in(random({1, 6, 8, 8}, 1)), in(random({6, 1, 3, 3}, 2)), weight(random({6}, 3))},
+          conv_attrs({1, 1}, {1, 1}, {1, 1}, 6));
+  compare("transposed weight view as input", "aten::conv2d",
+          {in(random({2, 3, 9, 9}, 1)), in(transposed_view({4, 3, 3, 2}, 2)), in(random({4}, 3))}, {});
+}
+
+TEST(ConvPlugin, NonContiguousInputs) {
+  compare("H and W swapped in memory", "aten::conv2d",
+          {in(transposed_view({2, 4, 9, 7}, 1)), weight(random({5, 4, 3, 3}, 2)), weight(random({5}, 3))},
+          conv_attrs({1, 1}, {1, 1}, {1, 1}, 1));
+  compare("every other channel", "aten::conv2d",
+          {in(channel_strided({2, 6, 8, 8}, 1)), weight(random({6, 1, 3, 3}, 2)), weight(random({6}, 3))},
+          conv_attrs({2, 2}, {1, 1}, {1, 1}, 6));
+  compare("strided bias", "aten::conv1d",
+          {in(random({2, 3, 10}, 1)), weight(random({4, 3, 3}, 2)), in(strided_vector(4, 3))}, {});
+}
+
+TEST(ConvPlugin, EmptyBatch) {
+  Tensor y = run_on("conv", {{"aten::conv2d", conv_attrs({1, 1}, {1, 1}, {1, 1}, 1)}},
+                    {in(random({0, 3, 5, 5}, 1)), weight(random({4, 3, 3, 3}, 2)), weight(random({4}, 3))});
+  EXPECT_EQ(y.shape(), (Shape{0, 4, 5, 5}));
+}
+
+TEST(ConvPlugin, ShapesChangeBetweenRuns) {
+  // One model, several input shapes: a primitive per shape, the weights reordered once.
+  Built b = chain({{"aten::conv2d", conv_attrs({2, 2}, {1, 1}, {1, 1}, 1)}},
+                  {in(random({1, 4, 9, 9}, 1)), weight(random({8, 4, 3, 3}, 2)), weight(random({8}, 3))});
+  Built r = chain({{"aten::conv2d", conv_attrs({2, 2}, {1, 1}, {1, 1}, 1)}},
+                  {in(random({1, 4, 9, 9}, 1)), weight(random({8, 4, 3, 3}, 2)), weight(random({8}, 3))});
+  auto model = runtime("conv").load_graph(std::move(b.graph));
+  auto ref = runtime("aten").load_graph(std::move(r.graph));
+  uint32_t seed = 10;
+  for (Shape x : {Shape{1, 4, 9, 9}, Shape{3, 4, 9, 9}, Shape{2, 4, 16, 5}, Shape{1, 4, 9, 9}}) {
+    Tensor input = random(x, seed++);
+    expect_close(model->run({input})[0], ref->run({input})[0], "input " + switchyard::shape_string(x));
+  }
+}
+
+TEST(ConvPlugin, ConcurrentRunsAgree) {
+  Built b = chain({{"aten::conv2d", conv_attrs({1, 1}, {1, 1}, {1, 1}, 1)}},
+                  {in(random({2, 8, 12, 12}, 1)), weight(random({16, 8, 3, 3}, 2)), weight(random({16}, 3))});
+  auto model = runtime("conv").load_graph(std::move(b.graph));
+  std::vector<Tensor> inputs;
+  std::vector<std::vector<float>> expected;
+  for (uint32_t i = 0; i < 4; ++i) {
+    inputs.push_back(random({2, 8, 12, 12}, 100 + i));
+    expected.push_back(sytest::values(model->run({inputs.back()})[0]));
+  }
+  std::vector<std::vector<float>> got(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      switchyard::RunContext ctx;
+      for (int rep = 0; rep < 5; ++rep) got[t] = sytest::values(model->run({inputs[t]}, ctx)[0]);
+    });
+  for (auto& th : threads) th.join();
+  for (size_t t = 0; t < 4; ++t) EXPECT_EQ(got[t], expected[t]) << "thread " << t;
+}
+
+// ---- fused activations: "<conv>+<activation>" against conv then the activation on aten ----
+
+namespace {
+
+void fused_case(const std::string& producer, const std::string& consumer, ir::Attributes consumer_attrs,
+                Shape x = {2, 6, 11, 9}, Shape w = {8, 6, 3, 3}, ir::Attributes attrs = conv_attrs({1, 1}, {1, 1}, {1, 1}, 1)) {
+  SCOPED_TRACE(producer + "+" + consumer);
+  std::vector<std::optional<Arg>> args = {in(random(x, 1, -2.f, 2.f)), weight(random(w, 2, -0.5f, 0.5f)),
+                                          weight(random({w[0]}, 3, -2.f, 2.f))};
+  ir::Attributes fused = attrs;
+  for (const auto& [name, value] : consumer_attrs) fused.push_back({"post." + name, value});
+  Tensor ref = run_on("aten", {{producer, attrs}, {consumer, consumer_attrs}}, args);
+  Tensor got = run_on("conv", {{producer + "+" + consumer, fused}}, args);
+  expect_close(got, ref, producer + "+" + consumer);
+}
+
+}  // namespace
+
+TEST(ConvPlugin, FusedActivations) {
+  fused_case("aten::conv2d", "aten::relu", {});
+  fused_case("aten::conv2d", "aten::hardswish", {});
+  fused_case("aten::conv2d", "aten::hardsigmoid", {});
+  fused_case("aten::conv2d", "aten::silu", {});
+  fused_case("aten::conv2d", "aten::gelu", {});
+  fused_case("aten::conv2d", "aten::gelu", {{"approximate", text("tanh")}});
+  fused_case("aten::conv2d", "aten::gelu", {{"approximate", text("none")}});
+  fused_case("aten::conv2d", "aten::sigmoid", {});
+  fused_case("aten::conv2d", "aten::tanh", {});
+  fused_case("aten::conv2d", "aten::relu6", {});
+  fused_case("aten::conv2d", "aten::hardtanh", {});
+  fused_case("aten::conv2d", "aten::hardtanh", {{"min_val", number(-0.5)}, {"max_val", integer(2)}});
+  fused_case("aten::conv2d", "aten::leaky_relu", {});
+  fused_case("aten::conv2d", "aten::leaky_relu", {{"negative_slope", number(0.2)}});
+}
+
+TEST(ConvPlugin, FusedActivationOnEveryProducer) {
+  fused_case("aten::_convolution", "aten::relu", {}, {1, 16, 10, 10}, {16, 1, 3, 3},
+             convolution_attrs({2, 2}, {1, 1}, {1, 1}, 16, true));
+  fused_case("aten::_convolution", "aten::hardswish", {}, {2, 8, 9, 9}, {16, 8, 1, 1},
+             convolution_attrs({1, 1}, {0, 0}, {1, 1}, 1, true));
+  fused_case("aten::_convolution", "aten::hardsigmoid", {}, {2, 8, 1, 1}, {4, 8, 1, 1},
+             convolution_attrs({1, 1}, {0, 0}, {1, 1}, 1, true));
+  fused_case("aten::convolution", "aten::silu", {}, {2, 4, 8, 8}, {4, 2, 3, 3},
+             convolution_attrs({1, 1}, {1, 1}, {1, 1}, 2, false));
+  fused_case("aten::conv1d", "aten::gelu", {}, {2, 4, 13}, {6, 4, 3}, conv_attrs({2}, {1}, {1}, 1));
+  fused_case("aten::conv2d", "aten::relu", {}, {3, 6, 11, 9}, {6, 3, 3, 3}, {{"padding", text("same")}, {"groups", integer(2)}});
+}
+
+TEST(ConvPlugin, FusedActivationsKeepNaNAsAtenDoes) {
+  // oneDNN's relu and clip post-ops turn NaN into a number; ATen keeps it, so must we.
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  Tensor x = random({2, 3, 7, 6}, 1, -2.f, 2.f);
+  x.data<float>()[10] = nan;
+  x.data<float>()[100] = inf;
+  x.data<float>()[150] = -inf;
+  Tensor w = random({4, 3, 3, 3}, 2), b = random({4}, 3);
+  Tensor w_inf = random({4, 3, 3, 3}, 2);
+  w_inf.data<float>()[5] = inf;
+  const ir::Attributes conv = conv_attrs({1, 1}, {1, 1}, {1, 1}, 1);
+  for (const char* act : {"aten::relu", "aten::relu6", "aten::hardtanh", "aten::hardsigmoid", "aten::leaky_relu",
+                          "aten::hardswish", "aten::silu", "aten::gelu", "aten::sigmoid", "aten::tanh"}) {
+    SCOPED_TRACE(act);
+    for (const auto& args : std::vector<std::vector<std::optional<Arg>>>{
+             {in(x), weight(w), weight(b)},                        // NaN and infinities in the input
+             {in(random({2, 3, 7, 6}, 4)), weight(w_inf), weight(b)},  // an infinite constant weight
+             {in(x), in(w), in(b)}}) {                             // weights fed at run time
+      Tensor ref = run_on("aten", {{"aten::conv2d", conv}, {act, {}}}, args);
+      Tensor got = run_on("conv", {{std::string("aten::conv2d+") + act, conv}}, args);
+      expect_close(got, ref, act);
+    }
+  }
+}
