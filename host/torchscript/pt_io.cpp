@@ -15,8 +15,10 @@
 #include <torch/script.h>
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/export.h>
+#include <torch/csrc/jit/serialization/import_read.h>
 #include <torch/csrc/jit/serialization/pickler.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <unordered_map>
@@ -128,6 +130,33 @@ std::vector<char> read_file(const std::string& path) {
   return bytes;
 }
 
+// The file's bytes for LibTorch's zip reader, never read past the end. LibTorch 1.13's
+// own reader behind torch::jit::pickle_load copies whatever range the zip headers name,
+// so a truncated file made it read past the buffer (valgrind; a SEGV under TSan). A short
+// read here makes the zip reader fail with an error instead.
+class BoundedReader : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  explicit BoundedReader(std::vector<char> bytes) : bytes_(std::move(bytes)) {}
+  size_t size() const override { return bytes_.size(); }
+  size_t read(uint64_t pos, void* buf, size_t n, const char* /*what*/) const override {
+    if (pos >= bytes_.size()) return 0;
+    const size_t count = std::min(n, static_cast<size_t>(bytes_.size() - pos));
+    std::copy_n(bytes_.data() + pos, count, static_cast<char*>(buf));
+    return count;
+  }
+
+ private:
+  std::vector<char> bytes_;
+};
+
+// torch::jit::pickle_load over a BoundedReader.
+c10::IValue unpickle(std::vector<char> bytes) {
+  caffe2::serialize::PyTorchStreamReader reader(std::make_shared<BoundedReader>(std::move(bytes)));
+  return torch::jit::readArchiveAndTensors("data", /*pickle_prefix=*/"", /*tensor_prefix=*/"",
+                                           /*type_resolver=*/c10::nullopt, /*obj_loader=*/c10::nullopt,
+                                           /*device=*/c10::nullopt, reader);
+}
+
 // torch::pickle_save without type tags on lists and dicts (see the top of this file).
 std::vector<char> pickle_untagged(const c10::IValue& value) {
   std::vector<char> pickle_data;
@@ -182,7 +211,7 @@ std::vector<Tensor> load_tensors(const std::string& path) {
   std::vector<char> bytes = read_file(path);
   c10::IValue value;
   try {
-    value = torch::jit::pickle_load(bytes);
+    value = unpickle(std::move(bytes));
   } catch (const c10::Error& e) {
     throw Error(ErrorKind::Io, path + ": not a tensor file written by torch.save (" + message_of(e) +
                                    "). Save one tensor or a tuple: torch.save((x, y), path)");
