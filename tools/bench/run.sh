@@ -21,13 +21,22 @@ if [ ! -f "$build/zoo/zoo.json" ]; then
 fi
 
 logs=$build/bench-logs; mkdir -p "$logs"
+# Run copies: the linker rewrites a .so in place, so a rebuild during a long run (a shared
+# build directory) would change code under the running benchmark.
+snap=$(mktemp -d); trap 'rm -rf "$snap"' EXIT
+mkdir -p "$snap/bin" "$snap/lib" "$snap/plugins"
+cp "$build/bin/bench_models" "$build/bin/bench_overhead" "$snap/bin/"
+cp "$build"/lib/*.so "$snap/lib/"
+cp "$build"/plugins/*.so "$snap/plugins/"
+export LD_LIBRARY_PATH="$snap/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # before the build's RUNPATH
 model_args=(--runs "$runs" --warmup "$warmup" --zoo "$build/zoo")
 [ -n "${MODELS:-}" ] && model_args+=(--models "$MODELS")
 [ -n "${BATCHES:-}" ] && model_args+=(--batches "$BATCHES")
 echo "bench_models ${model_args[*]} (progress: $logs/bench_models.log)" >&2
-models=$(nice -n "$niceness" "$build/bin/bench_models" "${model_args[@]}" 2>"$logs/bench_models.log")
+nice -n "$niceness" "$snap/bin/bench_models" "${model_args[@]}" 2>"$logs/bench_models.log" | tee "$logs/bench_models.md"
+models=$(cat "$logs/bench_models.md")
 echo "bench_overhead --nodes $nodes --runs $runs (progress: $logs/bench_overhead.log)" >&2
-overhead=$(nice -n "$niceness" "$build/bin/bench_overhead" --nodes "$nodes" --runs "$runs" --warmup "$warmup" \
+overhead=$(nice -n "$niceness" "$snap/bin/bench_overhead" --nodes "$nodes" --runs "$runs" --warmup "$warmup" \
            2>"$logs/bench_overhead.log")
 
 cpu=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
