@@ -355,6 +355,22 @@ void Executor::invoke(size_t n, const NodePlan& np, const ir::Node& node, const 
   if (check_finite_outputs) check_finite(n, np, outs);
 }
 
+void Executor::gather(const ir::Node& node, const std::vector<Tensor>& live, bool keep_tensors,
+                      std::vector<const DLTensor*>& in_ptrs, std::vector<Tensor>& in_tensors) const {
+  in_ptrs.clear();
+  in_tensors.clear();
+  for (ir::ValueId v : node.inputs) {
+    if (v == ir::kNoValue) {
+      in_ptrs.push_back(nullptr);
+      if (keep_tensors) in_tensors.emplace_back();
+      continue;
+    }
+    const Tensor& t = graph_.values[v].kind == ir::ValueKind::Constant ? graph_.values[v].constant : live[v];
+    in_ptrs.push_back(&t.dl());
+    if (keep_tensors) in_tensors.push_back(t);
+  }
+}
+
 RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
   check_inputs(inputs);
   const std::string signature = input_signature(inputs);
@@ -391,20 +407,7 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
     run_start = Clock::now();
   }
 
-  auto gather_inputs = [&](const ir::Node& node) {
-    in_ptrs.clear();
-    in_tensors.clear();
-    for (ir::ValueId v : node.inputs) {
-      if (v == ir::kNoValue) {
-        in_ptrs.push_back(nullptr);
-        if (keep_inputs) in_tensors.emplace_back();
-        continue;
-      }
-      const Tensor& t = graph_.values[v].kind == ir::ValueKind::Constant ? graph_.values[v].constant : live[v];
-      in_ptrs.push_back(&t.dl());
-      if (keep_inputs) in_tensors.push_back(t);
-    }
-  };
+  auto gather_inputs = [&](const ir::Node& node) { gather(node, live, keep_inputs, in_ptrs, in_tensors); };
 
   for (size_t n = 0; n < graph_.nodes.size(); ++n) {
     NodePlan& np = plan.nodes[n];

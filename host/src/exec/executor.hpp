@@ -89,6 +89,10 @@ class Executor {
                                              const std::vector<const DLTensor*>& inputs) const;
   // Replaces node `index`'s kernel with a fused one for it and its consumer, if accepted.
   void try_fuse(size_t index, Plan& plan, const std::vector<const DLTensor*>& inputs);
+  // The node's input tensors (constants or live values): DLPack views, and the tensors
+  // themselves when `keep_tensors` (for node_io and callbacks).
+  void gather(const ir::Node& node, const std::vector<Tensor>& live, bool keep_tensors,
+              std::vector<const DLTensor*>& in_ptrs, std::vector<Tensor>& in_tensors) const;
   std::string describe_node(size_t index) const;
   std::string describe(const ir::Node& node) const;
   void check_outputs(size_t index, const NodePlan& np, const std::vector<Tensor>& outs) const;

@@ -140,16 +140,7 @@ RunResult Executor::run_parallel(const Plan& plan, const std::vector<Tensor>& in
     const ir::Node& node = np.fused ? *np.fused : graph_.nodes[n];
     std::vector<const DLTensor*> in_ptrs;
     std::vector<Tensor> in_tensors, outs;
-    for (ir::ValueId v : node.inputs) {
-      if (v == ir::kNoValue) {
-        in_ptrs.push_back(nullptr);
-        if (keep_inputs) in_tensors.emplace_back();
-        continue;
-      }
-      const Tensor& t = graph_.values[v].kind == ir::ValueKind::Constant ? graph_.values[v].constant : live[v];
-      in_ptrs.push_back(&t.dl());
-      if (keep_inputs) in_tensors.push_back(t);
-    }
+    gather(node, live, keep_inputs, in_ptrs, in_tensors);
     Scratch scratch;
     invoke(n, np, node, in_ptrs, live, options.check_finite, scratch, outs);
     for (size_t o = 0; o < node.outputs.size(); ++o)  // outputs nobody reads are dropped at once
