@@ -168,6 +168,24 @@ TEST(PluginAbi, RefusesDuplicatePluginName) {
   EXPECT_EQ(pm.find("dup")->path(), plugin_file("dup_a"));
 }
 
+// Two managers (two Runtimes) that load one library share its code and globals, and a
+// plugin keeps the host table of its latest init in a global (sdk/plugin.hpp), used by its
+// tensor deleters: both loads get one table, alive until the last load is gone.
+TEST(PluginAbi, LoadsOfOneLibraryShareOneHostTable) {
+  PluginManager first;
+  auto a = first.load_file(plugin_file("same_version"));
+  {
+    PluginManager second;
+    auto b = second.load_file(plugin_file("same_version"));
+    EXPECT_EQ(&a->host_api(), &b->host_api());
+  }
+  PluginManager newer(kHostMajor, kHostMinor + 1);  // a table states the host's version
+  auto c = newer.load_file(plugin_file("same_version"));
+  EXPECT_NE(&a->host_api(), &c->host_api());
+  EXPECT_EQ(c->host_api().version_minor, kHostMinor + 1);
+  EXPECT_EQ(a->host_api().version_minor, kHostMinor);
+}
+
 TEST(PluginAbi, RefusalLeavesManagerUsable) {
   PluginManager pm;
   refusal(pm, plugin_file("newer_minor"));

@@ -11,8 +11,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
+#include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #ifndef SWITCHYARD_INSTALL_PLUGIN_DIR
 #define SWITCHYARD_INSTALL_PLUGIN_DIR "lib/switchyard/plugins"
@@ -61,6 +65,32 @@ void check_kernels(const std::string& path, const SY_Plugin& table) {
   }
 }
 
+// One host table per loaded library (and host version), shared by every LoadedPlugin of
+// it. Two Runtimes that load one library share its code and globals, and a plugin keeps
+// the table of its latest init in a global (sdk/plugin.hpp's host_api()), which it
+// uses in tensor deleters: a table per load dangled once that load was gone while an
+// older load's tensors were still alive (ASan, test_shape_plugin).
+struct SharedHostApis {
+  std::mutex mutex;  // held from the lookup through the plugin's init and the relabelling
+  std::map<std::tuple<void*, uint32_t, uint32_t>, std::weak_ptr<SY_HostApi>> tables;
+
+  // The live table for `library`, or a new one (*fresh). Call with `mutex` held.
+  std::shared_ptr<SY_HostApi> get(void* library, const std::string& label, uint32_t major, uint32_t minor,
+                                  bool* fresh) {
+    for (auto it = tables.begin(); it != tables.end();) it = it->second.expired() ? tables.erase(it) : std::next(it);
+    std::weak_ptr<SY_HostApi>& slot = tables[{library, major, minor}];
+    std::shared_ptr<SY_HostApi> api = slot.lock();
+    *fresh = api == nullptr;
+    if (*fresh) slot = api = make_host_api(label, major, minor);
+    return api;
+  }
+};
+
+SharedHostApis& shared_host_apis() {
+  static SharedHostApis apis;
+  return apis;
+}
+
 }  // namespace
 
 std::string check_version(uint32_t plugin_major, uint32_t plugin_minor, uint32_t host_major,
@@ -79,7 +109,8 @@ std::string check_version(uint32_t plugin_major, uint32_t plugin_minor, uint32_t
 LoadedPlugin::~LoadedPlugin() {
   if (table_ != nullptr && SY_STRUCT_HAS(table_, SY_Plugin, shutdown) && table_->shutdown != nullptr)
     table_->shutdown(table_->context);
-  library_.reset();  // unload only after shutdown returned
+  host_api_.reset();  // before the unload: a table outlives every load of its library
+  library_.reset();   // unload only after shutdown returned
 }
 
 std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) {
@@ -98,11 +129,15 @@ std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) 
 
   auto plugin = std::shared_ptr<LoadedPlugin>(new LoadedPlugin());
   plugin->path_ = path;
-  plugin->host_api_ = make_host_api(fs::path(path).filename().string(), host_major_, host_minor_);
   SY_CallContext call;
   SY_PluginInitArgs args{};
   args.struct_size = sizeof(args);
   args.call = &call;
+  SharedHostApis& apis = shared_host_apis();
+  std::unique_lock<std::mutex> lock(apis.mutex);  // until the table is relabelled
+  bool fresh_table = false;
+  plugin->host_api_ = apis.get(library->native(), fs::path(path).filename().string(), host_major_,
+                               host_minor_, &fresh_table);
   args.host = plugin->host_api_.get();
   SY_Status status = init(&args);
   if (status != SY_OK) fail(path, "initialisation failed: " + describe_failure(status, call));
@@ -126,7 +161,10 @@ std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) 
   plugin->vendor_ = table->vendor != nullptr ? table->vendor : "";
   plugin->sdk_major_ = table->sdk_version_major;
   plugin->sdk_minor_ = table->sdk_version_minor;
-  relabel_host_api(*plugin->host_api_, plugin->name_);  // log lines carry the plugin's name
+  // Log lines carry the plugin's name. A shared table has it already: relabelling it
+  // would race with the other loads' use of it.
+  if (fresh_table) relabel_host_api(*plugin->host_api_, plugin->name_);
+  lock.unlock();
   check_kernels(path, *table);
   if (auto existing = find(plugin->name_))
     fail(path, "a plugin named '" + plugin->name_ + "' is already loaded from " + existing->path());
