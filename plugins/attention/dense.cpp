@@ -1,7 +1,7 @@
 // attention plugin: projections, layer norm and activations (see dense.hpp).
 #include "dense.hpp"
 
-#include "thread_pool.hpp"
+#include <switchyard/parallel.hpp>
 
 #include <cblas.h>
 
@@ -19,7 +19,7 @@ constexpr int64_t kChunk = 16384;  // elements per task of the element-wise loop
 template <typename F>
 void for_chunks(int64_t n, F f) {
   const int64_t tasks = (n + kChunk - 1) / kChunk;
-  parallel_for(tasks, intra_op_threads(), [&](int64_t t, int) {
+  sy::parallel_for(tasks, sy::intra_op_threads(), [&](int64_t t, int) {
     const int64_t begin = t * kChunk;
     f(begin, std::min(n, begin + kChunk));
   });
@@ -80,7 +80,7 @@ void linear(const Rows& x, const float* w, int64_t ldw, int64_t n, const float* 
 void layer_norm(float* x, int64_t rows, int64_t d, const float* gamma, const float* beta, double eps) {
   const int64_t per_task = std::max<int64_t>(1, kChunk / std::max<int64_t>(d, 1));
   const int64_t tasks = (rows + per_task - 1) / per_task;
-  parallel_for(tasks, intra_op_threads(), [&](int64_t t, int) {
+  sy::parallel_for(tasks, sy::intra_op_threads(), [&](int64_t t, int) {
     for (int64_t r = t * per_task; r < std::min(rows, (t + 1) * per_task); ++r) {
       float* row = x + r * d;
       double mean = 0.0, sq = 0.0;  // double sums: rows of thousands stay accurate

@@ -1,7 +1,7 @@
 // attention plugin: the fused attention kernel (see flash_attention.hpp).
 #include "flash_attention.hpp"
 
-#include "thread_pool.hpp"
+#include <switchyard/parallel.hpp>
 
 #include <cblas.h>
 
@@ -256,7 +256,7 @@ size_t scratch_bytes_per_thread(const Problem& p) { return tiling(p).floats * si
 int threads_for(const Problem& p) {
   const Tiling t = tiling(p);
   const int64_t tasks = product(p.lead_shape) * ((p.lq + t.bq - 1) / t.bq);
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(intra_op_threads(), tasks)));
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(sy::intra_op_threads(), tasks)));
 }
 
 void attention(const Problem& p) {
@@ -266,7 +266,7 @@ void attention(const Problem& p) {
   const int64_t q_blocks = (p.lq + t.bq - 1) / t.bq;
   const int threads = threads_for(p);
   std::unique_ptr<float[]> scratch(new float[t.floats * static_cast<size_t>(threads)]);
-  parallel_for(batch * q_blocks, threads, [&](int64_t task, int slot) {
+  sy::parallel_for(batch * q_blocks, threads, [&](int64_t task, int slot) {
     const int64_t n = task / q_blocks;
     Block b(p, t, n, task % q_blocks, scratch.get() + t.floats * static_cast<size_t>(slot));
     b.run();

@@ -12,11 +12,9 @@
 #include "shape_ops.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
-
-#include <omp.h>
+#include <switchyard/parallel.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -25,7 +23,9 @@ namespace sy_shape {
 namespace {
 
 constexpr size_t kMinRunBytes = 1024;  // shorter runs: oneDNN's blocked reorder beats a memcpy per run
-constexpr size_t kParallelBytes = 1 << 18;  // smaller copies: threads cost more than they gain
+// Smaller copies run on the caller alone: a pool worker woken for them starts too late to
+// help (bench_shape: [197,1,768] of [197,1,2304], 600 KB, ran 1.5x slower split in two).
+constexpr size_t kParallelBytes = 1 << 20;
 
 struct Dims {
   Shape size, src, dst;  // outermost first
@@ -86,26 +86,16 @@ void walk_source_order(Dims& d) {
 
 int64_t outer_count(const Dims& d, size_t n) { return product(Shape(d.size.begin(), d.size.begin() + n)); }
 
-// Threads a copy may use: $SWITCHYARD_INTRA_OP_THREADS (the host's [runtime]
-// intra_op_threads) if set, else OpenMP's default.
-int max_threads() {
-  static const int n = [] {
-    const char* v = std::getenv("SWITCHYARD_INTRA_OP_THREADS");
-    const long requested = v != nullptr ? std::strtol(v, nullptr, 10) : 0;
-    return requested > 0 ? static_cast<int>(std::min<long>(requested, 1024)) : omp_get_max_threads();
-  }();
-  return n;
-}
-
-// Large copies are memory-bound: split the outer indices over OpenMP's threads (the
-// runtime oneDNN uses too, so the two share one pool).
+// Large copies are memory-bound: split the outer indices into one contiguous range per
+// thread of the SDK's pool (sy::intra_op_threads(), the host's [runtime] intra_op_threads).
 template <typename F>
 void parallel_outer(const Dims& d, size_t n, size_t bytes, F&& f) {
   const int64_t count = outer_count(d, n);
-  const int threads = bytes >= kParallelBytes ? static_cast<int>(std::min<int64_t>(max_threads(), count)) : 1;
+  const int64_t threads = bytes >= kParallelBytes ? std::min<int64_t>(sy::intra_op_threads(), count) : 1;
   if (threads <= 1) return for_each_outer(d, n, 0, count, f);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int k = 0; k < threads; ++k) for_each_outer(d, n, count * k / threads, count * (k + 1) / threads, f);
+  sy::parallel_for(threads, static_cast<int>(threads), [&](int64_t k, int) {
+    for_each_outer(d, n, count * k / threads, count * (k + 1) / threads, f);
+  });
 }
 
 template <typename T>

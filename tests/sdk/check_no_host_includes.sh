@@ -1,9 +1,9 @@
 #!/bin/sh
 # Layering check: no file under PLUGINS_DIR includes a host header.
 #   check_no_host_includes.sh PLUGINS_DIR HOST_DIR
-# Plugins may include switchyard/sdk.h and switchyard/plugin.hpp, and nothing else
-# named switchyard/..., nothing under host/, and no header that exists in HOST_DIR/src
-# (such as "plugins/plugin_manager.hpp"). Prints each offending line; exits 1 if any.
+# Plugins may include the SDK's headers (switchyard/sdk.h, plugin.hpp, parallel.hpp) and
+# nothing else named switchyard/..., nothing under host/, and no header that exists in
+# HOST_DIR/src (such as "plugins/plugin_manager.hpp"). Prints each offending line; exits 1 if any.
 set -u
 plugins_dir=$1
 host_dir=$2
@@ -21,7 +21,7 @@ while IFS= read -r line; do
   header=$(printf '%s\n' "$line" | sed -E 's/^[^#]*#[[:space:]]*include[[:space:]]*[<"]([^>"]+)[>"].*/\1/')
   bad=0
   case "$header" in
-    switchyard/sdk.h | switchyard/plugin.hpp) ;;
+    switchyard/sdk.h | switchyard/plugin.hpp | switchyard/parallel.hpp) ;;
     switchyard/*) bad=1 ;;
     host/* | */host/*) bad=1 ;;
     *) [ -f "$host_dir/src/$header" ] && bad=1 ;;

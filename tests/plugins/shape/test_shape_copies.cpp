@@ -65,6 +65,17 @@ TEST(ShapeContiguous, ZooLayouts) {
                {Tensor::from_blob(patches.raw_data(), kF32, {2, 196, 768}, {768 * 196, 1, 196}, [patches] {})});
 }
 
+// Copies of 1 MB and more are split over the SDK's worker pool: memcpy runs (a chunk of a
+// wide row) and the element-wise walk (a broadcast oneDNN cannot express).
+TEST(ShapeContiguous, LargeCopiesSplitOverThreads) {
+  Tensor wide = filled(kF32, {300, 2, 3 * 768});
+  same_as_aten({"aten::contiguous", {}},
+               {Tensor::from_blob(static_cast<float*>(wide.raw_data()) + 768, kF32, {300, 2, 768},
+                                  {2 * 3 * 768, 3 * 768, 1}, [wide] {})});
+  Tensor col = filled(kI32, {512});
+  same_as_aten({"aten::contiguous", {}}, {Tensor::from_blob(col.raw_data(), kI32, {512, 1024}, {1, 0}, [col] {})});
+}
+
 TEST(ShapeContiguous, HighRankAndPermutedInputs) {
   Tensor x = filled(kI64, {2, 3, 1, 4, 2, 3});
   Shape dims = {5, 0, 3, 1, 4, 2};

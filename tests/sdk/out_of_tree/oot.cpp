@@ -1,5 +1,9 @@
-// An out-of-tree plugin with one kernel: oot::square, y = x * x on fp32 (contiguous).
+// An out-of-tree plugin with one kernel: oot::square, y = x * x on fp32 (contiguous), in
+// chunks on the SDK's worker pool (so the installed parallel.hpp is built and run too).
+#include <switchyard/parallel.hpp>
 #include <switchyard/plugin.hpp>
+
+#include <algorithm>
 
 namespace {
 
@@ -18,7 +22,10 @@ class Square {
   void run(sy::Run& run) {
     const float* x = sy::data<float>(run.input(0));
     float* y = sy::data<float>(run.output(0));
-    for (int64_t i = 0, n = sy::numel(run.input(0)); i < n; ++i) y[i] = x[i] * x[i];
+    const int64_t n = sy::numel(run.input(0)), chunk = 4;
+    sy::parallel_for((n + chunk - 1) / chunk, sy::intra_op_threads(), [&](int64_t t, int) {
+      for (int64_t i = t * chunk; i < std::min(n, (t + 1) * chunk); ++i) y[i] = x[i] * x[i];
+    });
   }
 };
 

@@ -22,7 +22,7 @@ step() { echo "---- $*"; }
 
 step "install the SDK component into $tmp/sdk"
 "$cmake" --install "$build" --component sdk --prefix "$tmp/sdk"
-for f in include/switchyard/sdk.h include/switchyard/plugin.hpp; do
+for f in include/switchyard/sdk.h include/switchyard/plugin.hpp include/switchyard/parallel.hpp; do
   [ -f "$tmp/sdk/$f" ] || fail "the SDK install lacks $f"
 done
 config=$(find "$tmp/sdk" -name switchyardConfig.cmake)
