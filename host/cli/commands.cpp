@@ -2,6 +2,7 @@
 
 #include "tensor_files.hpp"
 #include "tensor_json.hpp"
+#include "config/config.hpp"
 #include "util/log.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -88,9 +89,29 @@ void print_top(const Tensor& t, int k) {
   }
 }
 
+std::string config_capture(const std::string& path) {
+  if (path.empty()) return "none";
+  spdlog::logger& logger = log::get();
+  const spdlog::level::level_enum level = logger.level();
+  logger.set_level(spdlog::level::off);
+  std::string mode;
+  try {
+    mode = config::capture_mode_name(config::load_config(path).capture);
+  } catch (const Error&) {
+  }
+  logger.set_level(level);
+  return mode;
+}
+
 int cmd_run(const CommonOptions& common, const RunOptions& options) {
   std::string capture = options.capture;
-  if (capture.empty() && !options.save_node_io.empty()) capture = "all";
+  // --save-node-io alone implies "all", unless the config streams.
+  const bool stream = capture == "stream" || (capture.empty() && config_capture(common.config) == "stream");
+  if (stream && options.save_node_io.empty())
+    throw Error(ErrorKind::Config, std::string(capture.empty() ? "the config's node_io = \"stream\"" : "--node-io stream") +
+                                       " writes each node's record to a file as the node runs: "
+                                       "pass --save-node-io FILE.pt");
+  if (capture.empty() && !options.save_node_io.empty()) capture = stream ? "stream" : "all";
   Runtime runtime(to_options(common, capture));
   auto model = runtime.load(options.model);
   std::vector<Tensor> inputs = load_inputs(*model, options.inputs, options.model);
@@ -99,7 +120,30 @@ int cmd_run(const CommonOptions& common, const RunOptions& options) {
                 inputs.size());
   else
     std::printf("inputs: %zu tensor(s) from %s\n", inputs.size(), options.inputs.c_str());
-  std::vector<Tensor> outputs = model->run(inputs);
+  std::unique_ptr<NodeIoStream> node_io_stream;
+  if (stream) {
+    node_io_stream = open_node_io_stream(options.save_node_io);
+    model->set_node_callback([&](const NodeEvent& e) { node_io_stream->write(e); });
+  }
+  std::vector<Tensor> outputs;
+  size_t streamed = 0;
+  try {
+    outputs = model->run(inputs);
+    if (node_io_stream) streamed = node_io_stream->finish();
+  } catch (const Error&) {
+    if (node_io_stream) {  // what ran before the failure is often what one wants to see
+      try {
+        streamed = node_io_stream->finish();
+        std::fprintf(stderr, "node_io (%zu records, the nodes before the failure) streamed to %s\n", streamed,
+                     options.save_node_io.c_str());
+      } catch (const Error& e) {
+        std::fprintf(stderr, "node_io: %s\n", e.what());
+      }
+    }
+    throw;
+  }
+  // Later runs (--repeat, --profile) need a sink too; they stream nowhere.
+  if (node_io_stream) model->set_node_callback([](const NodeEvent&) {});
 
   std::printf("\noutputs of %s:\n", options.model.c_str());
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -119,22 +163,31 @@ int cmd_run(const CommonOptions& common, const RunOptions& options) {
   const RunStats& stats = model->last_stats();
   std::printf("ran %zu nodes; peak live tensors %zu (%zu bytes)\n", stats.nodes_run,
               stats.peak_live_tensors, stats.peak_live_bytes);
+  if (options.memory) report_memory(*model, inputs);
   if (options.repeat > 0 || options.profile || !options.trace.empty()) report_timing(*model, inputs, options);
   if (!options.save_outputs.empty()) {
     write_outputs(options.save_outputs, model->output_names(), outputs);
     std::printf("outputs written to %s\n", options.save_outputs.c_str());
   }
-  if (!options.save_node_io.empty()) {
+  if (node_io_stream) {
+    std::printf("node_io (%zu records) streamed to %s\n", streamed, options.save_node_io.c_str());
+  } else if (!options.save_node_io.empty()) {
     write_node_io(options.save_node_io, model->node_io());
     std::printf("node_io (%zu records) written to %s\n", model->node_io().size(), options.save_node_io.c_str());
   }
   return 0;
 }
 
-int cmd_plan(const CommonOptions& common, const std::string& model_path, const std::string& inputs_path) {
+int cmd_plan(const CommonOptions& common, const std::string& model_path, const std::string& inputs_path, bool memory,
+             int top) {
   Runtime runtime(to_options(common));
   auto model = runtime.load(model_path);
-  auto plan = model->plan(load_inputs(*model, inputs_path, model_path));
+  const std::vector<Tensor> inputs = load_inputs(*model, inputs_path, model_path);
+  if (memory) {
+    print_memory_plan(model->memory_plan(inputs), top);
+    return 0;
+  }
+  auto plan = model->plan(inputs);
   std::vector<std::vector<std::string>> rows{{"node", "op", "module", "backend", "why"}};
   size_t fused = 0;
   for (const auto& e : plan) {

@@ -21,7 +21,7 @@ struct RunOptions {
   std::string model;         // .json graph file, or .pt TorchScript (with LibTorch)
   std::string inputs;        // --inputs FILE.pt|FILE.json (default: generated sample inputs)
   std::string save_outputs;  // --save-outputs FILE.pt|FILE.json
-  std::string capture;       // --node-io none|outputs|all
+  std::string capture;       // --node-io none|outputs|all|stream
   std::string save_node_io;  // --save-node-io FILE.pt|FILE.json
   int show = 8;              // --show: values printed per output
   int top = 0;               // --top K: the K largest values (and indices) per row
@@ -30,6 +30,7 @@ struct RunOptions {
   bool profile = false;      // --profile: per-node and per-backend time tables
   int profile_top = 20;      // --profile-top N: nodes listed in the per-node table
   std::string trace;         // --trace FILE.json: a Chrome trace of the last timed run
+  bool memory = false;       // --memory: one more run, measuring its peak activation memory
 };
 
 struct VerifyOptions {
@@ -39,11 +40,16 @@ struct VerifyOptions {
 };
 
 int cmd_run(const CommonOptions& common, const RunOptions& options);
-int cmd_plan(const CommonOptions& common, const std::string& model, const std::string& inputs);
+// `memory`: print the memory plan (its `top` largest values) instead of the selection.
+int cmd_plan(const CommonOptions& common, const std::string& model, const std::string& inputs, bool memory = false,
+             int top = 10);
 int cmd_plugins(const CommonOptions& common, bool verbose);
 // timing.cpp: the --repeat, --profile and --trace part of `run`, after its first run
 // (which planned the model and is the warm-up).
 void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunOptions& options);
+// memory_report.cpp: `plan --memory`, and `run --memory`'s measured run.
+void print_memory_plan(const MemoryReport& report, int top);
+void report_memory(Model& model, const std::vector<Tensor>& inputs);
 // commands_torch.cpp, built with LibTorch only:
 int cmd_convert(const std::string& model, const std::string& out);
 int cmd_verify(const CommonOptions& common, const VerifyOptions& options);
@@ -52,6 +58,9 @@ int cmd_verify(const CommonOptions& common, const VerifyOptions& options);
 Options to_options(const CommonOptions& common, const std::string& capture = "");
 void print_table(const std::vector<std::vector<std::string>>& rows);  // rows[0] is the header
 void print_backend_counts(const std::vector<PlanEntry>& plan);
+// The config's [runtime] node_io ("none" without a config; "" if it does not parse), read
+// quietly: the Runtime reads the file again and reports its warnings and errors.
+std::string config_capture(const std::string& config_path);
 // From `path` (.pt or .json), or sample values from the declared shapes when `path` is
 // empty (an error naming `model_path` if a shape is not declared).
 std::vector<Tensor> load_inputs(const Model& model, const std::string& path, const std::string& model_path);

@@ -107,6 +107,8 @@ int cmd_verify(const CommonOptions& common, const VerifyOptions& options) {
                                                   "LibTorch's own forward of it)");
   Runtime runtime(to_options(common));
   auto model = runtime.load(options.model);
+  // A config that streams node_io needs a sink; verify writes none (the run stays unfused).
+  if (config_capture(common.config) == "stream") model->set_node_callback([](const NodeEvent&) {});
   std::vector<Tensor> inputs = load_inputs(*model, options.inputs, options.model);
   std::printf("verify %s (tolerance %s)\n", options.model.c_str(), fmt(options.tolerance).c_str());
   std::string input_list;

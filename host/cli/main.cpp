@@ -53,11 +53,13 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--inputs", run.inputs, "inputs: .pt (torch.save of a tensor or a tuple, in input order) or "
                                              ".json {name: {dtype, shape, data}}; default: sample values");
   run_cmd->add_option("--save-outputs", run.save_outputs, "write the outputs: .pt (a tuple; torch.load reads it) or .json");
-  run_cmd->add_option("--node-io", run.capture, "node_io capture: none|outputs|all (overrides the config)")
-      ->check(CLI::IsMember({"none", "outputs", "all"}));
+  run_cmd->add_option("--node-io", run.capture,
+                      "node_io capture: none|outputs|all|stream (overrides the config); stream writes each "
+                      "node's record to the --save-node-io .pt file as the node runs and keeps none in memory")
+      ->check(CLI::IsMember({"none", "outputs", "all", "stream"}));
   run_cmd->add_option("--save-node-io", run.save_node_io,
-                      "write node_io (implies --node-io all): .pt holds every node's input and output tensors, "
-                      ".json their dtypes and shapes");
+                      "write node_io (implies --node-io all, unless the config says stream): .pt holds every "
+                      "node's input and output tensors, .json their dtypes and shapes");
   run_cmd->add_option("--show", run.show, "values printed per output")->capture_default_str();
   run_cmd->add_option("--top", run.top, "print the K largest values (with their indices) of each output row")
       ->check(CLI::NonNegativeNumber);
@@ -69,14 +71,24 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--profile-top", run.profile_top, "nodes listed in the --profile table")
       ->check(at_least_one)->capture_default_str();
   run_cmd->add_option("--trace", run.trace, "write a Chrome trace (.json; opens in Perfetto) of the last run");
+  run_cmd->add_flag("--memory", run.memory, "one more run that measures its peak activation memory (malloc's bytes "
+                                            "in use after each node) and prints it beside the plan's estimate");
   run_cmd->footer("Files are chosen by extension (.pt needs a build with LibTorch). Example:\n"
                   "  switchyard run model.pt --inputs in.pt --save-outputs out.pt --save-node-io io.pt\n"
-                  "  /usr/bin/python3 -c 'import torch; io = torch.load(\"io.pt\"); print(list(io))'");
+                  "  /usr/bin/python3 -c 'import torch; io = torch.load(\"io.pt\"); print(list(io))'\n"
+                  "A big model's node_io, written as it runs and read one node at a time:\n"
+                  "  switchyard run model.pt --node-io stream --save-node-io io.pt\n"
+                  "  /usr/bin/python3 tools/node_io_stream.py io.pt");
 
   std::string plan_model, plan_inputs;
   auto* plan_cmd = app.add_subcommand("plan", "show per node: op, module path, chosen backend and why, rejections");
   plan_cmd->add_option("model", plan_model, kModelHelp)->required();
   plan_cmd->add_option("--inputs", plan_inputs, "inputs, .pt or .json (selection depends on shapes); default: sample values");
+  bool plan_memory = false;
+  int plan_top = 10;
+  plan_cmd->add_flag("--memory", plan_memory, "print the memory plan instead: the activation arena, which values "
+                                              "share it, and the estimated peak activation memory");
+  plan_cmd->add_option("--top", plan_top, "values listed by --memory, largest first")->check(at_least_one)->capture_default_str();
 
   bool verbose = false;
   auto* plugins_cmd = app.add_subcommand("plugins", "list loaded plugins, their versions and kernels");
@@ -141,7 +153,7 @@ int main(int argc, char** argv) {
 #endif
     int rc = 0;
     if (*run_cmd) rc = cli::cmd_run(common, run);
-    else if (*plan_cmd) rc = cli::cmd_plan(common, plan_model, plan_inputs);
+    else if (*plan_cmd) rc = cli::cmd_plan(common, plan_model, plan_inputs, plan_memory, plan_top);
     else if (*plugins_cmd) rc = cli::cmd_plugins(common, verbose);
     else if (*check_cmd) rc = cli::cmd_check_plugin(common, check);
 #ifdef SWITCHYARD_WITH_TORCHSCRIPT

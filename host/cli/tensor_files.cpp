@@ -94,4 +94,30 @@ void write_node_io(const std::string& path, const std::vector<NodeIO>& records) 
 #endif
 }
 
+#ifdef SWITCHYARD_WITH_TORCHSCRIPT
+namespace {
+class PtNodeIoStream : public NodeIoStream {
+ public:
+  explicit PtNodeIoStream(const std::string& path) : writer_(path) {}
+  void write(const NodeEvent& event) override { writer_.write(event); }
+  size_t finish() override { return writer_.finish(); }
+
+ private:
+  torchscript::NodeIoStreamWriter writer_;
+};
+}  // namespace
+#endif
+
+std::unique_ptr<NodeIoStream> open_node_io_stream(const std::string& path) {
+  if (!is_pt_file(path))
+    throw Error(ErrorKind::Input, path + ": node_io capture 'stream' writes a .pt file (torch.load reads it); "
+                                         "name it FILE.pt, or use --node-io all for a .json summary");
+  require_torchscript(path);
+#ifdef SWITCHYARD_WITH_TORCHSCRIPT
+  return std::make_unique<PtNodeIoStream>(path);
+#else
+  return nullptr;
+#endif
+}
+
 }  // namespace switchyard::cli

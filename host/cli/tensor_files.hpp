@@ -5,6 +5,7 @@
 
 #include <switchyard/runtime.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,16 @@ void write_outputs(const std::string& path, const std::vector<std::string>& name
 // node_io: {node: {op, backend, module_path, input_sources, inputs, outputs}}; a .pt file
 // holds the tensors themselves, a .json file their dtypes and shapes only.
 void write_node_io(const std::string& path, const std::vector<NodeIO>& records);
+
+// node_io capture "stream": a sink that writes each node's record to `path` (.pt only,
+// in write_node_io's format) as the node runs. finish() completes the file and returns
+// the number of records; a stream not finished is finished when destroyed.
+class NodeIoStream {
+ public:
+  virtual ~NodeIoStream() = default;
+  virtual void write(const NodeEvent& event) = 0;
+  virtual size_t finish() = 0;
+};
+std::unique_ptr<NodeIoStream> open_node_io_stream(const std::string& path);
 
 }  // namespace switchyard::cli

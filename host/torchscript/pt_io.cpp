@@ -9,6 +9,8 @@
 // every list and dict in torch.jit._pickle.restore_type_tag, which Python's torch.load
 // refuses under weights_only=True (the default since torch 2.6). Untagged, a plain
 // `torch.load(path)` reads our files in every torch version.
+#include "util/log.hpp"
+
 #include <switchyard/sdk.h>
 #include <switchyard/torchscript.hpp>
 
@@ -22,6 +24,7 @@
 #include <fstream>
 #include <iterator>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace switchyard::torchscript {
 namespace {
@@ -277,6 +280,161 @@ void save_node_io(const std::string& path, const std::vector<NodeIO>& records) {
   }
   write_pickled(path, doc);
 }
+
+// ---- node_io capture "stream" ------------------------------------------------------
+//
+// The file is the zip archive save_node_io writes (data/<key> per storage, then data.pkl),
+// written in another order: each storage as soon as its tensor is seen, the pickle last.
+// The pickle only describes tensors, so finish() pickles shells: tensors with the saved
+// one's dtype, sizes, strides and storage size whose storage has no memory.
+
+namespace {
+
+at::Tensor shell_of(const at::Tensor& a) {
+  c10::Storage storage(c10::Storage::use_byte_size_t(), a.storage().nbytes(), c10::DataPtr(nullptr, a.device()),
+                       /*allocator=*/nullptr, /*resizable=*/false);
+  return at::empty({0}, a.options()).set_(storage, a.storage_offset(), a.sizes(), a.strides());
+}
+
+}  // namespace
+
+struct NodeIoStreamWriter::Impl {
+  struct Record {
+    size_t index;
+    std::string node, op, backend, module_path;
+    std::vector<std::string> sources;
+    std::vector<c10::IValue> inputs, outputs;  // shells, or None for an absent input
+  };
+  // A tensor already in the file, by its switchyard owner. The weak handle tells a live
+  // owner from a new one at a freed one's address, and keeps no tensor memory alive.
+  struct Stored {
+    std::weak_ptr<void> owner;
+    at::Tensor shell;
+  };
+
+  std::string path;
+  std::ofstream file;
+  std::unique_ptr<caffe2::serialize::PyTorchStreamWriter> zip;
+  std::unordered_map<const void*, Stored> stored;
+  std::unordered_map<const c10::StorageImpl*, std::string> keys;  // shell storage -> record key
+  std::vector<Record> records;
+  std::unordered_set<std::string> names;
+  bool finished = false;
+  // The file failed to take a write. The zip writer is told every write succeeded: told
+  // otherwise it throws on every later call, its destructor included (std::terminate).
+  bool failed = false;
+
+  void check_written() const {
+    if (failed) throw Error(ErrorKind::Io, path + ": write failed (disk full?)");
+  }
+
+  c10::IValue store(const Tensor& t, const std::string& where) {
+    if (!t.defined()) return c10::IValue();
+    const std::shared_ptr<void> owner = t.owner();
+    auto it = stored.find(owner.get());
+    if (it != stored.end() && !it->second.owner.owner_before(owner) && !owner.owner_before(it->second.owner))
+      return it->second.shell;
+    const at::Tensor a = to_at(t, where);
+    const std::string key = std::to_string(keys.size());
+    const torch::jit::WriteableTensorData bytes = torch::jit::getWriteableTensorData(a);
+    zip->writeRecord("data/" + key, bytes.data(), bytes.sizeInBytes());
+    check_written();
+    at::Tensor shell = shell_of(a);
+    keys.emplace(shell.storage().unsafeGetStorageImpl(), key);
+    stored[owner.get()] = Stored{owner, shell};
+    return shell;
+  }
+
+  size_t finish() {
+    finished = true;
+    std::stable_sort(records.begin(), records.end(), [](const Record& a, const Record& b) { return a.index < b.index; });
+    c10::impl::GenericDict doc(c10::StringType::get(), c10::AnyType::get());
+    for (const Record& r : records) {
+      auto list = [](const std::vector<c10::IValue>& values) {
+        c10::impl::GenericList out(c10::OptionalType::create(c10::TensorType::get()));
+        for (const c10::IValue& v : values) out.push_back(v);
+        return out;
+      };
+      c10::List<std::string> sources;
+      for (const std::string& name : r.sources) sources.push_back(name);
+      c10::impl::GenericDict node(c10::StringType::get(), c10::AnyType::get());
+      node.insert("op", r.op);
+      node.insert("backend", r.backend);
+      node.insert("module_path", r.module_path);
+      node.insert("input_sources", sources);
+      node.insert("inputs", list(r.inputs));
+      node.insert("outputs", list(r.outputs));
+      doc.insert(r.node, node);
+    }
+    std::vector<char> pickle;
+    torch::jit::Pickler pickler([&](const char* buf, size_t size) { pickle.insert(pickle.end(), buf, buf + size); },
+                                /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
+                                /*get_tensor_id=*/[&](const at::Tensor& t) { return keys.at(t.storage().unsafeGetStorageImpl()); },
+                                /*tag_aggregates=*/false);
+    pickler.protocol();
+    pickler.pushIValue(doc);
+    pickler.stop();
+    zip->writeRecord("data.pkl", pickle.data(), pickle.size());
+    zip->writeEndOfFile();
+    file.close();
+    failed |= !file;
+    check_written();
+    return records.size();
+  }
+};
+
+NodeIoStreamWriter::NodeIoStreamWriter(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.path = path;
+  s.file.open(path, std::ios::binary | std::ios::trunc);
+  if (!s.file) throw Error(ErrorKind::Io, path + ": cannot write");
+  s.zip = std::make_unique<caffe2::serialize::PyTorchStreamWriter>([&s](const void* data, size_t len) -> size_t {
+    if (!s.failed) s.failed = !s.file.write(static_cast<const char*>(data), static_cast<std::streamsize>(len));
+    return len;
+  });
+}
+
+NodeIoStreamWriter::~NodeIoStreamWriter() {
+  if (impl_->finished || impl_->failed) return;
+  try {
+    finish();
+  } catch (const std::exception& e) {
+    log::get().error("{}", e.what());
+  }
+}
+
+void NodeIoStreamWriter::write(const NodeEvent& event) {
+  Impl& s = *impl_;
+  const std::string where = s.path + ": node '" + event.node + "'";
+  if (s.finished) throw Error(ErrorKind::Internal, where + " arrived after the node_io stream was finished");
+  s.check_written();
+  if (event.input_sources == nullptr || event.input_sources->size() != event.inputs.size())
+    throw Error(ErrorKind::Internal, where + ": the event has no input_sources for its " +
+                                         std::to_string(event.inputs.size()) + " inputs");
+  if (!s.names.insert(event.node).second) throw Error(ErrorKind::Internal, where + " recorded twice");
+  Impl::Record r{event.index, event.node, event.op, event.backend, event.module_path, *event.input_sources, {}, {}};
+  try {
+    for (size_t i = 0; i < event.inputs.size(); ++i)
+      r.inputs.push_back(s.store(event.inputs[i], where + " input " + std::to_string(i)));
+    for (size_t i = 0; i < event.outputs.size(); ++i)
+      r.outputs.push_back(s.store(event.outputs[i], where + " output " + std::to_string(i)));
+  } catch (const c10::Error& e) {
+    throw Error(ErrorKind::Io, where + ": cannot write: " + message_of(e));
+  }
+  s.records.push_back(std::move(r));
+}
+
+size_t NodeIoStreamWriter::finish() {
+  if (impl_->finished) throw Error(ErrorKind::Internal, impl_->path + ": the node_io stream was already finished");
+  impl_->check_written();
+  try {
+    return impl_->finish();
+  } catch (const c10::Error& e) {
+    throw Error(ErrorKind::Io, impl_->path + ": cannot write: " + message_of(e));
+  }
+}
+
+size_t NodeIoStreamWriter::records() const { return impl_->records.size(); }
 
 std::vector<Tensor> reference_forward(const std::string& path, const std::vector<Tensor>& inputs) {
   torch::jit::Module module;

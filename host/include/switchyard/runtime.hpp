@@ -56,7 +56,33 @@ struct PlanEntry {
 struct RunStats {
   size_t nodes_run = 0;
   size_t peak_live_tensors = 0;            // activations alive at once (inputs included)
-  size_t peak_live_bytes = 0;
+  size_t peak_live_bytes = 0;              // their sizes summed (a view counts its full size)
+  size_t arena_bytes = 0;                  // the activation arena this run used; 0: none
+  // With RunContext::set_memory_measurement: the most heap bytes in use (malloc's count,
+  // all threads) as any node returns, less those in use when the run began. 0 if off.
+  size_t measured_peak_bytes = 0;
+};
+
+// The memory plan of one input-shape signature (Model::memory_plan). Sizes in bytes.
+struct MemoryValue {
+  std::string value, producer;             // the value and the node that makes it
+  size_t bytes = 0;                        // its own bytes (0 for a view)
+  // "arena", "heap" (kernel-produced memory), "output" (a graph output or what one views,
+  // on the heap), or "view of X" (it owns nothing; X lives as long as it does).
+  std::string placement;
+  int64_t offset = -1;                     // in the arena; -1 elsewhere
+  int32_t first = -1, last = -1;           // producing node and last reader (node indices;
+                                           // last = -1: never read; INT32_MAX: an output)
+};
+
+struct MemoryReport {
+  bool arena_enabled = false;              // false: capture, parallel runs or config disabled it
+  size_t arena_bytes = 0;                  // the arena
+  size_t arena_values_bytes = 0;           // its values' sizes, summed (what they take unshared)
+  size_t heap_peak_bytes = 0;              // most bytes alive at once outside the arena
+  size_t estimated_peak_bytes = 0;         // arena + heap peak: peak activation memory
+  size_t total_activation_bytes = 0;       // every activation's size, summed (no reuse at all)
+  std::vector<MemoryValue> values;         // in graph value order, activations only
 };
 
 // One node of a profiled run (RunContext::set_profiling). Wall-clock milliseconds from
@@ -75,6 +101,9 @@ struct NodeProfile {
 void write_chrome_trace(const std::string& path, const std::vector<NodeProfile>& profile);
 
 // Called after each node runs, with its inputs and outputs (valid during the call).
+// Model::run also gives every event `input_sources` and `index`. A fused node (fusion
+// on) is named after its producer and reads the producer's inputs, then the consumer's
+// after its first.
 struct NodeEvent {
   const std::string& node;
   const std::string& op;
@@ -82,6 +111,8 @@ struct NodeEvent {
   const std::string& module_path;
   const std::vector<Tensor>& inputs;
   const std::vector<Tensor>& outputs;
+  const std::vector<std::string>* input_sources = nullptr;  // per input: its value's name ("" if absent)
+  size_t index = 0;                                          // the node's position in the graph
 };
 using NodeCallback = std::function<void(const NodeEvent&)>;
 
@@ -90,7 +121,10 @@ using NodeCallback = std::function<void(const NodeEvent&)>;
 struct Options {
   std::string config_path;                 // "" = built-in defaults (every plugin found)
   std::vector<std::string> plugin_paths;   // searched before the config's and defaults
-  std::string capture;                     // overrides the config: none|outputs|all
+  // overrides the config: none|outputs|all|stream. "stream" keeps nothing in node_io():
+  // each node's record goes to the run's node callback, which must be set (Model::run
+  // throws otherwise); torchscript::NodeIoStreamWriter writes them to a .pt file.
+  std::string capture;
   bool strict = false;                     // forces strict selection on
   std::string log_level;                   // wins over $SWITCHYARD_LOG_LEVEL and the config
   bool check_finite = false;               // fail at the first node that makes a NaN or Inf
@@ -122,6 +156,11 @@ class RunContext {
   // no clock, and pays one predictable branch per node.
   void set_profiling(bool on) { profiling_ = on; }
   bool profiling() const { return profiling_; }
+  // Memory measurement: when on, each run samples malloc's bytes in use as each node
+  // returns, before its inputs are freed (RunStats::measured_peak_bytes), and takes a
+  // fresh arena, so that the arena counts.
+  // Costs a few microseconds per node; the count covers every thread of the process.
+  void set_memory_measurement(bool on) { measure_memory_ = on; }
   const std::vector<NodeProfile>& profile() const { return profile_; }
 
  private:
@@ -130,6 +169,7 @@ class RunContext {
   RunStats stats_;
   NodeCallback callback_;
   bool profiling_ = false;
+  bool measure_memory_ = false;
   std::vector<NodeProfile> profile_;
 };
 
@@ -143,7 +183,8 @@ class Model {
   std::vector<DLDataType> input_dtypes() const;
 
   // Runs the graph. Plans (selection, kernel instances) are cached per input-shape
-  // signature. Throws Error naming the node, op and plugin when a kernel fails.
+  // signature. Throws Error naming the node, op and plugin when a kernel fails, and
+  // Error (Config) in capture mode "stream" when the context has no node callback.
   // Thread-safe: several threads may call it on one Model at once, each with its own
   // `context`, which receives that run's node_io and stats (and supplies its callback).
   // The first run of a new input-shape signature plans under a lock; runs of other
@@ -158,6 +199,9 @@ class Model {
   // The selection for the given inputs (plans if needed; runs nothing new if cached).
   // Thread-safe, like run(inputs, context).
   std::vector<PlanEntry> plan(const std::vector<Tensor>& inputs) const;
+  // The memory plan for these inputs: which activations share the arena, and the peak
+  // activation memory it predicts. Plans like plan() (one run if not planned yet).
+  MemoryReport memory_plan(const std::vector<Tensor>& inputs) const;
   const std::vector<NodeIO>& node_io() const;  // of the last run(inputs), per capture mode
   const RunStats& last_stats() const;          // of the last run(inputs)
   void set_node_callback(NodeCallback callback);  // for run(inputs)

@@ -3,6 +3,7 @@
 
 #include "config/config.hpp"
 #include "exec/executor.hpp"
+#include "exec/fusion.hpp"
 #include "exec/threads.hpp"
 #include "ir/graph_file.hpp"
 #include "plugins/plugin_manager.hpp"
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 
 namespace switchyard {
 namespace {
@@ -29,9 +31,39 @@ exec::Capture to_capture(config::CaptureMode mode) {
   switch (mode) {
     case config::CaptureMode::Outputs: return exec::Capture::Outputs;
     case config::CaptureMode::All: return exec::Capture::All;
+    case config::CaptureMode::Stream:  // records go to the node callback only
     case config::CaptureMode::None: break;
   }
   return exec::Capture::None;
+}
+
+// What Model::run adds to the executor's NodeEvent, per node name: the node's index and
+// its inputs' value names, and those of the fused node it may run as.
+struct EventInfo {
+  size_t index = 0;
+  std::vector<std::string> sources;
+  std::string fused_op;                    // "" when no consumer can be fused into it
+  std::vector<std::string> fused_sources;
+};
+
+std::unordered_map<std::string, EventInfo> event_infos(const ir::Graph& g) {
+  auto names = [&](const std::vector<ir::ValueId>& ids) {
+    std::vector<std::string> out;
+    for (ir::ValueId v : ids) out.push_back(v == ir::kNoValue ? "" : g.values[v].name);
+    return out;
+  };
+  const std::vector<int32_t> consumers = exec::fusable_consumers(g);
+  std::unordered_map<std::string, EventInfo> out;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    EventInfo& e = out[g.nodes[n].name];
+    e.index = n;
+    e.sources = names(g.nodes[n].inputs);
+    if (consumers[n] < 0) continue;
+    const ir::Node& consumer = g.nodes[static_cast<size_t>(consumers[n])];
+    e.fused_op = exec::fused_op(g.nodes[n], consumer);
+    e.fused_sources = names(exec::fused_node(g.nodes[n], consumer).inputs);
+  }
+  return out;
 }
 
 std::string device_name(int32_t type) {
@@ -68,7 +100,8 @@ Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
     if (options.capture == "none") cfg.capture = config::CaptureMode::None;
     else if (options.capture == "outputs") cfg.capture = config::CaptureMode::Outputs;
     else if (options.capture == "all") cfg.capture = config::CaptureMode::All;
-    else throw Error(ErrorKind::Config, "capture mode '" + options.capture + "' is not none, outputs or all");
+    else if (options.capture == "stream") cfg.capture = config::CaptureMode::Stream;
+    else throw Error(ErrorKind::Config, "capture mode '" + options.capture + "' is not none, outputs, all or stream");
   }
   if (options.strict) cfg.strict = true;
   impl_->check_finite = options.check_finite;
@@ -114,6 +147,8 @@ struct Model::Impl {
   ir::Graph graph;
   std::unique_ptr<exec::Executor> executor;
   exec::Capture capture = exec::Capture::None;
+  bool stream = false;  // capture "stream": the node callback is the only sink, and required
+  std::unordered_map<std::string, EventInfo> events;  // by node name
   RunContext context;  // of run(inputs), the single-caller form
   std::vector<std::string> input_names, output_names;
 };
@@ -154,8 +189,10 @@ std::unique_ptr<Model> Runtime::make_model(std::unique_ptr<Model::Impl> impl) co
   for (ir::ValueId v : impl->graph.outputs) impl->output_names.push_back(impl->graph.values[v].name);
   impl->runtime = impl_;
   impl->capture = to_capture(impl_->config.capture);
-  // node_io "all" records every node's tensors, so it sees the graph unfused.
-  const bool fuse = impl->capture != exec::Capture::All;
+  impl->stream = impl_->config.capture == config::CaptureMode::Stream;
+  impl->events = event_infos(impl->graph);
+  // node_io "all" and "stream" record every node's tensors, so they see the graph unfused.
+  const bool fuse = impl->capture != exec::Capture::All && !impl->stream;
   impl->executor = std::make_unique<exec::Executor>(impl->graph, impl_->config, impl_->plugins, fuse);
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }
@@ -183,9 +220,29 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs, RunContext& co
   // executor guards its plan cache itself).
   exec::RunOptions options;
   options.capture = impl_->capture;
-  options.callback = context.callback_ ? &context.callback_ : nullptr;
+  // The context's callback, given each event's index and input names.
+  NodeCallback callback;
+  if (context.callback_) {
+    callback = [&infos = impl_->events, &user = context.callback_](const NodeEvent& event) {
+      auto it = infos.find(event.node);
+      if (event.input_sources != nullptr || it == infos.end()) return user(event);
+      NodeEvent full = event;
+      full.index = it->second.index;
+      const bool fused = !it->second.fused_op.empty() && event.op == it->second.fused_op;
+      full.input_sources = fused ? &it->second.fused_sources : &it->second.sources;
+      user(full);
+    };
+  } else if (impl_->stream) {
+    throw Error(ErrorKind::Config,
+                "node_io capture 'stream' hands each node's record to the run's node callback, and none is set: "
+                "set one (RunContext::set_node_callback or Model::set_node_callback; "
+                "torchscript::NodeIoStreamWriter writes the records to a .pt file), or on the CLI pass "
+                "--save-node-io FILE.pt");
+  }
+  options.callback = callback ? &callback : nullptr;
   options.check_finite = impl_->runtime->check_finite;
   options.profile = context.profiling_;
+  options.measure_memory = context.measure_memory_;
   exec::RunResult result = impl_->executor->run(inputs, options);
   context.node_io_ = std::move(result.node_io);
   context.stats_ = result.stats;
@@ -195,13 +252,47 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs, RunContext& co
 
 std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) { return run(inputs, impl_->context); }
 
-std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
-  const exec::Plan* plan = impl_->executor->cached_plan(inputs);
+namespace {
+const exec::Plan& plan_of(exec::Executor& executor, const std::vector<Tensor>& inputs) {
+  const exec::Plan* plan = executor.cached_plan(inputs);
   if (plan == nullptr) {  // selection needs real shapes: build the plan by running once
     exec::RunOptions options;
-    impl_->executor->run(inputs, options);
-    plan = impl_->executor->cached_plan(inputs);
+    executor.run(inputs, options);
+    plan = executor.cached_plan(inputs);
   }
+  return *plan;
+}
+}  // namespace
+
+MemoryReport Model::memory_plan(const std::vector<Tensor>& inputs) const {
+  const exec::Plan& plan = plan_of(*impl_->executor, inputs);
+  const exec::MemoryPlan& m = plan.memory;
+  MemoryReport r;
+  r.arena_enabled = plan.arena != nullptr;
+  r.arena_bytes = m.arena_bytes;
+  r.arena_values_bytes = m.arena_values_bytes;
+  r.heap_peak_bytes = m.heap_peak_bytes;
+  r.estimated_peak_bytes = m.estimated_peak_bytes();
+  r.total_activation_bytes = m.total_activation_bytes;
+  const ir::Graph& g = impl_->graph;
+  for (size_t v = 0; v < plan.lives.size(); ++v) {
+    const exec::ValueLife& life = plan.lives[v];
+    if (life.kind == exec::ValueLife::Kind::Unused) continue;
+    MemoryValue mv{g.values[v].name, g.nodes[static_cast<size_t>(life.first)].name, life.bytes, "", m.offset[v],
+                   life.first, m.last[v]};
+    if (life.kind == exec::ValueLife::Kind::View)
+      mv.placement = life.view_of == ir::kNoValue ? "view of an input" : "view of " + g.values[life.view_of].name;
+    else if (m.offset[v] >= 0)
+      mv.placement = "arena";
+    else
+      mv.placement = m.last[v] == exec::kForever ? "output" : "heap";
+    r.values.push_back(std::move(mv));
+  }
+  return r;
+}
+
+std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
+  const exec::Plan* plan = &plan_of(*impl_->executor, inputs);
   std::vector<PlanEntry> out;
   for (size_t n = 0; n < impl_->graph.nodes.size(); ++n) {
     const ir::Node& node = impl_->graph.nodes[n];

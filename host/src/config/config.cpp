@@ -28,6 +28,7 @@ const char* capture_mode_name(CaptureMode mode) {
     case CaptureMode::None: return "none";
     case CaptureMode::Outputs: return "outputs";
     case CaptureMode::All: return "all";
+    case CaptureMode::Stream: return "stream";
   }
   return "?";
 }
@@ -284,7 +285,7 @@ class Reader {
   }
 
   void read_runtime(const toml::table& table) {
-    warn_unknown(table, {"intra_op_threads", "inter_op_threads", "deterministic", "node_io", "log_level"},
+    warn_unknown(table, {"intra_op_threads", "inter_op_threads", "deterministic", "memory_planner", "node_io", "log_level"},
                  "[runtime]");
     if (const toml::node* n = table.get("intra_op_threads"))
       cfg_.intra_op_threads = non_negative_int_of(*n, "[runtime] intra_op_threads");
@@ -292,10 +293,13 @@ class Reader {
       cfg_.inter_op_threads = non_negative_int_of(*n, "[runtime] inter_op_threads");
     if (const toml::node* n = table.get("deterministic"))
       cfg_.deterministic = bool_of(*n, "[runtime] deterministic");
+    if (const toml::node* n = table.get("memory_planner"))
+      cfg_.memory_planner = bool_of(*n, "[runtime] memory_planner");
     if (const toml::node* n = table.get("node_io")) {
-      std::string mode = one_of(*n, "[runtime] node_io", {"none", "outputs", "all"});
+      std::string mode = one_of(*n, "[runtime] node_io", {"none", "outputs", "all", "stream"});
       cfg_.capture = mode == "all"       ? CaptureMode::All
                      : mode == "outputs" ? CaptureMode::Outputs
+                     : mode == "stream"  ? CaptureMode::Stream
                                          : CaptureMode::None;
     }
     if (const toml::node* n = table.get("log_level"))

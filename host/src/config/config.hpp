@@ -25,7 +25,9 @@ struct Rule {
   std::vector<SourcePos> backend_pos;  // where each `backends` entry is, for check_backends
 };
 
-enum class CaptureMode { None, Outputs, All };
+// Stream: each node's record goes to a sink (a node callback) as the node runs, and
+// nothing is kept; a run without a sink is an error.
+enum class CaptureMode { None, Outputs, All, Stream };
 const char* capture_mode_name(CaptureMode mode);
 
 struct Config {
@@ -39,7 +41,8 @@ struct Config {
   int intra_op_threads = 0;                 // [runtime] 0 = leave the library default
   int inter_op_threads = 1;                 // [runtime] > 1: independent nodes run at once; 0 = all cores
   bool deterministic = false;               // [runtime] bit-identical across runs and schedules
-  CaptureMode capture = CaptureMode::None;  // [runtime] node_io = "none" | "outputs" | "all"
+  bool memory_planner = true;               // [runtime] host-allocated activations share one arena
+  CaptureMode capture = CaptureMode::None;  // [runtime] node_io = "none" | "outputs" | "all" | "stream"
   std::string log_level = "info";           // [runtime] trace|debug|info|warn|error|off
   std::vector<std::string> warnings;        // unknown keys, "file:line:column: ..." (also logged)
   std::vector<SourcePos> default_backends_pos;  // where each [selection] default entry is

@@ -26,18 +26,6 @@ std::string join_rejections(const std::vector<select::Rejection>& rejected) {
   return text;
 }
 
-// True when `p` points into the memory `t` spans (a kernel returned a view of an input).
-bool points_into(const void* p, const Tensor& t) {
-  if (t.numel() == 0) return false;
-  int64_t last = 0;  // offset of the last element, in elements (strides are never negative)
-  const std::vector<int64_t> strides = t.strides();
-  for (size_t d = 0; d < strides.size(); ++d) last += (t.shape()[d] - 1) * strides[d];
-  const char* begin = static_cast<const char*>(t.raw_data());
-  const char* end = begin + (last + 1) * static_cast<int64_t>(dtype_size(t.dtype()));
-  const char* q = static_cast<const char*>(p);
-  return q >= begin && q < end;
-}
-
 // SY_SupportsArgs and SY_KernelCreateArgs describe a node with the same fields.
 template <typename Args>
 Args node_args(SY_CallContext* call, const ir::Node& node, const std::vector<const DLTensor*>& inputs) {
@@ -296,7 +284,7 @@ std::vector<NodeProfile> Executor::make_profile(const Plan& plan, const std::vec
 
 void Executor::invoke(size_t n, const NodePlan& np, const ir::Node& node, const std::vector<const DLTensor*>& in_ptrs,
                       const std::vector<Tensor>& live, bool check_finite_outputs, Scratch& scratch,
-                      std::vector<Tensor>& outs) const {
+                      std::vector<Tensor>& outs, const RunArena* arena) const {
   const BoundKernel& bk = *np.bound;
   const SY_KernelDef* def = bk.kernel.def;
   const size_t num_out = node.outputs.size();
@@ -314,8 +302,15 @@ void Executor::invoke(size_t n, const NodePlan& np, const ir::Node& node, const 
   produced.clear();
   if (def->output_mode == SY_OUTPUT_HOST_ALLOCATED) {
     scratch.out_ptrs.clear();
-    for (const SY_TensorDesc& d : bk.output_descs) {
-      outs.push_back(Tensor::uninitialized(d.dtype, std::vector<int64_t>(d.shape, d.shape + d.ndim)));
+    for (size_t o = 0; o < num_out; ++o) {
+      const SY_TensorDesc& d = bk.output_descs[o];
+      std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
+      const int64_t offset = arena != nullptr ? arena->plan->offset[node.outputs[o]] : -1;
+      if (offset >= 0)  // the run's arena buffer outlives every tensor placed in it
+        outs.push_back(Tensor::from_blob(arena->buffer->data + offset, d.dtype, std::move(shape), {},
+                                         [keep = arena->buffer] {}));
+      else
+        outs.push_back(Tensor::uninitialized(d.dtype, std::move(shape)));
       scratch.out_ptrs.push_back(const_cast<DLTensor*>(&outs.back().dl()));
     }
     args.outputs = scratch.out_ptrs.data();
@@ -348,6 +343,7 @@ void Executor::invoke(size_t n, const NodePlan& np, const ir::Node& node, const 
         const Tensor& src = graph_.values[v].kind == ir::ValueKind::Constant ? graph_.values[v].constant : live[v];
         if (points_into(t.raw_data(), src)) t.keep_alive(src.owner());
       }
+      if (arena != nullptr && t.numel() > 0 && arena->contains(t.raw_data())) t = guard_arena_view(np, node, o, std::move(t), *arena, live);
       outs.push_back(std::move(t));
     }
   }
@@ -382,7 +378,21 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
   if (plan.complete && plan.schedule) return run_parallel(plan, inputs, options);  // the planning run is sequential
   if (deterministic_threads_ > 0) set_this_thread_openmp(deterministic_threads_);  // whichever thread calls
 
+  // Declared before every tensor of the run, so that it outlives them all.
+  const size_t heap_base = options.measure_memory ? heap_bytes_in_use() : 0;
+  RunArena arena;
+  const bool use_arena = plan.complete && plan.arena && options.capture == Capture::None && options.callback == nullptr;
+  if (use_arena) {
+    arena.plan = &plan.memory;
+    arena.lives = &plan.lives;
+    arena.bytes = plan.memory.arena_bytes;
+    // A measured run takes a fresh buffer, so that the arena is among the bytes it counts.
+    arena.buffer = options.measure_memory ? std::make_shared<ArenaPool::Buffer>(arena.bytes) : plan.arena->acquire();
+  }
+  const bool planning = lock.owns_lock();
+
   RunResult result;
+  result.stats.arena_bytes = use_arena ? arena.bytes : 0;
   std::vector<Tensor> live(graph_.values.size());
   size_t live_count = 0, live_bytes = 0;
   auto hold = [&](ir::ValueId v, Tensor t) {
@@ -420,7 +430,12 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
     }
     const ir::Node& node = np.fused ? *np.fused : graph_.nodes[n];
     const size_t num_out = node.outputs.size();
-    invoke(n, np, node, in_ptrs, live, options.check_finite, scratch, out_tensors);
+    invoke(n, np, node, in_ptrs, live, options.check_finite, scratch, out_tensors, use_arena ? &arena : nullptr);
+    if (planning) record_lives(n, np, node, out_tensors, live, plan);
+    if (options.measure_memory) {  // now: its outputs exist and its inputs are not yet freed
+      const size_t in_use = heap_bytes_in_use();
+      if (in_use > heap_base) result.stats.measured_peak_bytes = std::max(result.stats.measured_peak_bytes, in_use - heap_base);
+    }
 
     for (size_t o = 0; o < num_out; ++o)  // outputs nobody reads are dropped at once
       if (last_use_[node.outputs[o]] != -1) hold(node.outputs[o], out_tensors[o]);
@@ -453,14 +468,21 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
       end_ns[n] = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - run_start).count();
   }
   if (options.profile) result.profile = make_profile(plan, end_ns);
-  if (lock.owns_lock()) {  // only the planning run (others read these under the lock)
+  if (planning) {  // only the planning run (others read these under the lock)
     if (parallel_) plan.schedule = std::make_unique<Schedule>(make_schedule(plan));
+    finish_memory_plan(plan);
     plan.complete = true;
   }
 
   for (ir::ValueId v : graph_.outputs) {
     const ir::Value& val = graph_.values[v];
     result.outputs.push_back(val.kind == ir::ValueKind::Constant ? val.constant : live[v]);
+  }
+  if (use_arena && !options.measure_memory) {  // every tensor in it is gone: the next run may take it
+    live.clear();
+    in_tensors.clear();
+    out_tensors.clear();
+    plan.arena->release(std::move(arena.buffer));
   }
   return result;
 }

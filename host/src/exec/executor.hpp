@@ -4,6 +4,7 @@
 #pragma once
 
 #include "config/config.hpp"
+#include "exec/memory_plan.hpp"
 #include "ir/graph.hpp"
 #include "plugins/plugin_manager.hpp"
 #include "select/selector.hpp"
@@ -51,6 +52,22 @@ struct Plan {
   std::vector<NodePlan> nodes;  // parallel to Graph::nodes
   bool complete = false;        // every node has a kernel (set after the first full run)
   std::unique_ptr<Schedule> schedule;  // set with `complete` when runs are parallel
+  // What the planning run saw, per value: the ValueLife the memory planner reads.
+  std::vector<ValueLife> lives;
+  MemoryPlan memory;                   // set with `complete`
+  std::unique_ptr<ArenaPool> arena;    // (optional) set with `complete` when the arena is used
+};
+
+// The arena one run places host-allocated outputs in.
+struct RunArena {
+  const MemoryPlan* plan = nullptr;
+  const std::vector<ValueLife>* lives = nullptr;
+  std::shared_ptr<ArenaPool::Buffer> buffer;
+  size_t bytes = 0;
+  bool contains(const void* p) const {
+    const char* q = static_cast<const char*>(p);
+    return q >= buffer->data && q < buffer->data + bytes;
+  }
 };
 
 enum class Capture { None, Outputs, All };
@@ -60,6 +77,7 @@ struct RunOptions {
   const NodeCallback* callback = nullptr;  // (optional)
   bool check_finite = false;               // fail at the first node producing NaN or Inf
   bool profile = false;                    // record each node's time (RunResult::profile)
+  bool measure_memory = false;             // sample heap bytes in use after each node
 };
 
 struct RunResult {
@@ -111,9 +129,17 @@ class Executor {
   };
   // Runs node n's bound kernel (node = the graph node, or its fused replacement) on
   // in_ptrs and fills `outs` with its checked outputs. `live` holds the node's inputs.
+  // `arena` (optional): where host-allocated outputs go.
   void invoke(size_t n, const NodePlan& np, const ir::Node& node, const std::vector<const DLTensor*>& in_ptrs,
               const std::vector<Tensor>& live, bool check_finite, Scratch& scratch,
-              std::vector<Tensor>& outs) const;
+              std::vector<Tensor>& outs, const RunArena* arena = nullptr) const;
+  // memory.cpp: what the planning run learns of node n's outputs, and the plan made from it.
+  void record_lives(size_t n, const NodePlan& np, const ir::Node& node, const std::vector<Tensor>& outs,
+                    const std::vector<Tensor>& live, Plan& plan) const;
+  void finish_memory_plan(Plan& plan) const;
+  // A kernel output that points into the arena where the plan did not expect a view.
+  Tensor guard_arena_view(const NodePlan& np, const ir::Node& node, size_t o, Tensor t, const RunArena& arena,
+                          const std::vector<Tensor>& live) const;
 
   // parallel.cpp: inter_op_threads > 1 runs independent nodes at once with oneTBB.
   void init_parallel();  // from the constructor
@@ -135,5 +161,8 @@ class Executor {
 };
 
 std::string input_signature(const std::vector<Tensor>& inputs);
+
+// True when `p` lies inside the bytes `t` spans (a kernel returned a view of `t`).
+bool points_into(const void* p, const Tensor& t);
 
 }  // namespace switchyard::exec

@@ -102,6 +102,28 @@ assert io['fc1']['outputs'][0].shape == (2, 16) and io['fc1']['backend'] == 'ate
 assert io['fc1']['input_sources'] == ['x', 'fc1.weight', 'fc1.bias'] and io['fc1']['module_path'] == 'fc1'
 assert io['act']['op'] == 'aten::relu' and torch.equal(io['act']['inputs'][0], io['fc1']['outputs'][0])
 assert torch.equal(io['softmax']['outputs'][0], torch.load(d + '/out.pt')[0])"
+  # node_io capture "stream": the same file, written as the run goes; tools/node_io_stream.py reads it.
+  expect stream 0 "node_io \(6 records\) streamed to .*stream.pt" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/in.pt" --node-io stream --save-node-io "$tmp/stream.pt"
+  pycheck stream-reader "sys.path.insert(0, '$src/tools'); import node_io_stream as reader
+a = torch.load(d + '/io.pt')
+def same(b):
+    assert list(a) == list(b), list(b)
+    for k in a:
+        for f in ('op', 'backend', 'module_path', 'input_sources'): assert a[k][f] == b[k][f], (k, f)
+        for f in ('inputs', 'outputs'):
+            assert len(a[k][f]) == len(b[k][f]) and all(torch.equal(x, y) for x, y in zip(a[k][f], b[k][f])), (k, f)
+same(reader.load_all(d + '/stream.pt'))
+same(dict(reader.iter_records(d + '/stream.pt')))
+assert next(reader.iter_records(d + '/stream.pt'))[0] == 'fc1'"
+  expect stream-list 0 "^ +4  fc2  aten::linear  \[aten\]  inputs: float32\[2, 16\], float32\[4, 16\], float32\[4\]  outputs: float32\[2, 4\]" -- $py "$src/tools/node_io_stream.py" "$tmp/stream.pt"
+  expect stream-needs-file nonzero "--node-io stream writes each node's record to a file as the node runs: pass --save-node-io FILE.pt" -- "$bin" run "$demo" --config "$cfg" --node-io stream
+  expect stream-needs-pt nonzero "io.json: node_io capture 'stream' writes a .pt file" -- "$bin" run "$demo" --config "$cfg" --node-io stream --save-node-io "$tmp/io.json"
+  expect node-io-unknown-mode nonzero "stream" -- "$bin" run "$demo" --config "$cfg" --node-io inputs
+  printf '[selection]\ndefault = ["example", "aten"]\n[runtime]\nnode_io = "stream"\n' > "$tmp/stream.toml"
+  expect stream-config-needs-file nonzero "the config's node_io = \"stream\" writes each node's record .*--save-node-io FILE.pt" -- "$bin" run "$demo" --config "$tmp/stream.toml"
+  expect stream-config 0 "node_io \(6 records\) streamed to" -- "$bin" run "$demo" --config "$tmp/stream.toml" --inputs "$tmp/in.pt" --save-node-io "$tmp/stream2.pt" --repeat 2
+  expect stream-config-same-file 0 "^same$" -- bash -c "cmp -s '$tmp/stream.pt' '$tmp/stream2.pt' && echo same"
+  expect stream-overridden 0 "node_io \(6 records\) written to" -- "$bin" run "$demo" --config "$tmp/stream.toml" --node-io all --save-node-io "$tmp/io2.pt"
   expect pt-single-tensor-input 0 "outputs written" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/in1.pt" --save-outputs "$tmp/out1.pt"
   $py -c "import torch; torch.save((torch.zeros(2, 8), torch.zeros(2, 8)), '$tmp/two.pt')"
   expect pt-too-many-inputs nonzero "two.pt: holds 2 tensor\(s\); the model takes 1 input\(s\) \(x\)" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/two.pt"
@@ -129,6 +151,7 @@ for f in ('/got2.pt', '/got2b.pt'):
     got = torch.load(d + f)[0]
     assert got.shape == (3, 4) and torch.allclose(got, want, atol=1e-5), (f, got, want)"
   expect verify 0 "verify: PASS" -- "$bin" verify "$tmp/mlp2.pt" --config "$cfg"
+  expect verify-stream-config 0 "verify: PASS" -- "$bin" verify "$tmp/mlp2.pt" --config "$tmp/stream.toml"
   expect verify-inputs 0 "\[3, 4\] +float32 .* ok$" -- "$bin" verify "$tmp/mlp2.pt" --config "$cfg" --inputs "$tmp/x2.pt"
   expect verify-tolerance 0 "verify .*mlp2.pt \(tolerance 0.001\)" -- "$bin" verify "$tmp/mlp2.pt" --config "$cfg" --tolerance 1e-3
   expect verify-no-shapes nonzero "mlp2_noshape.pt: the model does not declare the shape of input 0 .*--inputs" -- "$bin" verify "$tmp/mlp2_noshape.pt" --config "$cfg"
@@ -156,6 +179,12 @@ json.dump(g, open(sys.argv[2], "w"))
 PY
 expect check-finite-off 0 "nan" -- "$bin" run "$tmp/nan.json" --config "$cfg"
 expect check-finite nonzero "check-finite: node 'softmax' \(op aten::log, module softmax\) on plugin 'aten' is the first node" -- "$bin" run "$tmp/nan.json" --config "$cfg" --check-finite
+# A failed run's stream file holds the nodes that ran before the failure.
+if "$bin" --help 2>&1 | grep -q "convert" && $py -c "import torch" 2>/dev/null; then
+  expect stream-partial nonzero "node_io \(5 records, the nodes before the failure\) streamed to .*partial.pt" -- "$bin" run "$tmp/nan.json" --config "$cfg" --check-finite --node-io stream --save-node-io "$tmp/partial.pt"
+  pycheck stream-partial-file "io = torch.load(d + '/partial.pt')
+assert list(io) == ['fc1', 'act', 'residual', 'gated', 'fc2'], list(io)"
+fi
 expect top-k 0 "row 1 top 3: [0-9]+ \(" -- "$bin" run "$demo" --config "$cfg" --top 3
 
 # Timing: --repeat N prints exactly one parseable 'median_ms: X' line (sample or file inputs).

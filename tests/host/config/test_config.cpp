@@ -117,9 +117,11 @@ TEST(Config, EmptyFileGivesDefaults) {
 TEST(Config, NodeIoValues) {
   EXPECT_EQ(cfgns::parse_config("[runtime]\nnode_io = \"all\"\n", "x").capture, cfgns::CaptureMode::All);
   EXPECT_EQ(cfgns::parse_config("[runtime]\nnode_io = \"none\"\n", "x").capture, cfgns::CaptureMode::None);
+  EXPECT_EQ(cfgns::parse_config("[runtime]\nnode_io = \"stream\"\n", "x").capture, cfgns::CaptureMode::Stream);
   EXPECT_STREQ(cfgns::capture_mode_name(cfgns::CaptureMode::None), "none");
   EXPECT_STREQ(cfgns::capture_mode_name(cfgns::CaptureMode::Outputs), "outputs");
   EXPECT_STREQ(cfgns::capture_mode_name(cfgns::CaptureMode::All), "all");
+  EXPECT_STREQ(cfgns::capture_mode_name(cfgns::CaptureMode::Stream), "stream");
 }
 
 TEST(Config, SourcePosStr) {
@@ -197,7 +199,7 @@ TEST(ConfigErrors, RuleWithEmptyBackends) {
 TEST(ConfigErrors, InvalidNodeIo) {
   std::string msg = parse_error("[runtime]\nnode_io = \"inputs\"\n");
   EXPECT_STARTS_WITH(msg, "x.toml:2:11: ");
-  EXPECT_CONTAINS(msg, "invalid value 'inputs' (expected one of: none, outputs, all)");
+  EXPECT_CONTAINS(msg, "invalid value 'inputs' (expected one of: none, outputs, all, stream)");
 }
 
 TEST(ConfigErrors, InvalidLogLevel) {

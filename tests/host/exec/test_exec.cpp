@@ -119,6 +119,48 @@ TEST(Executor, CallbackSeesEveryNodeInOrder) {
   EXPECT_EQ(seen, (std::vector<std::string>{"block.relu@example", "block.add@example", "head.mul@example"}));
 }
 
+TEST(Executor, CallbackEventsCarryIndexAndInputSources) {
+  Runtime rt(Options{example_only_config()});
+  auto model = rt.load_graph(small_graph());
+  std::vector<std::pair<size_t, std::vector<std::string>>> seen;
+  model->set_node_callback([&](const NodeEvent& e) {
+    ASSERT_NE(e.input_sources, nullptr) << e.node;
+    EXPECT_EQ(e.input_sources->size(), e.inputs.size()) << e.node;
+    seen.emplace_back(e.index, *e.input_sources);
+  });
+  model->run({f32({2}, {1, 2})});
+  using Seen = std::vector<std::pair<size_t, std::vector<std::string>>>;
+  EXPECT_EQ(seen, (Seen{{0, {"x"}}, {1, {"r", "x"}}, {2, {"a", "a"}}}));
+}
+
+// Capture "stream": no records kept; each node goes to the callback, which must be set.
+TEST(Executor, StreamCaptureNeedsASinkAndKeepsNothing) {
+  Options o{example_only_config()};
+  o.capture = "stream";
+  Runtime rt(o);
+  auto model = rt.load_graph(small_graph());
+  try {
+    model->run({f32({2}, {1, 2})});
+    ADD_FAILURE() << "a stream run without a sink ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Config);
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("node_io capture 'stream'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("set_node_callback"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--save-node-io"), std::string::npos) << msg;
+  }
+  std::vector<std::string> seen;
+  model->set_node_callback([&](const NodeEvent& e) { seen.push_back(e.node + "#" + std::to_string(e.index)); });
+  EXPECT_EQ(values(model->run({f32({2}, {1, 2})})[0]), (std::vector<float>{4, 16}));
+  EXPECT_TRUE(model->node_io().empty());
+  EXPECT_EQ(seen, (std::vector<std::string>{"block.relu#0", "block.add#1", "head.mul#2"}));
+  RunContext bare;  // the model's own callback is not this context's
+  EXPECT_NE(error_of([&] { model->run({f32({2}, {1, 2})}, bare); }).find("stream"), std::string::npos);
+
+  o.capture = "inputs";
+  EXPECT_NE(error_of([&] { Runtime bad(o); }).find("is not none, outputs, all or stream"), std::string::npos);
+}
+
 TEST(Executor, InputErrorsNameTheInputAndWhatWasExpected) {
   ir::Graph g = small_graph();
   g.values[g.inputs[0]].shape = {4};

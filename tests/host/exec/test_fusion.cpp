@@ -131,6 +131,32 @@ TEST(Fusion, OffByConfigAndUnderFullCapture) {
   EXPECT_EQ(values(captured->node_io()[0].outputs[0]), (std::vector<float>{2}));
 }
 
+TEST(Fusion, StreamCaptureSeesEveryOriginalNode) {
+  std::vector<std::string> seen;
+  auto record = [&](const NodeEvent& e) {
+    ASSERT_NE(e.input_sources, nullptr);
+    std::string sources;
+    for (const auto& s : *e.input_sources) sources += s + ";";
+    seen.push_back(e.node + "#" + std::to_string(e.index) + " " + e.op + " (" + sources + ")");
+    EXPECT_EQ(e.input_sources->size(), e.inputs.size()) << e.node;
+  };
+  Runtime fusing(Options{config()});  // a callback alone leaves fusion on: one fused event
+  auto fused = fusing.load_graph(chain(2.0, 1.0));
+  fused->set_node_callback(record);
+  EXPECT_EQ(values(fused->run({f32({1}, {1})})[0]), (std::vector<float>{3}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"scale#0 test::scale+test::shift (x;)"}));
+
+  seen.clear();
+  Options o{config()};
+  o.capture = "stream";
+  Runtime stream(o);
+  auto model = stream.load_graph(chain(2.0, 1.0));
+  model->set_node_callback(record);
+  EXPECT_EQ(values(model->run({f32({1}, {1})})[0]), (std::vector<float>{3}));
+  EXPECT_EQ(model->last_stats().nodes_run, 2u);
+  EXPECT_EQ(seen, (std::vector<std::string>{"scale#0 test::scale (x;)", "shift#1 test::shift (scaled;)"}));
+}
+
 TEST(Fusion, BadFuseValueNamesTheLine) {
   std::string msg = error_of([] { Runtime rt(Options{write_config("badfuse", "[selection]\nfuse = \"yes\"\n")}); });
   EXPECT_NE(msg.find("badfuse.toml:2"), std::string::npos) << msg;

@@ -328,3 +328,250 @@ torch.save((a, b, c), d + "/want.pt")
     EXPECT_NE(std::string(e.what()).find("m.pt"), std::string::npos) << e.what();
   }
 }
+
+// ---- node_io capture "stream" (NodeIoStreamWriter) -----------------------------------
+
+namespace {
+
+std::string file_bytes(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string source_dir() {
+  const char* dir = std::getenv("SWITCHYARD_SOURCE_DIR");
+  return dir != nullptr ? dir : ".";
+}
+
+// Streams `records` the way Model::run's callback would, numbering them in order.
+void stream_records(const std::string& file, const std::vector<NodeIO>& records) {
+  ts::NodeIoStreamWriter writer(file);
+  for (size_t i = 0; i < records.size(); ++i) {
+    const NodeIO& r = records[i];
+    writer.write(NodeEvent{r.node, r.op, r.backend, r.module_path, r.inputs, r.outputs, &r.input_sources, i});
+  }
+  EXPECT_EQ(writer.finish(), records.size());
+}
+
+// Python: same(a, b) asserts two node_io dicts hold the same records, in the same order,
+// with bit-identical tensors; `reader` is tools/node_io_stream.py.
+const std::string kSameNodeIo = R"(
+import os
+sys.path.insert(0, os.environ.get("SWITCHYARD_SOURCE_DIR", ".") + "/tools")
+import node_io_stream as reader
+def raw(t):
+    return t.contiguous().reshape(-1).view(torch.uint8)
+def same(a, b):
+    assert list(a) == list(b), (list(a), list(b))
+    for k in a:
+        ra, rb = a[k], b[k]
+        assert sorted(ra) == sorted(rb), (k, sorted(ra), sorted(rb))
+        for f in ("op", "backend", "module_path", "input_sources"):
+            assert ra[f] == rb[f], (k, f, ra[f], rb[f])
+        for f in ("inputs", "outputs"):
+            assert len(ra[f]) == len(rb[f]), (k, f)
+            for x, y in zip(ra[f], rb[f]):
+                assert (x is None) == (y is None), (k, f)
+                if x is not None:
+                    assert (x.dtype, x.shape, x.stride()) == (y.dtype, y.shape, y.stride()), (k, f, x, y)
+                    assert torch.equal(raw(x), raw(y)), (k, f, "values differ")
+)";
+
+}  // namespace
+
+TEST_F(PtIo, NodeIoStreamWritesSaveNodeIosFile) {
+  Tensor x = pattern(kF32, {2, 3}), w = pattern(kF32, {4, 3}), h = pattern(kF32, {2, 4});
+  Tensor base = pattern(kF32, {3, 4});
+  Tensor view = Tensor::from_blob(base.raw_data(), kF32, {4, 3}, {1, 4}, [keep = base] {});
+  std::vector<NodeIO> records;
+  records.push_back({"fc1", "aten::linear", "aten", "fc1", {"x", "fc1.weight", ""}, {x, w, Tensor()}, {h}});
+  records.push_back({"t", "aten::t", "shape", "", {"base"}, {base}, {view}});
+  records.push_back({"act", "aten::relu", "example", "", {"fc1", "t"}, {h, view}, {pattern(kF32, {2, 4})}});
+  for (DLDataType d : kAllDtypes)
+    records.push_back({"to_" + dtype_name(d), "aten::to", "aten", "cast", {"x"}, {x}, {pattern(d, {2, 3})}});
+  records.push_back({"empty", "aten::zeros", "aten", "", {}, {}, {pattern(kI64, {0, 3}), pattern(kF32, {})}});
+  ts::save_node_io(path("all.pt"), records);
+  stream_records(path("stream.pt"), records);
+  EXPECT_EQ(file_bytes(path("stream.pt")), file_bytes(path("all.pt"))) << "not save_node_io's file, byte for byte";
+
+  REQUIRE_PYTHON();
+  EXPECT_EQ(python(kSameNodeIo + R"(
+a = torch.load(d + "/all.pt")
+assert list(a)[:3] == ["fc1", "t", "act"] and len(a) == 14, list(a)
+for weights_only in (False, True):
+    same(a, torch.load(d + "/stream.pt", weights_only=weights_only))
+same(a, dict(reader.iter_records(d + "/stream.pt")))
+same(a, reader.load_all(d + "/stream.pt"))
+meta = dict(reader.iter_records(d + "/stream.pt", tensors=False))
+assert meta["t"]["outputs"][0].shape == (4, 3) and meta["fc1"]["inputs"][2] is None, meta["t"]
+print("ok")
+)"),
+            0);
+}
+
+TEST_F(PtIo, NodeIoStreamKeepsNoTensorAndWritesGraphOrder) {
+  bool freed = false;
+  auto* buffer = new std::vector<float>(256 * 256, 1.5f);
+  Tensor big = Tensor::from_blob(buffer->data(), kF32, {256, 256}, {}, [buffer, &freed] {
+    delete buffer;
+    freed = true;
+  });
+  Tensor x = pattern(kF32, {256, 256});
+  const std::vector<std::string> one{"x"};
+  const std::vector<Tensor> none;
+  ts::NodeIoStreamWriter writer(path("io.pt"));
+  writer.write(NodeEvent{"a", "aten::relu", "aten", "", {x}, {big}, &one, 0});
+  big = Tensor();
+  EXPECT_TRUE(freed) << "the writer kept a tensor it had written";
+  EXPECT_EQ(x.use_count(), 1) << "the writer kept a tensor it had written";
+  // A new tensor (its handle may reuse the freed one's address) is stored anew, and events
+  // that arrive out of graph order (a parallel run) are written in graph order.
+  Tensor fresh = pattern(kF32, {256, 256});
+  const std::vector<Tensor> fresh_only{fresh};
+  writer.write(NodeEvent{"c", "aten::neg", "aten", "", fresh_only, fresh_only, &one, 3});
+  writer.write(NodeEvent{"b", "aten::abs", "aten", "", {x}, fresh_only, &one, 2});
+  EXPECT_EQ(writer.records(), 3u);
+  EXPECT_EQ(writer.finish(), 3u);
+
+  REQUIRE_PYTHON();
+  EXPECT_EQ(python(R"(
+io = torch.load(d + "/io.pt")
+assert list(io) == ["a", "b", "c"], list(io)
+assert torch.equal(io["a"]["outputs"][0], torch.full((256, 256), 1.5))
+want = (torch.arange(256 * 256, dtype=torch.float32) * 0.5 - 1).reshape(256, 256)
+assert torch.equal(io["c"]["inputs"][0], want), "a new tensor was taken for the freed one"
+assert torch.equal(io["b"]["outputs"][0], want) and torch.equal(io["a"]["inputs"][0], want)
+print("ok")
+)"),
+            0);
+}
+
+TEST_F(PtIo, NodeIoStreamErrorsNameTheFileAndNode) {
+  auto error_of = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of([&] { ts::NodeIoStreamWriter w(path("no/such/dir/io.pt")); }).find("no/such/dir/io.pt: cannot write"),
+            std::string::npos);
+  const std::vector<std::string> one{"x"};
+  const std::vector<Tensor> in{pattern(kF32, {2})}, out{pattern(kF32, {2})};
+  ts::NodeIoStreamWriter writer(path("io.pt"));
+  std::string msg = error_of([&] { writer.write(NodeEvent{"n", "aten::relu", "aten", "", in, out}); });
+  EXPECT_NE(msg.find("node 'n': the event has no input_sources"), std::string::npos) << msg;
+  writer.write(NodeEvent{"n", "aten::relu", "aten", "", in, out, &one, 0});
+  msg = error_of([&] { writer.write(NodeEvent{"n", "aten::relu", "aten", "", in, out, &one, 1}); });
+  EXPECT_NE(msg.find("node 'n' recorded twice"), std::string::npos) << msg;
+  EXPECT_EQ(writer.finish(), 1u);
+  EXPECT_NE(error_of([&] { writer.finish(); }).find("already finished"), std::string::npos);
+  msg = error_of([&] { writer.write(NodeEvent{"m", "aten::relu", "aten", "", in, out, &one, 1}); });
+  EXPECT_NE(msg.find("arrived after the node_io stream was finished"), std::string::npos) << msg;
+
+  // A full disk: the error names the file, and the writer (finishing in its destructor)
+  // does not bring the process down.
+  if (fs::exists("/dev/full")) {
+    Tensor big = pattern(kF32, {1024, 1024});
+    const std::vector<Tensor> bigs{big};
+    msg = error_of([&] {
+      ts::NodeIoStreamWriter full("/dev/full");
+      full.write(NodeEvent{"n", "aten::relu", "aten", "", bigs, bigs, &one, 0});
+      full.finish();
+    });
+    EXPECT_NE(msg.find("/dev/full"), std::string::npos) << msg;
+  }
+}
+
+// A model run through the embedding API: capture "stream" writes the file capture "all"
+// gives, sequential and parallel; without a callback the run refuses.
+TEST_F(PtIo, NodeIoStreamOfADemoRunIsTheAllFile) {
+  torchscript::register_loader();
+  const std::string demo = source_dir() + "/tools/demo/mlp.json";
+  const std::string config = source_dir() + "/configs/example.toml";
+  const std::vector<Tensor> inputs{pattern(kF32, {2, 8})};
+  {
+    Options o{config};
+    o.capture = "all";
+    Runtime rt(o);
+    auto model = rt.load(demo);
+    model->run(inputs);
+    ts::save_node_io(path("all.pt"), model->node_io());
+  }
+  Options o{config};
+  o.capture = "stream";
+  Runtime rt(o);
+  auto model = rt.load(demo);
+  try {
+    model->run(inputs);
+    ADD_FAILURE() << "a stream run without a sink ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Config);
+    EXPECT_NE(std::string(e.what()).find("node_io capture 'stream'"), std::string::npos) << e.what();
+  }
+  {
+    ts::NodeIoStreamWriter writer(path("stream.pt"));
+    model->set_node_callback([&](const NodeEvent& e) { writer.write(e); });
+    model->run(inputs);
+    EXPECT_EQ(writer.finish(), 6u);
+    EXPECT_TRUE(model->node_io().empty());
+  }
+  EXPECT_EQ(file_bytes(path("stream.pt")), file_bytes(path("all.pt")));
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the parallel half: oneTBB here is not built with TSan; its hand-offs read as races";
+#endif
+
+  // Parallel: the config asks for stream; the second run (the first plans) runs nodes at once.
+  const std::string parallel = path("parallel.toml");
+  std::ofstream(parallel) << "[selection]\ndefault = [\"example\", \"aten\"]\n"
+                             "[runtime]\ninter_op_threads = 2\nnode_io = \"stream\"\n";
+  Runtime prt(Options{parallel});
+  auto pmodel = prt.load(demo);
+  pmodel->set_node_callback([](const NodeEvent&) {});
+  pmodel->run(inputs);
+  {
+    ts::NodeIoStreamWriter writer(path("parallel.pt"));
+    pmodel->set_node_callback([&](const NodeEvent& e) { writer.write(e); });
+    pmodel->run(inputs);
+    EXPECT_EQ(writer.finish(), 6u);
+  }
+  REQUIRE_PYTHON();
+  EXPECT_EQ(python(kSameNodeIo + R"(
+a = torch.load(d + "/all.pt")
+same(a, torch.load(d + "/parallel.pt"))
+same(a, dict(reader.iter_records(d + "/parallel.pt")))
+print("ok")
+)"),
+            0);
+}
+
+// A zoo model (a small BERT: int64 ids, masks, views from the shape plugin) on the
+// default config: the stream file is the "all" file, byte for byte.
+TEST_F(PtIo, NodeIoStreamOfAZooModelIsTheAllFile) {
+  const char* zoo = std::getenv("SWITCHYARD_ZOO_DIR");
+  const std::string dir = zoo != nullptr ? zoo : "";
+  if (!fs::exists(dir + "/bert_decomposed.pt")) GTEST_SKIP() << "no model zoo (SWITCHYARD_ZOO_DIR)";
+  torchscript::register_loader();
+  const std::vector<Tensor> inputs = ts::load_tensors(dir + "/bert_decomposed.b1.inputs.pt");
+  const std::string config = source_dir() + "/configs/default.toml";
+  Options all{config};
+  all.capture = "all";
+  Runtime art(all);
+  auto amodel = art.load(dir + "/bert_decomposed.pt");
+  amodel->run(inputs);
+  ts::save_node_io(path("all.pt"), amodel->node_io());
+
+  Options stream{config};
+  stream.capture = "stream";
+  Runtime srt(stream);
+  auto smodel = srt.load(dir + "/bert_decomposed.pt");
+  ts::NodeIoStreamWriter writer(path("stream.pt"));
+  smodel->set_node_callback([&](const NodeEvent& e) { writer.write(e); });
+  smodel->run(inputs);
+  EXPECT_EQ(writer.finish(), amodel->node_io().size());
+  EXPECT_GT(amodel->node_io().size(), 50u);
+  EXPECT_EQ(file_bytes(path("stream.pt")), file_bytes(path("all.pt")));
+}

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <string>
@@ -71,20 +72,72 @@ TEST_P(ZooParity, MatchesPyTorch) {
   const std::string dir = zoo_dir() + "/";
   std::vector<Tensor> inputs = torchscript::load_tensors(dir + c.inputs);
   std::vector<Tensor> expected = torchscript::load_tensors(dir + c.expected);
-  for (const char* config : {"reference.toml", "default.toml"}) {
-    Runtime rt(Options{config_path(config)});
-    auto model = rt.load(dir + c.module);
-    std::vector<Tensor> out = model->run(inputs);
-    ASSERT_EQ(out.size(), expected.size()) << c.name() << " on " << config;
+  auto compare = [&](const std::vector<Tensor>& out, const char* label) {
+    ASSERT_EQ(out.size(), expected.size()) << c.name() << " on " << label;
     for (size_t i = 0; i < out.size(); ++i) {
       ASSERT_EQ(out[i].shape(), expected[i].shape()) << c.name() << " output " << i;
       auto [diff, scale] = diff_and_scale(out[i], expected[i]);
       double bound = 1e-4 * std::max(1.0, scale);
-      std::printf("  %-22s %-15s output %zu: max|diff| %.3g, max|ref| %.3g, bound %.3g\n", c.name().c_str(),
-                  config, i, diff, scale, bound);
-      EXPECT_LE(diff, bound) << c.name() << " on " << config << ", output " << i;
+      std::printf("  %-22s %-20s output %zu: max|diff| %.3g, max|ref| %.3g, bound %.3g\n", c.name().c_str(),
+                  label, i, diff, scale, bound);
+      EXPECT_LE(diff, bound) << c.name() << " on " << label << ", output " << i;
       EXPECT_GT(scale, 1e-3) << c.name() << ": the reference output has no signal to compare";
     }
+  };
+  for (const char* config : {"reference.toml", "default.toml"}) {
+    Runtime rt(Options{config_path(config)});
+    auto model = rt.load(dir + c.module);
+    compare(model->run(inputs), config);  // the first run plans
+    if (std::string(config) != "default.toml") continue;
+
+    // The second runs in the memory plan's arena, measuring its peak activation memory.
+    RunContext ctx;
+    ctx.set_memory_measurement(true);
+    compare(model->run(inputs, ctx), "default.toml, arena");
+    const MemoryReport plan = model->memory_plan(inputs);
+    const double measured = static_cast<double>(ctx.last_stats().measured_peak_bytes);
+    const double estimated = static_cast<double>(plan.estimated_peak_bytes);
+    std::printf("  %-22s peak activation memory: measured %.0f B, planned %.0f B (arena %zu B), ratio %.3f\n",
+                c.name().c_str(), measured, estimated, plan.arena_bytes, measured / estimated);
+    EXPECT_TRUE(plan.arena_enabled) << c.name();
+    EXPECT_EQ(ctx.last_stats().arena_bytes, plan.arena_bytes) << c.name() << ": the second run uses the arena";
+    EXPECT_NEAR(measured, estimated, 0.1 * estimated) << c.name() << ": `plan --memory` and the measured peak disagree";
+  }
+}
+
+// The planner's reuse on a real network: resnet50 at batch 8 (the batch-4 inputs twice)
+// needs under half the bytes its activations would take with no reuse at all.
+TEST(Zoo, MemoryPlanReusesActivations) {
+  torchscript::register_loader();
+  Case c;
+  for (const Case& k : zoo_cases())
+    if (k.stem == "resnet50" && k.batch == 4) c = k;
+  ASSERT_FALSE(c.stem.empty()) << "resnet50 at batch 4 is missing from " << zoo_dir();
+  Tensor b4 = torchscript::load_tensors(zoo_dir() + "/" + c.inputs).at(0).contiguous();
+  std::vector<int64_t> shape = b4.shape();
+  shape[0] *= 2;
+  Tensor b8 = Tensor::uninitialized(b4.dtype(), shape);
+  std::memcpy(b8.raw_data(), b4.raw_data(), b4.nbytes());
+  std::memcpy(static_cast<char*>(b8.raw_data()) + b4.nbytes(), b4.raw_data(), b4.nbytes());
+
+  Runtime rt(Options{config_path("default.toml")});
+  auto model = rt.load(zoo_dir() + "/" + c.module);
+  const MemoryReport plan = model->memory_plan({b8});
+  std::printf("resnet50 b8: activations %zu B summed; arena %zu B (holding %zu B); heap peak %zu B; peak %zu B (%.1f%%)\n",
+              plan.total_activation_bytes, plan.arena_bytes, plan.arena_values_bytes, plan.heap_peak_bytes,
+              plan.estimated_peak_bytes, 100.0 * plan.estimated_peak_bytes / plan.total_activation_bytes);
+  EXPECT_LT(plan.estimated_peak_bytes, plan.total_activation_bytes / 2);
+  EXPECT_LT(plan.arena_bytes, plan.arena_values_bytes / 2);
+
+  std::vector<Tensor> out = model->run({b8});  // in the arena; both halves are PyTorch's batch 4
+  Tensor expected = torchscript::load_tensors(zoo_dir() + "/" + c.expected).at(0).contiguous();
+  EXPECT_EQ(model->last_stats().arena_bytes, plan.arena_bytes);
+  ASSERT_EQ(out.at(0).numel(), 2 * expected.numel());
+  const Tensor got = out[0].contiguous();
+  for (int half = 0; half < 2; ++half) {
+    Tensor part = Tensor::from_blob(got.data<float>() + half * expected.numel(), expected.dtype(), expected.shape());
+    auto [diff, scale] = diff_and_scale(part, expected);
+    EXPECT_LE(diff, 1e-4 * std::max(1.0, scale)) << "half " << half;
   }
 }
 

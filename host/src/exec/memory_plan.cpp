@@ -1,0 +1,129 @@
+#include "exec/memory_plan.hpp"
+
+#include <switchyard/error.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+#include <string>
+
+namespace switchyard::exec {
+namespace {
+
+size_t aligned(size_t bytes) { return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+
+// The last node during which a value's bytes are in use: an unread value still occupies
+// them while its producer runs.
+int32_t end_of(const ValueLife& v, int32_t last) { return std::max(last, v.first); }
+
+struct Placed {
+  int32_t first, end;
+  size_t offset, bytes;
+};
+
+// The lowest offset where `bytes` fits between the blocks alive during [first, end].
+size_t lowest_fit(std::vector<const Placed*>& overlapping, size_t bytes) {
+  std::sort(overlapping.begin(), overlapping.end(), [](const Placed* a, const Placed* b) { return a->offset < b->offset; });
+  size_t candidate = 0;
+  for (const Placed* p : overlapping) {
+    if (p->offset >= candidate + bytes) break;  // the gap before p is large enough
+    candidate = std::max(candidate, p->offset + p->bytes);
+  }
+  return candidate;
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(std::vector<ValueLife> values, bool use_arena) {
+  const size_t n = values.size();
+  MemoryPlan plan;
+  plan.offset.assign(n, -1);
+  plan.last.resize(n);
+  for (size_t v = 0; v < n; ++v) plan.last[v] = values[v].last;
+
+  // Views, latest producer first, so that a view of a view extends the grandparent too.
+  std::vector<size_t> by_producer(n);
+  std::iota(by_producer.begin(), by_producer.end(), 0);
+  std::stable_sort(by_producer.begin(), by_producer.end(),
+                   [&](size_t a, size_t b) { return values[a].first > values[b].first; });
+  for (size_t v : by_producer) {
+    const ValueLife& life = values[v];
+    if (life.kind != ValueLife::Kind::View || life.view_of == ir::kNoValue) continue;
+    int32_t& parent_last = plan.last[static_cast<size_t>(life.view_of)];
+    parent_last = std::max(parent_last, plan.last[v]);
+  }
+
+  // Arena values, largest first; ties by producer, for a plan that does not depend on sort internals.
+  std::vector<size_t> arena;
+  int32_t steps = 0;
+  for (size_t v = 0; v < n; ++v) {
+    const ValueLife& life = values[v];
+    if (life.kind == ValueLife::Kind::Unused || life.kind == ValueLife::Kind::View) continue;
+    plan.total_activation_bytes += life.bytes;
+    steps = std::max(steps, life.first + 1);
+    if (plan.last[v] != kForever) steps = std::max(steps, plan.last[v] + 1);
+    if (use_arena && life.kind == ValueLife::Kind::HostArena && plan.last[v] != kForever && life.bytes > 0)
+      arena.push_back(v);
+  }
+  std::stable_sort(arena.begin(), arena.end(), [&](size_t a, size_t b) {
+    return values[a].bytes != values[b].bytes ? values[a].bytes > values[b].bytes : values[a].first < values[b].first;
+  });
+  std::vector<Placed> placed;
+  placed.reserve(arena.size());
+  std::vector<const Placed*> overlapping;
+  for (size_t v : arena) {
+    const int32_t first = values[v].first, end = end_of(values[v], plan.last[v]);
+    const size_t bytes = aligned(values[v].bytes);
+    overlapping.clear();
+    for (const Placed& p : placed)
+      if (p.first <= end && first <= p.end) overlapping.push_back(&p);
+    const size_t offset = lowest_fit(overlapping, bytes);
+    placed.push_back(Placed{first, end, offset, bytes});
+    plan.offset[v] = static_cast<int64_t>(offset);
+    plan.arena_bytes = std::max(plan.arena_bytes, offset + bytes);
+    plan.arena_values_bytes += values[v].bytes;
+  }
+
+  // Everything else lives on the heap from its producer to its (extended) last reader.
+  std::vector<int64_t> delta(static_cast<size_t>(steps) + 1, 0);
+  for (size_t v = 0; v < n; ++v) {
+    const ValueLife& life = values[v];
+    if (life.kind == ValueLife::Kind::Unused || life.kind == ValueLife::Kind::View || plan.offset[v] >= 0) continue;
+    delta[static_cast<size_t>(life.first)] += static_cast<int64_t>(life.bytes);
+    if (plan.last[v] != kForever) delta[static_cast<size_t>(end_of(life, plan.last[v])) + 1] -= static_cast<int64_t>(life.bytes);
+  }
+  int64_t live = 0;
+  for (int64_t d : delta) {
+    live += d;
+    plan.heap_peak_bytes = std::max(plan.heap_peak_bytes, static_cast<size_t>(std::max<int64_t>(live, 0)));
+  }
+  return plan;
+}
+
+ArenaPool::Buffer::Buffer(size_t bytes) {
+  data = static_cast<char*>(std::aligned_alloc(kArenaAlignment, aligned(std::max<size_t>(bytes, 1))));
+  if (data == nullptr)
+    throw Error(ErrorKind::Internal, "out of memory allocating the activation arena (" + std::to_string(bytes) + " bytes)");
+}
+
+ArenaPool::Buffer::~Buffer() { std::free(data); }
+
+std::shared_ptr<ArenaPool::Buffer> ArenaPool::acquire() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!idle_.empty()) {
+      std::shared_ptr<Buffer> b = std::move(idle_.back());
+      idle_.pop_back();
+      return b;
+    }
+  }
+  return std::make_shared<Buffer>(bytes_);
+}
+
+void ArenaPool::release(std::shared_ptr<Buffer> buffer) {
+  if (!buffer || buffer.use_count() != 1) return;  // a tensor still points into it: let it go with that tensor
+  std::lock_guard<std::mutex> lock(mutex_);
+  idle_.push_back(std::move(buffer));
+}
+
+}  // namespace switchyard::exec
