@@ -5,7 +5,7 @@
 // interleaved round by round so that load from elsewhere hits every contender alike.
 // Prints a markdown table on stdout (progress on stderr). A benchmark, not a test.
 //
-//   bench_models --zoo build/zoo --runs 10 [--models resnet18,bert_fast] [--batches 1]
+//   bench_models --zoo build/zoo --runs 10 [--models resnet18,bert_fast] [--batches 1,8]
 #include "bench_util.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -66,10 +66,9 @@ double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
 }
 
 // One model at one batch size: every contender, interleaved; prints the table row.
-void bench_batch(const Args& args, const std::string& stem, int batch, const std::string& inputs_path,
+void bench_batch(const Args& args, const std::string& stem, int batch, const std::vector<switchyard::Tensor>& inputs,
                  std::vector<std::pair<std::string, torch::jit::Module>>& variants, const switchyard::Model& sy_reference,
                  const switchyard::Model& sy_default, int sy_blas) {
-  const std::vector<switchyard::Tensor> inputs = switchyard::torchscript::load_tensors(inputs_path);
   std::vector<c10::IValue> ivalues;
   for (const auto& t : inputs) ivalues.emplace_back(to_torch(t));
 
@@ -137,7 +136,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", args.threads, "ATen (intra-op) threads for LibTorch; switchyard's come from its configs")
       ->capture_default_str()->check(CLI::Range(1, 256));
   app.add_option("--models", args.models, "zoo stems to run (default: all)")->delimiter(',');
-  app.add_option("--batches", args.batches, "batch sizes to run (default: all the zoo has)")->delimiter(',');
+  args.batches = {1, 8};
+  app.add_option("--batches", args.batches, "batch sizes to run; one the zoo lacks repeats a smaller one's inputs")
+      ->delimiter(',')->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   std::ifstream zoo_file(args.zoo + "/zoo.json");
@@ -178,13 +179,10 @@ int main(int argc, char** argv) {
       continue;
     }
 
-    for (const auto& b : entry["batches"]) {
-      const int batch = b["batch"];
-      if (!args.batches.empty() && std::find(args.batches.begin(), args.batches.end(), batch) == args.batches.end())
-        continue;
+    for (const int batch : args.batches) {
       try {
-        bench_batch(args, stem, batch, args.zoo + "/" + b["inputs"].get<std::string>(), variants, *sy_reference,
-                    *sy_default, sy_blas);
+        bench_batch(args, stem, batch, zoo_inputs(args.zoo, entry, batch), variants, *sy_reference, *sy_default,
+                    sy_blas);
       } catch (const std::exception& e) {  // one model failing does not end the benchmark
         std::printf("| %s | %d | failed: %.300s | | | | | | |\n", stem.c_str(), batch, e.what());
         std::fflush(stdout);

@@ -4,8 +4,10 @@
 
 #include <switchyard/runtime.hpp>
 #include <switchyard/sdk.h>
+#include <switchyard/torchscript.hpp>
 
 #include <ATen/Parallel.h>
+#include <nlohmann/json.hpp>
 #include <torch/script.h>
 
 #include <dlfcn.h>
@@ -16,6 +18,7 @@
 #include <functional>
 #include <stdexcept>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -120,6 +123,30 @@ inline at::Tensor first_tensor(const c10::IValue& v) {
   if (v.isTuple() && !v.toTupleRef().elements().empty()) return first_tensor(v.toTupleRef().elements()[0]);
   if (v.isList() && v.toListRef().size() > 0) return first_tensor(v.toListRef()[0]);
   throw std::runtime_error("bench: the model's forward returned no tensor");
+}
+
+// A zoo model's inputs at `batch` (zoo.json's entry for it): the exported file if the zoo
+// has that batch, else the largest exported batch that divides it, repeated along dim 0.
+inline std::vector<switchyard::Tensor> zoo_inputs(const std::string& zoo, const nlohmann::json& entry, int batch) {
+  int from = 0;
+  std::string file;
+  for (const auto& b : entry["batches"]) {
+    const int have = b["batch"];
+    if (batch % have == 0 && have > from) from = have, file = b["inputs"].get<std::string>();
+  }
+  if (from == 0) throw std::runtime_error("no exported batch divides " + std::to_string(batch));
+  std::vector<switchyard::Tensor> inputs = switchyard::torchscript::load_tensors(zoo + "/" + file);
+  if (from == batch) return inputs;
+  for (auto& t : inputs) {
+    const switchyard::Tensor c = t.contiguous();
+    std::vector<int64_t> shape = c.shape();
+    shape.at(0) *= batch / from;
+    switchyard::Tensor big = switchyard::Tensor::uninitialized(c.dtype(), shape);
+    for (int k = 0; k < batch / from; ++k)
+      std::memcpy(static_cast<char*>(big.raw_data()) + k * c.nbytes(), c.raw_data(), c.nbytes());
+    t = big;
+  }
+  return inputs;
 }
 
 }  // namespace sybench
