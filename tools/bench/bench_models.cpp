@@ -29,6 +29,7 @@ namespace {
 struct Args {
   std::string zoo, default_config, reference_config;
   int runs = 10, warmup = 3, threads = 2;
+  double max_seconds = 0;  // > 0: skip a model and batch whose one forward takes longer
   std::vector<std::string> models;
   std::vector<int> batches;
 };
@@ -85,6 +86,16 @@ void bench_batch(const Args& args, const std::string& stem, int batch, const std
   all.push_back({"reference", [&] { sy_reference.run(inputs, ref_ctx); }, sy_blas, false, {}});
   all.push_back({"default", [&] { sy_default.run(inputs, def_ctx); }, sy_blas, false, {}});
 
+  if (args.max_seconds > 0) {  // one forward of the default config says how long this row would take
+    const double first = time_ms(all.back().forward) / 1000.0;
+    if (first > args.max_seconds) {
+      std::fprintf(stderr, "%s batch %d: skipped, one forward took %.1f s\n", stem.c_str(), batch, first);
+      std::printf("| %s | %d | skipped: one default forward took %.1f s (over --max-seconds %.0f) | | | | | | |\n",
+                  stem.c_str(), batch, first, args.max_seconds);
+      std::fflush(stdout);
+      return;
+    }
+  }
   std::fprintf(stderr, "%s batch %d: %d warm-up and %d timed runs of %zu contenders\n", stem.c_str(), batch,
                args.warmup, args.runs, all.size());
   for (auto& c : all) {
@@ -136,6 +147,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", args.threads, "ATen (intra-op) threads for LibTorch; switchyard's come from its configs")
       ->capture_default_str()->check(CLI::Range(1, 256));
   app.add_option("--models", args.models, "zoo stems to run (default: all)")->delimiter(',');
+  app.add_option("--max-seconds", args.max_seconds, "skip a model and batch whose one forward (default config) takes "
+                                                    "longer than this; 0: no limit")->capture_default_str();
   args.batches = {1, 8};
   app.add_option("--batches", args.batches, "batch sizes to run; one the zoo lacks repeats a smaller one's inputs")
       ->delimiter(',')->capture_default_str();

@@ -8,7 +8,8 @@
 
 #include <malloc.h>
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#include <sanitizer/allocator_interface.h>
+// In libasan and libtsan; GCC ships no header for it (clang's allocator_interface.h).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 #include <cstring>
