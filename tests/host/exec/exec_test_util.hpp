@@ -35,6 +35,16 @@ inline std::vector<float> values(const switchyard::Tensor& t) {
   return std::vector<float>(c.data<float>(), c.data<float>() + c.numel());
 }
 
+// True when the aten plugin was built (a build with LibTorch), so that configs naming it
+// load: a Runtime refuses a config whose backends are not among the plugins found. Looks
+// where a Runtime without a config looks.
+inline bool aten_plugin_built() {
+  switchyard::Runtime rt{switchyard::Options{}};
+  for (const auto& p : rt.plugins())
+    if (p.name == "aten") return true;
+  return false;
+}
+
 // Runs `f` and returns the switchyard::Error message it threw ("" if none).
 template <typename F>
 std::string error_of(F&& f) {

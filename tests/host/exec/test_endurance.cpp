@@ -134,11 +134,6 @@ std::string endurance_config() {
                                        threads + "\n");
 }
 
-bool has_plugin(const Runtime& rt, const std::string& name) {
-  for (const auto& p : rt.plugins())
-    if (p.name == name) return true;
-  return false;
-}
 
 Tensor filled(std::vector<int64_t> shape, float base) {
   Tensor t = Tensor::empty(kF32, std::move(shape));
@@ -222,8 +217,8 @@ TEST(Endurance, SmallCnn) {
   g.add_node("fc", "aten::linear", {g.find_value("flat"), fw, fb}, {"logits"}, {}, "fc");
   g.outputs = {g.find_value("logits")};
 
+  if (!aten_plugin_built()) GTEST_SKIP() << "the aten plugin is not built";
   Runtime rt(Options{endurance_config()});
-  if (!has_plugin(rt, "aten")) GTEST_SKIP() << "the aten plugin is not built";
   auto model = rt.load_graph(std::move(g));
   const std::vector<Tensor> inputs = {weight({1, 3, 32, 32}, 4.0f)};
   bool aten = false, example = false;
@@ -258,8 +253,8 @@ TEST(Endurance, ExampleGraph) {
 }
 
 TEST(Endurance, DemoMlp) {
+  if (!aten_plugin_built()) GTEST_SKIP() << "the aten plugin is not built";
   Runtime rt(Options{endurance_config()});
-  if (!has_plugin(rt, "aten")) GTEST_SKIP() << "the aten plugin is not built";
   auto model = rt.load(source_dir() + "/tools/demo/mlp.json");
   endure("demo_mlp", *model, {filled({2, 8}, 0.25f)});
 }
