@@ -13,8 +13,8 @@ tests=(test_ir test_config test_select test_exec test_misbehaving test_fusion te
        test_memory_plan test_concurrency test_endurance test_plugin_abi test_sdk_parallel test_example_plugin)
 
 echo "asan_core: configuring $build (ASan + UBSan, no LibTorch)"
-# -O1 -g1: enough for ASan to catch and place errors, and about half -O2 -g's compile time
-# on CI's two cores (the compile is most of this test's time).
+# -O1 -g1: enough for ASan to catch and place errors, and far cheaper to compile than
+# -O2 -g (compiling is most of this test: about 5 minutes on CI's two cores).
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
       -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DSWITCHYARD_SANITIZE=address -DSWITCHYARD_WITH_TORCH=OFF \
       > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
