@@ -216,7 +216,7 @@ TEST(Concurrency, DemoMlpOnExampleConfigFromEightThreadsMatchesOneThread) {
   const std::string src = source_dir();
   for (const char* capture : {"none", "outputs"}) {
     SCOPED_TRACE(capture);
-    if (!aten_plugin_built()) GTEST_SKIP() << "the aten plugin is not built (SWITCHYARD_WITH_TORCH=OFF)";
+    if (!aten_plugin_built()) GTEST_SKIP() << "missing resource: the aten plugin (not built: SWITCHYARD_WITH_TORCH=OFF)";
     Runtime rt(Options{src + "/configs/example.toml", {}, capture});
     auto reference = rt.load(src + "/tools/demo/mlp.json");
     std::vector<Workload> w = make_workloads(*reference, reference->input_shapes(), 4);

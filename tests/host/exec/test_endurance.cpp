@@ -150,7 +150,7 @@ TEST(Endurance, ZooResnet18) {
 #else
   const char* opt_in = std::getenv("SWITCHYARD_ENDURANCE_ZOO");
   if (opt_in == nullptr || std::string(opt_in) != "1")
-    GTEST_SKIP() << "1,000 resnet18 runs take minutes: set SWITCHYARD_ENDURANCE_ZOO=1 to run them";
+    GTEST_SKIP() << "missing resource: SWITCHYARD_ENDURANCE_ZOO=1 (minutes of machine time for 1,000 resnet18 runs, granted by opting in)";
   const char* dir = std::getenv("SWITCHYARD_ZOO_DIR");
   std::ifstream index(std::string(dir != nullptr ? dir : "") + "/zoo.json");
   if (dir == nullptr || !index) GTEST_SKIP() << "no $SWITCHYARD_ZOO_DIR/zoo.json (the zoo fixture)";
@@ -217,7 +217,7 @@ TEST(Endurance, SmallCnn) {
   g.add_node("fc", "aten::linear", {g.find_value("flat"), fw, fb}, {"logits"}, {}, "fc");
   g.outputs = {g.find_value("logits")};
 
-  if (!aten_plugin_built()) GTEST_SKIP() << "the aten plugin is not built";
+  if (!aten_plugin_built()) GTEST_SKIP() << "missing resource: the aten plugin (not built: SWITCHYARD_WITH_TORCH=OFF)";
   Runtime rt(Options{endurance_config()});
   auto model = rt.load_graph(std::move(g));
   const std::vector<Tensor> inputs = {weight({1, 3, 32, 32}, 4.0f)};
@@ -253,7 +253,7 @@ TEST(Endurance, ExampleGraph) {
 }
 
 TEST(Endurance, DemoMlp) {
-  if (!aten_plugin_built()) GTEST_SKIP() << "the aten plugin is not built";
+  if (!aten_plugin_built()) GTEST_SKIP() << "missing resource: the aten plugin (not built: SWITCHYARD_WITH_TORCH=OFF)";
   Runtime rt(Options{endurance_config()});
   auto model = rt.load(source_dir() + "/tools/demo/mlp.json");
   endure("demo_mlp", *model, {filled({2, 8}, 0.25f)});

@@ -21,7 +21,7 @@ using namespace sytest;
 // Under TSan, the system's oneTBB (not built with TSan) hides its task hand-offs, so every
 // parallel run reports races inside TBB's own code; those tests run in the other builds.
 #if defined(__SANITIZE_THREAD__)
-#define SKIP_UNDER_TSAN() GTEST_SKIP() << "oneTBB here is not built with TSan; its hand-offs read as races"
+#define SKIP_UNDER_TSAN() GTEST_SKIP() << "missing resource: a TSan-instrumented oneTBB (Debian's libtbb is not, so its task hand-offs read as races)"
 #else
 #define SKIP_UNDER_TSAN() (void)0
 #endif
