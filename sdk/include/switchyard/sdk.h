@@ -54,12 +54,23 @@ extern "C" {
  * not what the host compiled against: the two sides negotiate at load time.
  */
 #define SY_SDK_VERSION_MAJOR 1
-#define SY_SDK_VERSION_MINOR 0
+#define SY_SDK_VERSION_MINOR 1
+
+/*
+ * What each minor added (every addition is appended; a 1.0 plugin never sees them):
+ *  1.1  Threads: SY_HostApi.num_threads and .parallel_for, the host's one intra-op pool.
+ *       Storages: SY_StorageDef, SY_Plugin.storages; a value may live on a device or in
+ *       a plugin's own format, and the host converts where a reader needs another.
+ *       Kernels: SY_KernelDef.storage (which storages a kernel reads and writes, and
+ *       which output may take an input's buffer) and .cost (FLOPs, bytes, scratch);
+ *       SY_KernelRunArgs.input_storage / .output_storage (what the host chose).
+ */
 
 /* The one exported symbol of every plugin. Its type is SY_PluginInitFn. */
 #define SY_PLUGIN_ENTRY_SYMBOL "switchyard_plugin_init"
 
-/* True when a struct that reports `size` bytes contains `field` of type `type`. */
+/* True when the struct at `ptr` (of C type `type`) is large enough, by its own
+ * struct_size, to contain `field`. Check it before reading any field added after 1.0. */
 #define SY_STRUCT_HAS(ptr, type, field) \
   ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
 
@@ -123,7 +134,13 @@ typedef enum SY_LogLevel {
 /* ---------------------------------------------------------------------------------- */
 
 /* Filled by the host, valid until the plugin's shutdown returns. All functions are
- * thread-safe. `host_context` is passed back as the first argument where asked. */
+ * thread-safe: any thread may call them at any time, during any call into the plugin
+ * or outside one. `host_context` is passed back as the first argument where asked. */
+
+/* The body of a parallel loop (SY_HostApi.parallel_for): handles items [begin, end).
+ * `slot` is in [0, num_threads) and no two bodies running at the same time share it, so
+ * a kernel may index per-thread scratch with it. It must not throw or longjmp. */
+typedef void (*SY_ParallelBody)(void* body_context, int64_t begin, int64_t end, int32_t slot);
 typedef struct SY_HostApi {
   size_t struct_size;
   uint32_t version_major; /* the host's SY_SDK_VERSION_MAJOR */
@@ -158,7 +175,117 @@ typedef struct SY_HostApi {
                            const double** values /* out */, size_t* count /* out */);
   SY_Status (*attr_tensor)(const SY_Attributes* attrs, const char* name,
                            const DLTensor** value /* out */);
+
+  /* ---- 1.1: the host's intra-op thread pool ------------------------------------------
+   * The host runs one pool (oneTBB) for every plugin. A plugin starts no threads of its
+   * own, and sets the libraries it wraps (BLAS, OpenMP, ...) to num_threads or to 1. */
+
+  /* Threads a kernel may keep busy at once, the caller included (>= 1). Fixed while
+   * the plugin is loaded. */
+  int32_t (*num_threads)(void* host_context);
+  /* Runs body over [begin, end), cut into chunks of at least `grain` items (grain < 1
+   * means 1), on the host's pool; returns when every chunk is done. The calling thread
+   * takes part. A range of at most `grain` items runs on the calling thread alone, with
+   * no hand-over. May be called from inside a body (the inner loop shares the pool). */
+  void (*parallel_for)(void* host_context, int64_t begin, int64_t end, int64_t grain,
+                       SY_ParallelBody body, void* body_context);
 } SY_HostApi;
+
+/* ---------------------------------------------------------------------------------- */
+/* Storages (1.1): where and how a value is stored                                     */
+/* ---------------------------------------------------------------------------------- */
+
+/*
+ * Every value lives in one storage. The default, which every 1.0 plugin uses, is plain
+ * host memory: a strided DLTensor on kDLCPU. A plugin may declare more storages:
+ *   - a device: memory the host cannot read (CUDA, a test device); `device` names it;
+ *   - a format: host or device memory in the plugin's own layout (oneDNN's nChw16c), of
+ *     which the host reads nothing but the DLTensor's dtype and logical shape.
+ * A kernel says which storages it reads per input and writes per output
+ * (SY_KernelDef.storage). The host chooses one storage per value, and where a reader
+ * needs another it converts: to plain host memory with the owner's to_host, and from
+ * it with the reader's from_host. Device copies and layout reorders are the same kind
+ * of step, and `switchyard plan` lists each with its bytes. Graph outputs, node_io
+ * records and every 1.0 kernel receive plain host tensors.
+ *
+ * A value in a storage crosses as a DLTensor whose `device` is the storage's device,
+ * whose `data` the storage allocated (or, for a host format, host memory), whose shape
+ * and dtype are the logical ones, and whose `strides` are NULL. Only the plugin that
+ * declared the storage interprets its bytes, in its kernels and conversions.
+ *
+ * Order of work: a plugin keeps one in-order queue per device (e.g. one CUDA stream).
+ * Its kernels, allocations and conversions on that device are queued in call order, so
+ * the host needs no events between them. to_host returns only when the host bytes are
+ * complete; from_host may return early, but must have copied out of its source before
+ * it returns (the host may reuse the source at once). A kernel's inputs in device
+ * memory stay valid until its queued work reads them: the host frees device memory
+ * through `free`, which the plugin orders after the work queued before it.
+ *
+ * Thread safety: nbytes is called from any thread at any time. alloc, free, to_host,
+ * from_host and synchronize may be called from several threads at once, for different
+ * values.
+ */
+
+/* A storage's index in its plugin's SY_Plugin.storages, as SY_KernelRunArgs reports
+ * it. -1 (SY_STORAGE_HOST) is plain host memory. */
+typedef int32_t SY_StorageIndex;
+#define SY_STORAGE_HOST ((SY_StorageIndex)-1)
+
+/* Masks of storages, as SY_KernelStorageArgs uses them: bit 0 is plain host memory,
+ * bit k + 1 the plugin's storages[k] (so a plugin declares at most 31 storages). */
+typedef uint32_t SY_StorageMask;
+#define SY_STORAGE_MASK_HOST ((SY_StorageMask)1u)
+#define SY_STORAGE_MASK(k) ((SY_StorageMask)(2u << (k)))
+
+/* Bytes one tensor takes in a storage. */
+typedef struct SY_StorageSizeArgs {
+  size_t struct_size;
+  SY_CallContext* call;
+  DLDataType dtype;
+  int32_t ndim;
+  const int64_t* shape;        /* ndim entries: the logical shape */
+  uint64_t nbytes;             /* out */
+} SY_StorageSizeArgs;
+
+typedef struct SY_StorageAllocArgs {
+  size_t struct_size;
+  SY_CallContext* call;
+  uint64_t nbytes;             /* may be 0 */
+  void* data;                  /* out: never NULL on SY_OK; freed with `free` */
+} SY_StorageAllocArgs;
+
+/* One conversion. `src` and `dst` have the same dtype and logical shape. For to_host,
+ * src is in the storage and dst is a contiguous plain host tensor the host allocated;
+ * for from_host, src is a plain host tensor (maybe strided) and dst is in the storage,
+ * allocated by the host with the storage's nbytes (and alloc, where it has one). */
+typedef struct SY_StorageCopyArgs {
+  size_t struct_size;
+  SY_CallContext* call;
+  const DLTensor* src;
+  DLTensor* dst;
+} SY_StorageCopyArgs;
+
+/* One storage a plugin declares. Owned by the plugin, valid until shutdown. */
+typedef struct SY_StorageDef {
+  size_t struct_size;
+  const char* name;            /* unique within the plugin, e.g. "cuda" or "nChw16c" */
+  DLDevice device;             /* where its bytes live: kDLCPU for a host format */
+  void* context;               /* (optional) passed back to every function below */
+
+  /* (optional) Bytes a tensor takes here; NULL means numel x element size. */
+  SY_Status (*nbytes)(void* context, SY_StorageSizeArgs* args);
+  /* (optional for kDLCPU, required otherwise) Memory of this storage. NULL for a host
+   * format: the host allocates host memory (64-byte aligned). A device plugin keeps
+   * its own caching pool behind these two; the host also plans one arena per storage
+   * and asks for it in one piece. free(NULL) is a no-op. */
+  SY_Status (*alloc)(void* context, SY_StorageAllocArgs* args);
+  void (*free)(void* context, void* data);
+  /* Conversions to and from plain host tensors (see SY_StorageCopyArgs). Required. */
+  SY_Status (*to_host)(void* context, SY_StorageCopyArgs* args);
+  SY_Status (*from_host)(void* context, SY_StorageCopyArgs* args);
+  /* (optional) Returns when all work this plugin queued on the device is done. */
+  SY_Status (*synchronize)(void* context, SY_CallContext* call);
+} SY_StorageDef;
 
 /* ---------------------------------------------------------------------------------- */
 /* Kernels                                                                             */
@@ -245,10 +372,69 @@ typedef struct SY_KernelRunArgs {
    * SY_OUTPUT_HOST_ALLOCATED: NULL. */
   DLManagedTensor** produced;           /* out */
   size_t num_outputs;
+  /* ---- 1.1 ---- the storage of each input and output, as the host chose it from what
+   * `storage` allowed: SY_STORAGE_HOST or an index into this plugin's storages. NULL
+   * (and for kernels without `storage`) means every tensor is plain host memory. An
+   * output the host let take an input's buffer has that input's `data`. */
+  const SY_StorageIndex* input_storage;   /* num_inputs entries */
+  const SY_StorageIndex* output_storage;  /* num_outputs entries */
 } SY_KernelRunArgs;
 
+/* Which storages an instance reads and writes (1.1). The host presets every mask to
+ * SY_STORAGE_MASK_HOST and every output_inplace to -1, which is also what a kernel
+ * without `storage` gets. The host then picks, per value, one storage its producer
+ * writes; a reader that cannot read it gets a converted copy. Outputs the kernel
+ * produces (SY_OUTPUT_KERNEL_ALLOCATED) must be in the storage the host picked. A
+ * constant input that a kernel reads in another storage is converted once, when the
+ * plan is made, never per run. */
+typedef struct SY_KernelStorageArgs {
+  size_t struct_size;
+  SY_CallContext* call;
+  SY_KernelInstance* instance;
+  const DLTensor* const* inputs;        /* metadata, as in SY_KernelInferArgs */
+  size_t num_inputs;
+  size_t num_outputs;
+  SY_StorageMask* input_reads;          /* out: num_inputs masks */
+  SY_StorageMask* output_writes;        /* out: num_outputs masks, preferred storage first:
+                                           the lowest set bit above bit 0 (a plugin storage)
+                                           is taken when every reader can read it */
+  /* out: num_outputs entries. i >= 0: output o may be written into input i's buffer
+   * when that input is last read here (host-allocated outputs only; the input must have
+   * the output's dtype, byte size and storage). The host decides; the kernel sees it
+   * as outputs[o]->data == inputs[i]->data and must then read input i before it writes
+   * the same elements of output o (element-wise kernels do by nature). */
+  int32_t* output_inplace;
+} SY_KernelStorageArgs;
+
+/* The cost of one run for given input metadata (1.1), for the roofline report and the
+ * memory pre-flight. Every field is preset to 0; a kernel fills what it knows. */
+typedef struct SY_KernelCostArgs {
+  size_t struct_size;
+  SY_CallContext* call;
+  SY_KernelInstance* instance;
+  const DLTensor* const* inputs;
+  size_t num_inputs;
+  size_t num_outputs;
+  double flops;                         /* out: floating-point operations (a multiply-add is 2) */
+  double bytes;                         /* out: bytes read from and written to memory */
+  uint64_t scratch_bytes;               /* out: temporary memory one run allocates besides its outputs */
+} SY_KernelCostArgs;
+
 /* One kernel a plugin offers: static data plus its functions. Owned by the plugin,
- * valid until shutdown. */
+ * valid until shutdown.
+ *
+ * Thread safety, per function:
+ *  - supports: any thread, several at once, for the same or different nodes.
+ *  - create: any thread, several at once (for different nodes, or the same node under
+ *    different input shapes). An instance is used by one planning thread until create
+ *    returns.
+ *  - infer, storage, cost: any thread, several at once, also on one instance, and while
+ *    the instance runs.
+ *  - run: several threads at once on one instance (concurrent runs of one model); a
+ *    kernel that keeps per-run scratch in its instance must guard it.
+ *  - destroy: once per instance, after every other call on it has returned.
+ * A plugin must not call back into the host from one of these except through
+ * SY_HostApi. */
 typedef struct SY_KernelDef {
   size_t struct_size;
   const char* op;              /* e.g. "aten::linear", or "example::scale" */
@@ -267,21 +453,28 @@ typedef struct SY_KernelDef {
   SY_Status (*infer)(void* context, SY_KernelInferArgs* args);
   SY_Status (*run)(void* context, SY_KernelRunArgs* args);
   void (*destroy)(void* context, SY_KernelInstance* instance);
+  /* ---- 1.1 ---- */
+  /* (optional) Storages the instance reads and writes, and in-place outputs. NULL: plain
+   * host tensors only. Called after create, once per input-shape signature. */
+  SY_Status (*storage)(void* context, SY_KernelStorageArgs* args);
+  /* (optional) Cost of one run. NULL: the host estimates it from the op and shapes. */
+  SY_Status (*cost)(void* context, SY_KernelCostArgs* args);
 } SY_KernelDef;
 
 /* Fused kernels (a naming convention, no extra ABI). A kernel whose op is "A+B", e.g.
- * "aten::linear+aten::gelu", runs a node of op A and its element-wise consumer of op B
- * as one. The host offers it a node only when: A's only output has exactly one consumer,
- * B, which reads it as its first input; that output is not a graph output; B's other
- * inputs are constants or absent; A was selected onto this plugin and B's routing allows
- * it; and `supports` accepts the fused node. The fused node:
- *   - name and module path: A's;
- *   - inputs: A's inputs, then B's inputs after its first;
- *   - attributes: A's as they are, then B's with the prefix "post." ("post.approximate");
- *   - outputs: B's.
- * Fusion is off with node_io capture "all" (every original node is recorded) and with
- * `[selection] fuse = false`. `switchyard check-plugin` tests fused kernels against A
- * then B on the reference plugin. */
+ * "aten::linear+aten::gelu", runs a node of op A followed by its consumer of op B, as
+ * one kernel; "A+B+C" chains a third. The contract a fused kernel can rely on:
+ *   - B reads A's only output as its first input, and nothing else reads that output;
+ *   - the fused node's name and module path are A's;
+ *   - its inputs are A's inputs, then B's inputs after its first (then C's after its
+ *     first); these later inputs may be constants or run-time values (a residual);
+ *   - its attributes are A's as they are, then B's with the prefix "post."
+ *     ("post.approximate"), then C's with "post2.";
+ *   - its outputs are the last op's.
+ * The host offers a fused node to a plugin only through `supports`, which may decline
+ * it. When the host fuses (its policy: docs/architecture.md) is not part of this
+ * contract; `switchyard check-plugin` tests a fused kernel against its ops run one
+ * after the other on the reference plugin. */
 
 /* ---------------------------------------------------------------------------------- */
 /* Plugin                                                                              */
@@ -299,6 +492,9 @@ typedef struct SY_Plugin {
   size_t num_kernels;
   void* context;               /* (optional) passed to shutdown */
   void (*shutdown)(void* context); /* (optional) see the unload policy above */
+  /* ---- 1.1 ---- */
+  const SY_StorageDef* const* storages; /* (optional) num_storages pointers, at most 31 */
+  size_t num_storages;
 } SY_Plugin;
 
 typedef struct SY_PluginInitArgs {
@@ -309,7 +505,10 @@ typedef struct SY_PluginInitArgs {
 } SY_PluginInitArgs;
 
 /* The entry point. A plugin may refuse a host whose version it cannot work with by
- * returning SY_ERROR_VERSION_MISMATCH with a reported message. */
+ * returning SY_ERROR_VERSION_MISMATCH with a reported message. Called once per load,
+ * from one thread, before any other call into the plugin. The plugin answers with the
+ * SDK version it was built for; it may read SY_HostApi fields of a newer minor only
+ * after checking host->version_minor (or SY_STRUCT_HAS on the host table). */
 typedef SY_Status (*SY_PluginInitFn)(SY_PluginInitArgs* args);
 
 #ifdef __cplusplus

@@ -47,16 +47,30 @@ static void copy_destroy(void* context, SY_KernelInstance* instance) {
 
 static const DLDataType float32 = {kDLFloat, 32, 1};
 
-static const SY_KernelDef copy_kernel = {
-    sizeof(SY_KernelDef), "test::copy", "elementwise", kDLCPU, &float32, 1,
-    SY_OUTPUT_HOST_ALLOCATED, NULL, NULL, copy_create, copy_infer, copy_run, copy_destroy};
+/* Designated initializers: the same source builds against the 1.0 header kept in
+ * tests/sdk/fixtures/sdk_1_0 (the "older_minor" plugin) and against the current one. */
+static const SY_KernelDef copy_kernel = {.struct_size = sizeof(SY_KernelDef),
+                                         .op = "test::copy",
+                                         .family = "elementwise",
+                                         .device_type = kDLCPU,
+                                         .dtypes = &float32,
+                                         .num_dtypes = 1,
+                                         .output_mode = SY_OUTPUT_HOST_ALLOCATED,
+                                         .create = copy_create,
+                                         .infer = copy_infer,
+                                         .run = copy_run,
+                                         .destroy = copy_destroy};
 
 static const SY_KernelDef* const kernels[] = {&copy_kernel};
 
-static const SY_Plugin plugin = {sizeof(SY_Plugin), TEST_SDK_MAJOR, TEST_SDK_MINOR,
-                                 TEST_PLUGIN_NAME,  "0.0.1",        "switchyard tests",
-                                 kernels,           1,              NULL,
-                                 NULL};
+static const SY_Plugin plugin = {.struct_size = sizeof(SY_Plugin),
+                                 .sdk_version_major = TEST_SDK_MAJOR,
+                                 .sdk_version_minor = TEST_SDK_MINOR,
+                                 .name = TEST_PLUGIN_NAME,
+                                 .version = "0.0.1",
+                                 .vendor = "switchyard tests",
+                                 .kernels = kernels,
+                                 .num_kernels = 1};
 
 SY_EXPORT SY_Status switchyard_plugin_init(SY_PluginInitArgs* args) {
   args->plugin = &plugin;
