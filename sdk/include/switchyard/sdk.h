@@ -59,6 +59,7 @@ extern "C" {
 /*
  * What each minor added (every addition is appended; a 1.0 plugin never sees them):
  *  1.1  Threads: SY_HostApi.num_threads and .parallel_for, the host's one intra-op pool.
+ *       Options: attributes named "@key" carry per-rule options from the config.
  *       Storages: SY_StorageDef, SY_Plugin.storages; a value may live on a device or in
  *       a plugin's own format, and the host converts where a reader needs another.
  *       Kernels: SY_KernelDef.storage (which storages a kernel reads and writes, and
@@ -107,7 +108,12 @@ typedef struct SY_CallContext SY_CallContext;
 
 /* The attributes of one node (non-tensor arguments such as `dim` or `alpha`, and
  * constant tensors). Owned by the host; valid from kernel creation until the instance
- * is destroyed, and during the capability query it is passed to. */
+ * is destroyed, and during the capability query it is passed to.
+ *
+ * Options (1.1): attributes whose names start with '@' come from the config, not from
+ * the model: a [[rules]] entry's `options = { precision = "float16" }` reaches every
+ * node it routes as the attribute "@precision". A kernel reads the options it knows and
+ * ignores the others; it never declines a node for an option it does not know. */
 typedef struct SY_Attributes SY_Attributes;
 
 typedef enum SY_AttrKind {
