@@ -47,7 +47,16 @@ void register_linalg_ops(Registry& r) {
         kFI, [](const Call& c) { return at::addmm(c.t(0), c.t(1), c.t(2), c.scalar(3), c.scalar(4)); });
   r.def("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
         "Tensor", kFI,
-        [](const Call& c) { return at::baddbmm(c.t(0), c.t(1), c.t(2), c.scalar(3), c.scalar(4)); });
+        [](const Call& c) {
+          // ATen 1.13's small-matrix path reads its uninitialised output when beta is 0
+          // (NaN appears where memory held one); beta 0 means self is ignored, so skip it.
+          const at::Scalar beta = c.scalar(3), alpha = c.scalar(4);
+          if (beta.equal(0)) {
+            at::Tensor out = at::bmm(c.t(1), c.t(2));
+            return alpha.equal(1) ? out : out.mul_(alpha);
+          }
+          return at::baddbmm(c.t(0), c.t(1), c.t(2), beta, alpha);
+        });
   r.def("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
         kFI, [](const Call& c) { return at::addmv(c.t(0), c.t(1), c.t(2), c.scalar(3), c.scalar(4)); });
   r.def("einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor", kFI,

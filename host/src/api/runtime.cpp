@@ -4,6 +4,7 @@
 #include "config/config.hpp"
 #include "exec/executor.hpp"
 #include "exec/fusion.hpp"
+#include "exec/intra_op_pool.hpp"
 #include "exec/threads.hpp"
 #include "ir/graph_file.hpp"
 #include "plugins/plugin_manager.hpp"
@@ -107,6 +108,7 @@ Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
   impl_->check_finite = options.check_finite;
   // Plugins read their thread count at init (the aten plugin calls at::set_num_threads).
   exec::prepare_thread_environment(cfg.intra_op_threads);
+  exec::configure_intra_op_pool(cfg.intra_op_threads);
 
   std::vector<std::string> dirs = options.plugin_paths;
   dirs.insert(dirs.end(), cfg.plugin_paths.begin(), cfg.plugin_paths.end());

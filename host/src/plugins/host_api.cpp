@@ -1,5 +1,6 @@
 #include "plugins/host_api.hpp"
 
+#include "exec/intra_op_pool.hpp"
 #include "util/log.hpp"
 
 #include <cstdlib>
@@ -108,6 +109,12 @@ SY_Status attr_tensor(const SY_Attributes* a, const char* name, const DLTensor**
   return SY_OK;
 }
 
+int32_t num_threads(void*) { return exec::intra_op_threads(); }
+
+void parallel_for(void*, int64_t begin, int64_t end, int64_t grain, SY_ParallelBody body, void* body_context) {
+  exec::intra_op_parallel_for(begin, end, grain, body, body_context);
+}
+
 // The table and the label its host_context points at, freed together.
 struct HostApiWithLabel {
   SY_HostApi api{};
@@ -138,6 +145,8 @@ std::shared_ptr<SY_HostApi> make_host_api(const std::string& plugin_label, uint3
   api.attr_ints = &attr_ints;
   api.attr_floats = &attr_floats;
   api.attr_tensor = &attr_tensor;
+  api.num_threads = &num_threads;
+  api.parallel_for = &parallel_for;
   return std::shared_ptr<SY_HostApi>(holder, &holder->api);
 }
 

@@ -6,6 +6,8 @@
 //   void infer(sy::Infer& infer);             // output shapes: makes outputs host-allocated
 //   static constexpr SY_OutputMode output_mode = SY_OUTPUT_KERNEL_ALLOCATED;  // optional
 //   static void supports(const sy::Node&);    // optional: throw sy::Unsupported("why")
+//   void storage(sy::StorageQuery& q);        // optional (1.1): storages read/written, in-place
+//   void cost(sy::Cost& c);                   // optional (1.1): FLOPs, bytes, scratch of a run
 // and a plugin lists its kernels once:
 //   SY_PLUGIN("example", "1.0.0", "switchyard",
 //             sy::kernel<Relu>("aten::relu", "elementwise", {sy::kFloat32}))
@@ -90,6 +92,18 @@ T* data(const DLTensor& t) {
 
 inline std::vector<int64_t> shape_of(const DLTensor& t) {
   return std::vector<int64_t>(t.shape, t.shape + t.ndim);
+}
+
+// Element strides, filled in as compact row-major when the tensor has none.
+inline std::vector<int64_t> strides_of(const DLTensor& t) {
+  std::vector<int64_t> s(static_cast<size_t>(t.ndim));
+  if (t.strides != nullptr) return std::vector<int64_t>(t.strides, t.strides + t.ndim);
+  int64_t step = 1;
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    s[static_cast<size_t>(i)] = step;
+    step *= t.shape[i];
+  }
+  return s;
 }
 
 // ---- attributes ----------------------------------------------------------------
@@ -217,6 +231,63 @@ struct Run {
       throw Error("run: no produced-output slot " + std::to_string(i), SY_ERROR_INTERNAL);
     args->produced[i] = t;
   }
+  // Where the host keeps input i / output o (SDK 1.1): SY_STORAGE_HOST or an index into
+  // this plugin's storages. A 1.0 host, or a kernel without storage(), gets host memory.
+  SY_StorageIndex input_storage(size_t i) const {
+    if (!SY_STRUCT_HAS(args, SY_KernelRunArgs, input_storage) || args->input_storage == nullptr) return SY_STORAGE_HOST;
+    return i < args->num_inputs ? args->input_storage[i] : SY_STORAGE_HOST;
+  }
+  SY_StorageIndex output_storage(size_t o) const {
+    if (!SY_STRUCT_HAS(args, SY_KernelRunArgs, output_storage) || args->output_storage == nullptr) return SY_STORAGE_HOST;
+    return o < args->num_outputs ? args->output_storage[o] : SY_STORAGE_HOST;
+  }
+  // True when the host let output o take input i's buffer (in-place, SDK 1.1).
+  bool in_place(size_t o, size_t i) const {
+    return args->outputs != nullptr && i < args->num_inputs && o < args->num_outputs && args->inputs[i] != nullptr &&
+           args->outputs[o]->data == args->inputs[i]->data && args->outputs[o]->byte_offset == args->inputs[i]->byte_offset;
+  }
+};
+
+// What K::storage() fills (SDK 1.1): per input the storages it reads, per output those it
+// writes (preferred storage first), and outputs that may take an input's buffer.
+struct StorageQuery {
+  SY_KernelStorageArgs* args;
+  const DLTensor& input(size_t i) const {
+    if (i >= args->num_inputs || args->inputs[i] == nullptr)
+      throw Error("storage: input " + std::to_string(i) + " is missing");
+    return *args->inputs[i];
+  }
+  bool has_input(size_t i) const { return i < args->num_inputs && args->inputs[i] != nullptr; }
+  size_t num_inputs() const { return args->num_inputs; }
+  size_t num_outputs() const { return args->num_outputs; }
+  void reads(size_t i, SY_StorageMask mask) const {
+    if (i >= args->num_inputs) throw Error("storage: input index out of range", SY_ERROR_INTERNAL);
+    args->input_reads[i] = mask;
+  }
+  void writes(size_t o, SY_StorageMask mask) const {
+    if (o >= args->num_outputs) throw Error("storage: output index out of range", SY_ERROR_INTERNAL);
+    args->output_writes[o] = mask;
+  }
+  void in_place(size_t o, size_t i) const {
+    if (o >= args->num_outputs || i >= args->num_inputs)
+      throw Error("storage: in-place index out of range", SY_ERROR_INTERNAL);
+    args->output_inplace[o] = static_cast<int32_t>(i);
+  }
+};
+
+// What K::cost() fills (SDK 1.1) for the input metadata it is given.
+struct Cost {
+  SY_KernelCostArgs* args;
+  const DLTensor& input(size_t i) const {
+    if (i >= args->num_inputs || args->inputs[i] == nullptr)
+      throw Error("cost: input " + std::to_string(i) + " is missing");
+    return *args->inputs[i];
+  }
+  bool has_input(size_t i) const { return i < args->num_inputs && args->inputs[i] != nullptr; }
+  size_t num_inputs() const { return args->num_inputs; }
+  void flops(double f) const { args->flops = f; }
+  void bytes(double b) const { args->bytes = b; }
+  void scratch(uint64_t b) const { args->scratch_bytes = b; }
 };
 
 // ---- glue: exceptions -> statuses --------------------------------------------------
@@ -264,6 +335,15 @@ template <typename K>
 struct declared_mode<K, std::void_t<decltype(K::output_mode)>> {
   static constexpr SY_OutputMode value = K::output_mode;
 };
+template <typename K, typename = void>
+struct has_storage : std::false_type {};
+template <typename K>
+struct has_storage<K, std::void_t<decltype(std::declval<K&>().storage(std::declval<StorageQuery&>()))>>
+    : std::true_type {};
+template <typename K, typename = void>
+struct has_cost : std::false_type {};
+template <typename K>
+struct has_cost<K, std::void_t<decltype(std::declval<K&>().cost(std::declval<Cost&>()))>> : std::true_type {};
 }  // namespace detail
 
 // One registered kernel: owns its SY_KernelDef and dtype list.
@@ -310,6 +390,18 @@ struct Trampolines {
   static void destroy(void* /*ctx*/, SY_KernelInstance* instance) {
     delete reinterpret_cast<K*>(instance);
   }
+  static SY_Status storage(void* /*ctx*/, SY_KernelStorageArgs* a) {
+    return guarded(a->call, [&] {
+      StorageQuery view{a};
+      if constexpr (detail::has_storage<K>::value) reinterpret_cast<K*>(a->instance)->storage(view);
+    });
+  }
+  static SY_Status cost(void* /*ctx*/, SY_KernelCostArgs* a) {
+    return guarded(a->call, [&] {
+      Cost view{a};
+      if constexpr (detail::has_cost<K>::value) reinterpret_cast<K*>(a->instance)->cost(view);
+    });
+  }
 };
 
 // Registers kernel class K for `op`. Its output mode follows from whether K has infer().
@@ -338,6 +430,68 @@ std::shared_ptr<KernelEntry> kernel(std::string op, std::string family,
   if constexpr (detail::has_infer<K>::value) d.infer = &Trampolines<K>::infer;
   d.run = &Trampolines<K>::run;
   d.destroy = &Trampolines<K>::destroy;
+  d.storage = detail::has_storage<K>::value ? &Trampolines<K>::storage : nullptr;
+  d.cost = detail::has_cost<K>::value ? &Trampolines<K>::cost : nullptr;
+  return e;
+}
+
+// ---- storages (SDK 1.1) -----------------------------------------------------------
+
+// One storage a plugin declares: owns its SY_StorageDef and name.
+struct StorageEntry {
+  SY_StorageDef def{};
+  std::string name;
+};
+
+namespace detail {
+template <typename S, typename = void>
+struct has_nbytes : std::false_type {};
+template <typename S>
+struct has_nbytes<S, std::void_t<decltype(S::nbytes(std::declval<DLDataType>(), std::declval<const std::vector<int64_t>&>()))>>
+    : std::true_type {};
+template <typename S, typename = void>
+struct has_alloc : std::false_type {};
+template <typename S>
+struct has_alloc<S, std::void_t<decltype(S::alloc(uint64_t{})), decltype(S::free(nullptr))>> : std::true_type {};
+template <typename S, typename = void>
+struct has_synchronize : std::false_type {};
+template <typename S>
+struct has_synchronize<S, std::void_t<decltype(S::synchronize())>> : std::true_type {};
+}  // namespace detail
+
+// Declares storage S under `name` on `device`. S has static members:
+//   static void to_host(const DLTensor& src, DLTensor& dst);    // required
+//   static void from_host(const DLTensor& src, DLTensor& dst);  // required
+//   static uint64_t nbytes(DLDataType, const std::vector<int64_t>& shape);  // optional
+//   static void* alloc(uint64_t nbytes); static void free(void*);          // optional pair
+//   static void synchronize();                                              // optional
+// Kernels name it by its position among the plugin's storages: SY_STORAGE_MASK(k).
+template <typename S>
+std::shared_ptr<StorageEntry> storage(std::string name, DLDevice device) {
+  auto e = std::make_shared<StorageEntry>();
+  e->name = std::move(name);
+  SY_StorageDef& d = e->def;
+  d.struct_size = sizeof(SY_StorageDef);
+  d.name = e->name.c_str();
+  d.device = device;
+  d.context = nullptr;
+  if constexpr (detail::has_nbytes<S>::value)
+    d.nbytes = [](void*, SY_StorageSizeArgs* a) {
+      return guarded(a->call, [&] { a->nbytes = S::nbytes(a->dtype, std::vector<int64_t>(a->shape, a->shape + a->ndim)); });
+    };
+  if constexpr (detail::has_alloc<S>::value) {
+    d.alloc = [](void*, SY_StorageAllocArgs* a) { return guarded(a->call, [&] { a->data = S::alloc(a->nbytes); }); };
+    d.free = [](void*, void* p) {
+      try {
+        S::free(p);
+      } catch (...) {  // nothing may cross the boundary; a failed free has no one to tell
+      }
+    };
+  }
+  d.to_host = [](void*, SY_StorageCopyArgs* a) { return guarded(a->call, [&] { S::to_host(*a->src, *a->dst); }); };
+  d.from_host = [](void*, SY_StorageCopyArgs* a) { return guarded(a->call, [&] { S::from_host(*a->src, *a->dst); }); };
+  if constexpr (detail::has_synchronize<S>::value)
+    d.synchronize = [](void*, SY_CallContext* call) { return guarded(call, [&] { S::synchronize(); }); };
   return e;
 }
 
@@ -353,6 +507,8 @@ class PluginDef {
   void add(std::vector<std::shared_ptr<KernelEntry>> ks) {
     for (auto& k : ks) entries_.push_back(std::move(k));
   }
+  // Storages keep their order: the first added is SY_STORAGE_MASK(0), index 0.
+  void add_storage(std::shared_ptr<StorageEntry> st) { storages_.push_back(std::move(st)); }
 
   SY_Status init(SY_PluginInitArgs* args) noexcept {
     if (args == nullptr || args->host == nullptr) return SY_ERROR_INVALID_ARGUMENT;
@@ -377,6 +533,11 @@ class PluginDef {
       plugin_.vendor = vendor_.c_str();
       plugin_.kernels = defs_.data();
       plugin_.num_kernels = defs_.size();
+      storage_defs_.clear();
+      for (auto& st : storages_) storage_defs_.push_back(&st->def);
+      if (storage_defs_.size() > 31) throw Error("plugin '" + name_ + "' declares more than 31 storages", SY_ERROR_INTERNAL);
+      plugin_.storages = storage_defs_.empty() ? nullptr : storage_defs_.data();
+      plugin_.num_storages = storage_defs_.size();
       args->plugin = &plugin_;
     });
   }
@@ -385,6 +546,8 @@ class PluginDef {
   std::string name_, version_, vendor_;
   std::vector<std::shared_ptr<KernelEntry>> entries_;
   std::vector<const SY_KernelDef*> defs_;
+  std::vector<std::shared_ptr<StorageEntry>> storages_;
+  std::vector<const SY_StorageDef*> storage_defs_;
   SY_Plugin plugin_{};
 };
 

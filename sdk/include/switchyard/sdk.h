@@ -144,8 +144,9 @@ typedef enum SY_LogLevel {
  * or outside one. `host_context` is passed back as the first argument where asked. */
 
 /* The body of a parallel loop (SY_HostApi.parallel_for): handles items [begin, end).
- * `slot` is in [0, num_threads) and no two bodies running at the same time share it, so
- * a kernel may index per-thread scratch with it. It must not throw or longjmp. */
+ * `slot` is in [0, num_threads) and no two bodies of the same parallel_for call running
+ * at the same time share it, so a kernel may index scratch it allocated for that call
+ * with it. It must not throw or longjmp. */
 typedef void (*SY_ParallelBody)(void* body_context, int64_t begin, int64_t end, int32_t slot);
 typedef struct SY_HostApi {
   size_t struct_size;
@@ -192,7 +193,10 @@ typedef struct SY_HostApi {
   /* Runs body over [begin, end), cut into chunks of at least `grain` items (grain < 1
    * means 1), on the host's pool; returns when every chunk is done. The calling thread
    * takes part. A range of at most `grain` items runs on the calling thread alone, with
-   * no hand-over. May be called from inside a body (the inner loop shares the pool). */
+   * no hand-over: choose `grain` so that a chunk is worth a hand-over (tens of
+   * microseconds of work). The chunking depends only on (begin, end, grain), so a
+   * kernel that reduces per chunk gets the same result on every run. May be called
+   * from inside a body (the inner loop shares the pool). */
   void (*parallel_for)(void* host_context, int64_t begin, int64_t end, int64_t grain,
                        SY_ParallelBody body, void* body_context);
 } SY_HostApi;
