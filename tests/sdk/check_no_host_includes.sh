@@ -3,7 +3,7 @@
 #   check_no_host_includes.sh PLUGINS_DIR HOST_DIR
 # Plugins may include the SDK's headers (switchyard/sdk.h, plugin.hpp, parallel.hpp) and
 # nothing else named switchyard/..., nothing under host/, and no header that exists in
-# HOST_DIR/src (such as "plugins/plugin_manager.hpp"). Prints each offending line; exits 1 if any.
+# HOST_DIR/src (such as "loader/plugin_manager.hpp"). Prints each offending line; exits 1 if any.
 set -u
 plugins_dir=$1
 host_dir=$2

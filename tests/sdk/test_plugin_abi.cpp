@@ -1,7 +1,7 @@
 // ABI negotiation: which plugin libraries the host loads and which it refuses, and what
 // the refusal says. The test plugins (tests/sdk/plugins/*.c, built as C) live in
 // SY_TEST_PLUGIN_DIR, away from the plugin folder the CLI searches.
-#include "plugins/plugin_manager.hpp"
+#include "loader/plugin_manager.hpp"
 
 #include <switchyard/error.hpp>
 
@@ -14,8 +14,8 @@ namespace {
 
 using switchyard::Error;
 using switchyard::ErrorKind;
-using switchyard::plugins::check_version;
-using switchyard::plugins::PluginManager;
+using switchyard::loader::check_version;
+using switchyard::loader::PluginManager;
 
 constexpr uint32_t kHostMajor = SY_SDK_VERSION_MAJOR;
 constexpr uint32_t kHostMinor = SY_SDK_VERSION_MINOR;

@@ -3,7 +3,7 @@
 // exceptions, concurrent and nested callers, the serial paths, a 1.0 host with no pool,
 // and the host's chunking. Run under TSan too (the tsan preset).
 #include "exec/intra_op_pool.hpp"
-#include "plugins/host_api.hpp"
+#include "loader/host_api.hpp"
 
 #include <switchyard/parallel.hpp>
 
@@ -28,7 +28,7 @@ namespace {
 constexpr int kThreads = 4;
 const std::shared_ptr<SY_HostApi> kHost = [] {
   switchyard::exec::configure_intra_op_pool(kThreads);
-  auto api = switchyard::plugins::make_host_api("test");
+  auto api = switchyard::loader::make_host_api("test");
   sy::host_api() = api.get();
   return api;
 }();

@@ -7,7 +7,7 @@
 #include "exec/intra_op_pool.hpp"
 #include "exec/threads.hpp"
 #include "ir/graph_file.hpp"
-#include "plugins/plugin_manager.hpp"
+#include "loader/plugin_manager.hpp"
 #include "util/log.hpp"
 
 #include <cstdlib>
@@ -87,7 +87,7 @@ void register_model_loader(const std::string& extension, ModelLoader loader) {
 struct Runtime::Impl {
   config::Config config;
   bool check_finite = false;
-  plugins::PluginManager plugins;
+  loader::PluginManager plugins;
 };
 
 Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
@@ -112,7 +112,7 @@ Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
 
   std::vector<std::string> dirs = options.plugin_paths;
   dirs.insert(dirs.end(), cfg.plugin_paths.begin(), cfg.plugin_paths.end());
-  for (const std::string& d : plugins::PluginManager::default_search_paths()) dirs.push_back(d);
+  for (const std::string& d : loader::PluginManager::default_search_paths()) dirs.push_back(d);
   impl_->plugins.load_all(dirs, cfg.load);
   exec::apply_library_threads(cfg.intra_op_threads);  // OpenBLAS, OpenMP the plugins brought in
   if (impl_->plugins.plugins().empty())

@@ -3,7 +3,7 @@
 #include "exec/fusion.hpp"
 #include "exec/threads.hpp"
 
-#include "plugins/host_api.hpp"
+#include "loader/host_api.hpp"
 #include "util/log.hpp"
 
 #include <switchyard/error.hpp>
@@ -33,7 +33,7 @@ Args node_args(SY_CallContext* call, const ir::Node& node, const std::vector<con
   args.struct_size = sizeof(args);
   args.call = call;
   args.node_name = node.name.c_str();
-  args.attributes = plugins::as_sdk(node.attrs);
+  args.attributes = loader::as_sdk(node.attrs);
   args.inputs = inputs.data();
   args.num_inputs = inputs.size();
   args.num_outputs = node.outputs.size();
@@ -53,7 +53,7 @@ std::string input_signature(const std::vector<Tensor>& inputs) {
 }
 
 Executor::Executor(const ir::Graph& graph, const config::Config& config,
-                   const plugins::PluginManager& plugins, bool fuse)
+                   const loader::PluginManager& plugins, bool fuse)
     : graph_(graph), config_(config), plugins_(plugins), fuse_(fuse && config.fuse) {
   catalog_.kernels_for = [this](const std::string& op) {
     std::vector<select::Candidate> out;
@@ -78,7 +78,7 @@ Executor::Executor(const ir::Graph& graph, const config::Config& config,
     if (s == SY_OK) return "";
     if (s == SY_ERROR_UNSUPPORTED)
       return call.message.empty() ? "declined (no reason given)" : call.message;
-    return "capability query failed: " + plugins::describe_failure(s, call);
+    return "capability query failed: " + loader::describe_failure(s, call);
   };
 
   last_use_.assign(graph_.values.size(), -1);
@@ -162,7 +162,7 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
   SY_Status s = def->create(def->context, &args);
   if (s != SY_OK)
     throw Error(ErrorKind::Kernel, describe(node) + ": plugin '" + winner.backend +
-                                       "' failed to create its kernel: " + plugins::describe_failure(s, call));
+                                       "' failed to create its kernel: " + loader::describe_failure(s, call));
   bound->instance = args.instance;
 
   if (def->infer != nullptr) {  // required for host-allocated outputs; a promise otherwise
@@ -179,7 +179,7 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
     s = def->infer(def->context, &infer);
     if (s != SY_OK)
       throw Error(ErrorKind::Kernel, describe(node) + ": plugin '" + winner.backend +
-                                         "' could not infer output shapes: " + plugins::describe_failure(s, call));
+                                         "' could not infer output shapes: " + loader::describe_failure(s, call));
     for (const auto& d : bound->output_descs)
       if (d.ndim < 0 || d.ndim > SY_MAX_DIMS)
         throw Error(ErrorKind::Kernel, describe(node) + ": plugin '" + winner.backend +
@@ -324,7 +324,7 @@ void Executor::invoke(size_t n, const NodePlan& np, const ir::Node& node, const 
     for (DLManagedTensor* m : produced)  // hand back anything produced before the failure
       if (m != nullptr && m->deleter != nullptr) m->deleter(m);
     throw Error(ErrorKind::Kernel, describe_node(n) + " failed in plugin '" + np.backend +
-                                       "': " + plugins::describe_failure(s, call));
+                                       "': " + loader::describe_failure(s, call));
   }
   if (def->output_mode == SY_OUTPUT_KERNEL_ALLOCATED) {
     for (size_t o = 0; o < num_out; ++o) {

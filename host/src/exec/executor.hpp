@@ -6,7 +6,7 @@
 #include "config/config.hpp"
 #include "exec/memory_plan.hpp"
 #include "ir/graph.hpp"
-#include "plugins/plugin_manager.hpp"
+#include "loader/plugin_manager.hpp"
 #include "select/selector.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -21,7 +21,7 @@ namespace switchyard::exec {
 
 // A kernel instance bound to one node; destroys the instance before its plugin unloads.
 struct BoundKernel {
-  plugins::KernelRef kernel;
+  loader::KernelRef kernel;
   SY_KernelInstance* instance = nullptr;
   std::vector<SY_TensorDesc> output_descs;  // from infer, where the kernel has one
   BoundKernel() = default;
@@ -91,7 +91,7 @@ class Executor {
  public:
   // `fuse`: run producer/consumer pairs as one fused kernel where a backend offers it.
   Executor(const ir::Graph& graph, const config::Config& config,
-           const plugins::PluginManager& plugins, bool fuse = true);
+           const loader::PluginManager& plugins, bool fuse = true);
 
   // Checks the inputs against the graph's declared inputs and runs. Thread-safe with
   // respect to other run() calls (plans are built under a lock).
@@ -148,7 +148,7 @@ class Executor {
 
   const ir::Graph& graph_;
   const config::Config& config_;
-  const plugins::PluginManager& plugins_;
+  const loader::PluginManager& plugins_;
   select::Catalog catalog_;
   std::vector<int32_t> last_use_;   // per value: last consuming node; -1 never; INT32_MAX output
   std::vector<int32_t> fusable_;    // per node: the consumer it could be fused with, or -1

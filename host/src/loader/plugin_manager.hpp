@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace switchyard::plugins {
+namespace switchyard::loader {
 
 // One loaded plugin. Kernel instances and adopted tensors hold a shared_ptr to it.
 class LoadedPlugin {
@@ -77,4 +77,4 @@ class PluginManager {
   std::vector<std::shared_ptr<LoadedPlugin>> plugins_;
 };
 
-}  // namespace switchyard::plugins
+}  // namespace switchyard::loader

@@ -15,7 +15,7 @@ struct SY_CallContext {
   std::string message;
 };
 
-namespace switchyard::plugins {
+namespace switchyard::loader {
 
 // A host API table whose log lines are tagged with `plugin_label`.
 std::shared_ptr<SY_HostApi> make_host_api(const std::string& plugin_label,
@@ -33,4 +33,4 @@ inline const SY_Attributes* as_sdk(const ir::Attributes& attrs) {
 std::string describe_failure(SY_Status returned, const SY_CallContext& call);
 const char* status_name(SY_Status status);
 
-}  // namespace switchyard::plugins
+}  // namespace switchyard::loader

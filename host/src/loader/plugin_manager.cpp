@@ -1,6 +1,6 @@
-#include "plugins/plugin_manager.hpp"
+#include "loader/plugin_manager.hpp"
 
-#include "plugins/host_api.hpp"
+#include "loader/host_api.hpp"
 #include "util/log.hpp"
 
 #include <switchyard/error.hpp>
@@ -24,7 +24,7 @@
 
 namespace fs = std::filesystem;
 
-namespace switchyard::plugins {
+namespace switchyard::loader {
 namespace {
 
 constexpr const char* kFilePrefix = "libswitchyard-";
@@ -264,4 +264,4 @@ std::vector<std::string> PluginManager::default_search_paths() {
   return dirs;
 }
 
-}  // namespace switchyard::plugins
+}  // namespace switchyard::loader

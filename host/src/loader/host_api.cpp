@@ -1,11 +1,11 @@
-#include "plugins/host_api.hpp"
+#include "loader/host_api.hpp"
 
 #include "exec/intra_op_pool.hpp"
 #include "util/log.hpp"
 
 #include <cstdlib>
 
-namespace switchyard::plugins {
+namespace switchyard::loader {
 namespace {
 
 const ir::Attributes& attrs_of(const SY_Attributes* a) {
@@ -173,4 +173,4 @@ std::string describe_failure(SY_Status returned, const SY_CallContext& call) {
   return text + ": " + call.message;
 }
 
-}  // namespace switchyard::plugins
+}  // namespace switchyard::loader
