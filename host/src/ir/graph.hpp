@@ -78,6 +78,9 @@ struct Value {
   bool rank_known = false;      // inputs: `shape` gives the rank even where it is empty (0-D)
   // Inputs: a name per dimension for messages and `plan` ("B", "S"); "" where none.
   std::vector<std::string> dim_names;
+  // Inputs: a shape the model is known to take (e.g. the traced one, from an optional
+  // hint), for `plan` without inputs and for sample inputs; empty if none is known.
+  std::vector<int64_t> example_shape;
 };
 
 struct Node {
