@@ -42,6 +42,8 @@ struct Config {
   int inter_op_threads = 1;                 // [runtime] > 1: independent nodes run at once; 0 = all cores
   bool deterministic = false;               // [runtime] bit-identical across runs and schedules
   bool memory_planner = true;               // [runtime] host-allocated activations share one arena
+  int plan_cache = 16;                      // [runtime] plans kept, one per input-shape signature
+  double copy_warning_share = 0.25;         // [runtime] warn when conversions move more of a run's bytes
   CaptureMode capture = CaptureMode::None;  // [runtime] node_io = "none" | "outputs" | "all" | "stream"
   std::string log_level = "info";           // [runtime] trace|debug|info|warn|error|off
   std::vector<std::string> warnings;        // unknown keys, "file:line:column: ..." (also logged)
