@@ -121,6 +121,10 @@ Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
   std::vector<std::string> names;
   for (const auto& p : impl_->plugins.plugins()) names.push_back(p->name());
   config::check_backends(cfg, names);
+  if (cfg.default_backends.empty()) {
+    cfg.default_backends = config::builtin_routing(names);
+    cfg.builtin_default = true;
+  }
 }
 
 Runtime::~Runtime() = default;

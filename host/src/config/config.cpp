@@ -352,4 +352,20 @@ Config load_config(const std::string& path) {
   return parse_config(text.str(), path);
 }
 
+std::vector<std::string> builtin_routing(const std::vector<std::string>& loaded) {
+  static const std::vector<std::string> kFirst = {"cuda", "linalg", "conv", "attention", "shape"};
+  static const std::vector<std::string> kLast = {"aten", "example"};
+  auto has = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  std::vector<std::string> order;
+  for (const std::string& name : kFirst)
+    if (has(loaded, name)) order.push_back(name);
+  for (const std::string& name : loaded)
+    if (!has(kFirst, name) && !has(kLast, name)) order.push_back(name);
+  for (const std::string& name : kLast)
+    if (has(loaded, name)) order.push_back(name);
+  return order;
+}
+
 }  // namespace switchyard::config

@@ -34,7 +34,8 @@ struct Config {
   std::string source;                       // the file it came from ("" for defaults)
   std::vector<std::string> plugin_paths;    // [plugins] paths, resolved against the file's dir
   std::vector<std::string> load;            // [plugins] load: names or .so paths; empty = all found
-  std::vector<std::string> default_backends;  // [selection] default
+  std::vector<std::string> default_backends;  // [selection] default (empty: builtin_routing())
+  bool builtin_default = false;               // default_backends is the built-in routing
   bool strict = false;                      // [selection] strict
   bool fuse = true;                         // [selection] fuse: fused kernels where offered
   std::vector<Rule> rules;                  // [[rules]], first match wins
@@ -63,5 +64,10 @@ void check_backends(const Config& cfg, const std::vector<std::string>& loaded_pl
 
 // Shell-style glob: '*' any run of characters (dots included), '?' one character.
 bool glob_match(const std::string& pattern, const std::string& text);
+
+// The backend order used when a config gives no [selection] default: the op-family
+// plugins first (cuda, linalg, conv, attention, shape), then any other plugin, then the
+// aten reference plugin, then the teaching plugin `example`; only those loaded.
+std::vector<std::string> builtin_routing(const std::vector<std::string>& loaded);
 
 }  // namespace switchyard::config
