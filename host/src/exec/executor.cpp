@@ -72,6 +72,7 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
   if (deterministic_threads_ > 0) set_this_thread_openmp(deterministic_threads_);
   auto plan = std::make_shared<Plan>();
   RunResult result = plan_and_run(*plan, inputs, options);
+  result.stats.planned = true;
   finalize(*plan);
   cache_.insert(inputs, std::move(plan));
   return result;
