@@ -1,12 +1,15 @@
 // ABI negotiation: which plugin libraries the host loads and which it refuses, and what
 // the refusal says. The test plugins (tests/sdk/plugins/*.c, built as C) live in
 // SY_TEST_PLUGIN_DIR, away from the plugin folder the CLI searches.
+#include "ir/graph.hpp"
 #include "loader/plugin_manager.hpp"
 
 #include <switchyard/error.hpp>
+#include <switchyard/runtime.hpp>
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -194,5 +197,35 @@ TEST(PluginAbi, RefusalLeavesManagerUsable) {
   EXPECT_NE(pm.load_file(plugin_file("same_version")), nullptr);
   EXPECT_EQ(pm.plugins().size(), 1u);
 }
+
+
+// ---- a 1.0 plugin runs on this host -----------------------------------------------
+
+#ifdef SY_TEST_HAVE_OLDER_MINOR
+// The "older_minor" plugin is built from the 1.0 header kept in tests/sdk/fixtures/sdk_1_0:
+// its tables end where 1.0's did, and it knows nothing of storages, threads or cost.
+TEST(PluginAbi, APluginBuiltAgainstTheOlderMinorHeaderRunsItsKernel) {
+  const std::string config = (std::filesystem::path(testing::TempDir()) / "older_minor.toml").string();
+  std::ofstream(config) << "[plugins]\nload = [\"" << plugin_file("older_minor") << "\"]\n";
+  switchyard::Runtime rt(switchyard::Options{config});
+  ASSERT_EQ(rt.plugins().size(), 1u);
+  EXPECT_EQ(rt.plugins()[0].sdk_minor, kHostMinor - 1);
+  switchyard::ir::Graph g;
+  const DLDataType f32{kDLFloat, 32, 1};
+  auto x = g.add_input("x", f32, {-1});
+  g.add_node("first", "test::copy", {x}, {"a"});
+  g.add_node("second", "test::copy", {g.find_value("a")}, {"b"});
+  g.outputs = {g.find_value("b")};
+  auto model = rt.load_graph(std::move(g));
+  for (int64_t n : {3, 5, 3}) {  // two signatures, one of them twice (the arena path)
+    switchyard::Tensor in = switchyard::Tensor::empty(f32, {n});
+    for (int64_t i = 0; i < n; ++i) in.data<float>()[i] = 0.5f * static_cast<float>(i) - 1.0f;
+    auto out = model->run({in});
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].numel(), n);
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(out[0].data<float>()[i], in.data<float>()[i]);
+  }
+}
+#endif
 
 }  // namespace

@@ -53,6 +53,15 @@ struct PlanEntry {
   std::vector<std::string> fused_from;
 };
 
+// A value converted between storages in a plan: a device copy or a layout change
+// (SDK 1.1 storages). Storages are named "host" or "plugin/storage", e.g. "cuda/cuda".
+struct StorageCopy {
+  std::string value, from, to;
+  std::string reader;                      // the node it is converted for ("" for a constant)
+  size_t bytes = 0;
+  bool once = false;                       // a constant: converted when the plan was made
+};
+
 struct RunStats {
   size_t nodes_run = 0;
   // True for the run that planned its input shapes: the first of each signature, or the
@@ -205,6 +214,9 @@ class Model {
   // The memory plan for these inputs: which activations share the arena, and the peak
   // activation memory it predicts. Plans like plan() (one run if not planned yet).
   MemoryReport memory_plan(const std::vector<Tensor>& inputs) const;
+  // The conversions between storages the plan for these inputs makes, in step order,
+  // each with its bytes. Plans like plan().
+  std::vector<StorageCopy> storage_copies(const std::vector<Tensor>& inputs) const;
   const std::vector<NodeIO>& node_io() const;  // of the last run(inputs), per capture mode
   const RunStats& last_stats() const;          // of the last run(inputs)
   void set_node_callback(NodeCallback callback);  // for run(inputs)

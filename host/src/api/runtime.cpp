@@ -289,20 +289,31 @@ MemoryReport Model::memory_plan(const std::vector<Tensor>& inputs) const {
   for (size_t slot = 0; slot < plan.lives.size(); ++slot) {
     const exec::ValueLife& life = plan.lives[slot];
     if (life.kind == exec::ValueLife::Kind::Unused) continue;
+    const exec::MemoryPlan* group = &m;  // host memory, or the value's device arena
+    for (const exec::Plan::DeviceArena& d : plan.device_arenas)
+      if (d.storage == plan.slot_storage[slot]) group = &d.memory;
     const int32_t producer = node_of(life.first);
     MemoryValue mv{plan.slot_names[slot], producer >= 0 ? impl_->graph.nodes[static_cast<size_t>(producer)].name : "",
-                   life.bytes, "", m.offset.size() > slot ? m.offset[slot] : -1, producer,
-                   m.last.size() > slot ? node_of(m.last[slot]) : -1};
+                   life.bytes, "", group->offset.size() > slot ? group->offset[slot] : -1, producer,
+                   group->last.size() > slot ? node_of(group->last[slot]) : -1};
     if (life.kind == exec::ValueLife::Kind::View)
       mv.placement = life.view_of == ir::kNoValue ? "view of an input" : "view of " + plan.slot_names[static_cast<size_t>(life.view_of)];
     else if (mv.offset >= 0)
       mv.placement = "arena";
     else
-      mv.placement = m.last.size() > slot && m.last[slot] == exec::kForever ? "output" : "heap";
+      mv.placement = group->last.size() > slot && group->last[slot] == exec::kForever ? "output" : "heap";
     if (plan.slot_storage[slot] != exec::kHost) mv.placement += " (" + impl_->executor->storages().name_of(plan.slot_storage[slot]) + ")";
     r.values.push_back(std::move(mv));
   }
   return r;
+}
+
+std::vector<StorageCopy> Model::storage_copies(const std::vector<Tensor>& inputs) const {
+  const std::shared_ptr<const exec::Plan> plan = plan_of(*impl_->executor, inputs);
+  std::vector<StorageCopy> out;
+  for (const exec::Crossing& c : plan->crossings)
+    out.push_back(StorageCopy{c.value, c.from, c.to, c.reader, static_cast<size_t>(c.bytes), c.constant});
+  return out;
 }
 
 std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {

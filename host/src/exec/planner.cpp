@@ -210,6 +210,9 @@ RunResult Executor::plan_and_run(Plan& plan, const std::vector<Tensor>& inputs, 
   for (size_t i = 0; i < inputs.size(); ++i) {
     st.slots[static_cast<size_t>(graph_.inputs[i])] = inputs[i];
     st.held(inputs[i]);
+    ValueInfo& info = plan.infos[static_cast<size_t>(graph_.inputs[i])];
+    info.dtype = inputs[i].dtype();
+    info.shape = inputs[i].shape();
   }
   Planning pl;
   pl.where.assign(num_values, kHost);
