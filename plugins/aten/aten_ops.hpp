@@ -112,7 +112,9 @@ struct ArgSpec {
   bool optional = false;        // `?`: may be None / absent
   bool elems_optional = false;  // `Tensor?[]`
   bool has_default = false;
-  int fixed_len = 0;            // int[2]: a single value is repeated to this length
+  int fixed_len = 0;            // int[2]: a single value is repeated to this length;
+                                // Tensor[2]: the list's length when `<name>.len` is absent
+  bool needs_len = false;       // Tensor[] followed by another list or an optional tensor
   DtypeMask dtypes = 0;         // tensors: 0 = the overload's set
   bool main_dtypes = false;     // <...|main>: `dtypes` includes the overload's set
   Value def;
@@ -161,8 +163,13 @@ class Registry {
 };
 
 void register_elementwise_ops(Registry& r);
+void register_index_ops(Registry& r);
 void register_linalg_ops(Registry& r);
+void register_loss_ops(Registry& r);
 void register_nn_ops(Registry& r);
+void register_pool_ops(Registry& r);
+void register_reduce_ops(Registry& r);
+void register_rnn_ops(Registry& r);
 void register_shape_ops(Registry& r);
 
 // ---- binding: one node's inputs and attributes matched to one overload ------------------
