@@ -16,16 +16,19 @@ Each op is marked
   tensor  - takes/returns tensors: a kernel must run it (the aten plugin at least);
   scalar  - returns no tensor (aten::size, aten::Int, int arithmetic): the host's own
             shape/scalar evaluation runs it, no plugin kernel is needed;
-and, with the switchyard sources at hand, which plugins have a kernel for it (read from
-the op tables: `r.def("name...` lines of plugins/aten, "aten::name" literals elsewhere).
+  python  - prim::PythonOp, a Python autograd.Function in the trace: no importer can run it;
+whether the aten plugin has a kernel for it (read from its table, plugins/aten/ops_*.cpp),
+and which family plugins list a kernel for it (`switchyard plugins --kernels` of a build).
 
 Run with Debian's python (torch 1.13, torchvision 0.14):
     /usr/bin/python3 tools/list_model_ops.py                 # everything, text table
     /usr/bin/python3 tools/list_model_ops.py --missing       # tensor ops aten lacks
     /usr/bin/python3 tools/list_model_ops.py --group nn,functional --format markdown
     /usr/bin/python3 tools/list_model_ops.py --skip-large --json ops.json
-Tracing all 80 torchvision models takes a few minutes on 2 cores; --skip-large leaves out
-the ones over 150M parameters (their op sets equal their smaller siblings').
+Tracing all 80 torchvision models (each in its own process) takes 12-25 minutes on 2 busy
+cores; --skip-large leaves out the ones over 150M parameters (their op sets equal their
+smaller siblings'). --json saves a run; --from-json reprints it (e.g. after adding kernels)
+without tracing again.
 """
 import argparse
 import collections
@@ -33,6 +36,7 @@ import json
 import multiprocessing
 import os
 import re
+import subprocess
 import sys
 import time
 import warnings
@@ -42,7 +46,9 @@ try:
     import torch.nn as nn
     import torch.nn.functional as F
 except ImportError:
-    sys.exit("list_model_ops.py: needs torch; run it with Debian's /usr/bin/python3")
+    print("list_model_ops.py: needs torch and torchvision; run it with Debian's /usr/bin/python3",
+          file=sys.stderr)
+    sys.exit(77)  # CTest's skip code (tests/plugins/aten/CMakeLists.txt)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -85,6 +91,9 @@ def graph_ops(graph):
             for b in n.blocks():
                 visit(b)
             kind = n.kind()
+            if kind == "prim::PythonOp":  # a Python autograd.Function: nothing can run it
+                ops[kind] = "python"
+                continue
             if not kind.startswith("aten::"):
                 continue
             try:
@@ -167,29 +176,57 @@ def in_child(fn):
 
 # ---- which plugins run an op ---------------------------------------------------------------
 
-def plugin_tables(root):
-    """{plugin: set of 'aten::op'} read from the plugins' sources (no build needed)."""
-    tables = {}
-    plugins = os.path.join(root, "plugins")
-    if not os.path.isdir(plugins):
-        return tables
-    for name in sorted(os.listdir(plugins)):
-        folder = os.path.join(plugins, name)
-        if not os.path.isdir(folder) or name == "example":
-            continue
-        ops = set()
-        for f in sorted(os.listdir(folder)):
-            if not f.endswith(".cpp"):
-                continue
+def aten_table(root):
+    """'aten::op' names of the aten plugin's table, read from its sources (no build needed)."""
+    ops = set()
+    folder = os.path.join(root, "plugins", "aten")
+    for f in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if f.startswith("ops_") and f.endswith(".cpp"):
             text = open(os.path.join(folder, f), encoding="utf-8").read()
-            if name == "aten":
-                for m in re.finditer(r'(?:r\.def\(\s*|SY_(?:UNARY|BINARY|INPLACE)\w*\()"?([a-z_0-9]+)', text):
+            for m in re.finditer(r'(?:r\.def\(\s*|SY_(?:UNARY|BINARY)\()"?([A-Za-z_0-9]+)', text):
+                if not m.group(1).isupper():  # not the macros' own parameter names
                     ops.add("aten::" + m.group(1))
-            else:
-                ops.update(re.findall(r'"(aten::[a-z_0-9]+)"', text))
-        if ops:
-            tables[name] = ops
+    return ops
+
+
+def family_kernels(switchyard):
+    """{plugin: set of 'aten::op'} of the other built plugins, from `switchyard plugins -k`
+    (fused kernels such as conv2d+relu are left out: the plugin lists the plain op too)."""
+    if not switchyard or not os.access(switchyard, os.X_OK):
+        return None
+    try:
+        text = subprocess.run([switchyard, "plugins", "--kernels"], capture_output=True, text=True,
+                              timeout=120, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    tables, plugin = {}, None
+    for line in text.splitlines():
+        if line and not line.startswith(" ") and not line.startswith("-"):
+            plugin = line.split()[0]
+        elif plugin and plugin not in ("aten", "example") and line.startswith("  aten::"):
+            op = line.split()[0]
+            if "+" not in op:
+                tables.setdefault(plugin, set()).add(op)
     return tables
+
+
+def aten_overloads(root):
+    """{'aten::op': set of overload names} of the aten plugin's table ('' = the plain one)."""
+    out = collections.defaultdict(set)
+    folder = os.path.join(root, "plugins", "aten")
+    for f in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if f.startswith("ops_") and f.endswith(".cpp"):
+            text = open(os.path.join(folder, f), encoding="utf-8").read()
+            for m in re.finditer(r'r\.def\(\s*"([A-Za-z_0-9]+)(?:\.([A-Za-z_0-9]+))?\(', text):
+                out["aten::" + m.group(1)].add(m.group(2) or "")
+            for m in re.finditer(r'SY_(?:UNARY|BINARY)\(([a-z_0-9]+)', text):
+                out["aten::" + m.group(1)].add("")
+    return out
+
+
+def overload_of(schema):
+    head = schema.split("(", 1)[0]
+    return head.split(".", 1)[1] if "." in head else ""
 
 
 # ---- main ------------------------------------------------------------------------------------
@@ -204,11 +241,20 @@ def main():
     p.add_argument("--skip-large", action="store_true",
                    help="skip torchvision models over 150M parameters")
     p.add_argument("--format", choices=("text", "markdown"), default="text")
-    p.add_argument("--json", metavar="FILE", help="also write {op: {kind, users, plugins}} as JSON")
+    p.add_argument("--json", metavar="FILE", help="also write {op: {kind, users, schemas, ...}} as JSON")
+    p.add_argument("--from-json", metavar="FILE", help="report on a saved --json run instead of tracing")
     p.add_argument("--missing", action="store_true",
                    help="print only the tensor ops that the aten plugin has no kernel for")
+    p.add_argument("--fail-on-missing", action="store_true",
+                   help="exit 1 if an entry fails to trace or uses a tensor op the aten plugin lacks")
+    p.add_argument("--overloads", action="store_true",
+                   help="print the traced overloads whose name the aten table lacks (a table line may "
+                        "still cover one through defaults: check the binding before adding a line)")
     p.add_argument("--users", action="store_true", help="list every op's users (entry names)")
     p.add_argument("--schemas", action="store_true", help="list the overload schemas each op was traced with")
+    p.add_argument("--switchyard", metavar="BIN", default=os.path.join(ROOT, "build", "bin", "switchyard"),
+                   help="switchyard binary whose `plugins --kernels` fills the family-plugin column "
+                        "(default: build/bin/switchyard)")
     p.add_argument("-v", "--verbose", action="store_true", help="print each entry as it is traced")
     args = p.parse_args()
 
@@ -217,6 +263,7 @@ def main():
         if g not in GROUPS:
             p.error("unknown group '%s' (known: %s)" % (g, ", ".join(GROUPS)))
     torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
+    warnings.simplefilter("ignore")  # deprecation notes from tracing; only the ops matter
 
     entries = []
     for g in groups:
@@ -233,6 +280,16 @@ def main():
     failed, skipped = [], []
     all_schemas = collections.defaultdict(set)
     t0 = time.time()
+    if args.from_json:
+        entries = []
+        with open(args.from_json) as f:
+            for op, info in json.load(f).items():
+                users[op] = set(u for u in info["users"] if not args.only or re.search(args.only, u))
+                if not users[op]:
+                    del users[op]
+                    continue
+                kinds[op] = info["kind"]
+                all_schemas[op] = set(info.get("schemas", []))
     for name, make, inputs_fn, isolate in entries:
         t = time.time()
         try:
@@ -256,16 +313,27 @@ def main():
         if args.verbose:
             print("%-45s %3d ops  %.1fs" % (name, len(ops), time.time() - t), file=sys.stderr)
 
-    tables = plugin_tables(ROOT)
-    aten = tables.get("aten", set())
+    aten = aten_table(ROOT)
+    tables = family_kernels(args.switchyard)
+    if tables is None:
+        print("note: no family-plugin column (build switchyard or pass --switchyard)", file=sys.stderr)
+        tables = {}
     rows = sorted(users, key=lambda op: (-len(users[op]), op))
     if args.missing:
         rows = [op for op in rows if kinds[op] == "tensor" and op not in aten]
 
     def families(op):
-        return ",".join(n for n in tables if n != "aten" and op in tables[n])
+        return ",".join(n for n in sorted(tables) if op in tables[n])
 
-    if args.format == "markdown":
+    if args.overloads:
+        table = aten_overloads(ROOT)
+        for op in rows:
+            for schema in sorted(all_schemas[op]):
+                if op in table and overload_of(schema) not in table[op]:
+                    print("%-40s %s" % (op, schema))
+        rows = []
+
+    if args.format == "markdown" and rows:
         print("| op | users | kind | aten | family plugins |")
         print("|----|------:|------|:----:|----------------|")
         for op in rows:
@@ -284,11 +352,16 @@ def main():
                     print("      " + schema)
 
     tensor_ops = [op for op in users if kinds[op] == "tensor"]
-    print("\n%d entries traced in %.0fs, %d failed; %d distinct aten ops (%d tensor, %d scalar); "
+    n_entries = len(set().union(*users.values())) if users else 0
+    n_aten = sum(op.startswith("aten::") for op in users)
+    print("\n%d entries %s, %d failed; %d distinct aten ops (%d tensor, %d scalar); "
           "aten plugin has %d ops, covers %d of the %d tensor ops"
-          % (len(entries) - len(failed), time.time() - t0, len(failed), len(users), len(tensor_ops),
-             len(users) - len(tensor_ops), len(aten), sum(op in aten for op in tensor_ops),
-             len(tensor_ops)), file=sys.stderr)
+          % (n_entries, ("read from " + args.from_json) if args.from_json else "traced in %.0fs" % (time.time() - t0),
+             len(failed), n_aten, len(tensor_ops), n_aten - len(tensor_ops), len(aten),
+             sum(op in aten for op in tensor_ops), len(tensor_ops)), file=sys.stderr)
+    if "prim::PythonOp" in users:
+        print("  Python autograd.Functions in the trace (no importer runs them): "
+              + " ".join(sorted(users["prim::PythonOp"])), file=sys.stderr)
     for name, why in failed:
         print("  did not trace: %s: %s" % (name, why), file=sys.stderr)
     if skipped:
@@ -298,8 +371,14 @@ def main():
         with open(args.json, "w") as f:
             json.dump({op: {"kind": kinds[op], "users": sorted(users[op]), "aten": op in aten,
                             "schemas": sorted(all_schemas[op]),
-                            "families": [n for n in tables if n != "aten" and op in tables[n]]}
+                            "families": [n for n in sorted(tables) if op in tables[n]]}
                        for op in sorted(users)}, f, indent=1)
+    missing = sorted(op for op in tensor_ops if op not in aten)
+    if args.fail_on_missing and (missing or failed):
+        print("FAIL: %d tensor ops without an aten kernel%s; %d entries did not trace"
+              % (len(missing), (": " + " ".join(missing)) if missing else "", len(failed)), file=sys.stderr)
+        return 1
+
     return 0
 
 

@@ -104,6 +104,12 @@ void register_shape_ops(Registry& r) {
         "int? output_size=None) -> Tensor", kAll, [](const Call& c) {
           return at::repeat_interleave(c.t(0), c.i(1), c.oi(2), c.oi(3));
         });
+  r.def("repeat_interleave.self_Tensor(Tensor self, Tensor<idx> repeats, int? dim=None, *, "
+        "int? output_size=None) -> Tensor", kAll, [](const Call& c) {
+          return at::repeat_interleave(c.t(0), c.t(1), c.oi(2), c.oi(3));
+        });
+  r.def("repeat_interleave.Tensor(Tensor<idx> repeats, *, int? output_size=None) -> Tensor", kIdx,
+        [](const Call& c) { return at::repeat_interleave(c.t(0), c.oi(1)); });
   r.def("swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", kAll,
         [](const Call& c) { return at::swapaxes(c.t(0), c.i(1), c.i(2)); });
   r.def("swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", kAll,

@@ -40,6 +40,15 @@ OP_CASE("aten::rot90", "k_dims") {
   check("aten::rot90", {x}, Attrs().i("k", 2).ints("dims", {2, 0}), at::rot90(x, 2, {2, 0}));
 }
 
+OP_CASE("aten::repeat_interleave", "tensor_repeats") {
+  at::Tensor x = rnd(dt, {3, 4}), rep = at::tensor({1, 0, 3, 2}, at::kLong);
+  check("aten::repeat_interleave", {x, rep}, Attrs().i("dim", 1), at::repeat_interleave(x, rep, 1));
+  check("aten::repeat_interleave", {x.t(), rep.to(at::kInt)}, Attrs().i("dim", 0),
+        at::repeat_interleave(x.t(), rep.to(at::kInt), 0));
+  at::Tensor flat = at::tensor({2, 1, 0, 2}, at::kLong).to(dt == at::kInt ? at::kInt : at::kLong);
+  if (dt == at::kInt || dt == at::kLong) check("aten::repeat_interleave", {flat}, {}, at::repeat_interleave(flat));
+}
+
 // ---- splits: one node output per piece
 namespace {
 void check_pieces(const std::string& op, const at::Tensor& x, const Attrs& a, std::vector<at::Tensor> want) {
