@@ -61,7 +61,8 @@ void Executor::finalize(Plan& plan) const {
     for (size_t i = 0; i < node.inputs.size(); ++i)
       if (node.inputs[i] != ir::kNoValue && fixed_of(node.inputs[i]) == nullptr)
         readers[static_cast<size_t>(node.inputs[i])].push_back(Read{k, i});
-    for (ir::ValueId v : node.outputs) producer[static_cast<size_t>(v)] = static_cast<int32_t>(k);
+    if (!kernels[k]->folded)
+      for (ir::ValueId v : node.outputs) producer[static_cast<size_t>(v)] = static_cast<int32_t>(k);
   }
   std::vector<char> is_output(num_values, 0);
   for (ir::ValueId v : graph_.outputs) is_output[static_cast<size_t>(v)] = 1;
@@ -132,6 +133,12 @@ void Executor::finalize(Plan& plan) const {
   for (const Step* k : kernels) {
     Step s = *k;  // the planning run's kernel step, with its inputs redirected
     const ir::Node& node = *s.run_node;
+    if (s.folded) {  // computed when planning; kept so that node_io and callbacks still see it
+      for (OutputPlan& o : s.outputs) o = OutputPlan{};
+      s.frees.clear();
+      steps.push_back(std::move(s));
+      continue;
+    }
     const loader::LoadedPlugin* plugin = s.kernel->kernel.plugin.get();
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const ir::ValueId v = node.inputs[i];

@@ -86,6 +86,8 @@ struct Step {
   std::vector<SY_StorageIndex> input_storage;  // per input, as the kernel's plugin names it
   std::vector<OutputPlan> outputs;
   bool pass_storages = false;            // the kernel has `storage`: run args carry the above
+  bool folded = false;                   // planning: its inputs were all constants, so its
+                                         // outputs were kept as constants (no step in the plan)
   // Convert
   ir::ValueId value = ir::kNoValue;      // the value it converts
   int32_t src = -1, dst = -1;            // slots

@@ -41,6 +41,13 @@ Args node_args(SY_CallContext* call, const ir::Node& node, const std::vector<con
   return args;
 }
 
+// Ops whose result is not a function of their inputs: never folded into constants.
+bool is_random_op(const std::string& op) {
+  for (const char* word : {"rand", "bernoulli", "dropout", "normal", "uniform", "multinomial", "poisson", "empty"})
+    if (op.find(word) != std::string::npos) return true;
+  return false;
+}
+
 // The lowest plugin storage in a mask (bit k + 1 is storage k), or -1.
 SY_StorageIndex lowest_storage(SY_StorageMask mask) {
   for (SY_StorageIndex k = 0; k < 31; ++k)
@@ -397,8 +404,22 @@ RunResult Executor::plan_and_run(Plan& plan, const std::vector<Tensor>& inputs, 
       s.outputs.push_back(out);
       pl.where[static_cast<size_t>(v)] = out.storage;
     }
+    // A node of constants alone (a weight's transpose, a mask built from sizes) is
+    // computed here, once per plan, and its outputs kept as constants.
+    bool fold = !is_random_op(run_node.op);
+    for (const InputRef& r : s.inputs) fold = fold && (r.absent() || r.fixed != nullptr);
+    for (const OutputPlan& o : s.outputs) fold = fold && o.storage == kHost;
     steps.push_back(std::move(s));
     run_step(steps.back(), steps.size() - 1, st, scratch);
+    if (fold) {
+      steps.back().folded = true;
+      for (ir::ValueId v : run_node.outputs) {
+        plan.fixed.push_back(st.slots[static_cast<size_t>(v)]);
+        plan.value_fixed[static_cast<size_t>(v)] = InputRef{-1, &plan.fixed.back(), kHost};
+        free_slot(v);
+      }
+      continue;
+    }
     for (size_t o = 0; o < run_node.outputs.size(); ++o) {
       const ir::ValueId v = run_node.outputs[o];
       ValueInfo& info = plan.infos[static_cast<size_t>(v)];

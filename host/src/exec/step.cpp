@@ -185,8 +185,14 @@ void Executor::run_step(const Step& step, size_t index, RunState& st, Scratch& s
     return;
   }
 
-  // ---- inputs
   const ir::Node& node = *step.run_node;
+  if (step.folded && st.plan->complete) {  // a constant since planning: only records see it
+    if (options.callback == nullptr && options.capture == Capture::None) return finish();
+    sc.outs.clear();
+    for (ir::ValueId v : node.outputs) sc.outs.push_back(*st.plan->value_fixed[static_cast<size_t>(v)].fixed);
+  }
+
+  // ---- inputs
   sc.in_ptrs.clear();
   sc.in_tensors.clear();
   for (const InputRef& r : step.inputs) {
@@ -200,7 +206,46 @@ void Executor::run_step(const Step& step, size_t index, RunState& st, Scratch& s
     if (st.keep_inputs) sc.in_tensors.push_back(t);
   }
 
-  // ---- the kernel
+  // ---- the kernel (a folded one ran when planning: its outputs are the plan's constants)
+  const size_t num_out = step.outputs.size();
+  std::vector<Tensor>& outs = sc.outs;
+  if (!(step.folded && st.plan->complete)) run_kernel(step, st, sc);
+
+  // ---- the tail
+  for (size_t o = 0; o < num_out; ++o) hold(step.outputs[o].slot, outs[o]);
+  ++st.nodes_run;
+  if (options.callback != nullptr || options.capture != Capture::None) {
+    // Records and callbacks see plain host tensors, wherever the values live.
+    for (size_t i = 0; st.keep_inputs && i < sc.in_tensors.size(); ++i)
+      if (sc.in_tensors[i].defined() && step.inputs[i].storage != kHost)
+        sc.in_tensors[i] = storages_.to_host(step.inputs[i].storage, sc.in_tensors[i], "an input of " + node.name);
+    std::vector<Tensor> host_outs = outs;
+    for (size_t o = 0; o < num_out; ++o)
+      if (step.outputs[o].storage != kHost)
+        host_outs[o] = storages_.to_host(step.outputs[o].storage, outs[o], "an output of " + node.name);
+    if (options.callback != nullptr && *options.callback) {
+      std::lock_guard<std::mutex> lock(st.callback_mutex);  // one call at a time, in parallel runs too
+      NodeEvent ev{node.name, node.op, *step.backend, node.module_path, sc.in_tensors, host_outs};
+      (*options.callback)(ev);
+    }
+    if (options.capture != Capture::None) {
+      if (index >= st.records.size()) st.records.resize(index + 1);
+      NodeIO& rec = st.records[index];
+      rec.node = node.name;
+      rec.op = node.op;
+      rec.backend = *step.backend;
+      rec.module_path = node.module_path;
+      for (ir::ValueId v : node.inputs) rec.input_sources.push_back(v == ir::kNoValue ? "" : graph_.values[v].name);
+      if (options.capture == Capture::All) rec.inputs = sc.in_tensors;
+      rec.outputs = std::move(host_outs);
+    }
+  }
+  finish();
+}
+
+// Runs a kernel step's kernel on the inputs in `sc.in_ptrs`; its checked outputs go to sc.outs.
+void Executor::run_kernel(const Step& step, RunState& st, Scratch& sc) const {
+  const RunOptions& options = *st.options;
   const BoundKernel& bk = *step.kernel;
   const SY_KernelDef* def = bk.kernel.def;
   const size_t num_out = step.outputs.size();
@@ -286,36 +331,6 @@ void Executor::run_step(const Step& step, size_t index, RunState& st, Scratch& s
                       "; sizes computed from it were fixed then (a size that depends on tensor data is not supported)");
   }
 
-  // ---- the tail
-  for (size_t o = 0; o < num_out; ++o) hold(step.outputs[o].slot, outs[o]);
-  ++st.nodes_run;
-  if (options.callback != nullptr || options.capture != Capture::None) {
-    // Records and callbacks see plain host tensors, wherever the values live.
-    for (size_t i = 0; st.keep_inputs && i < sc.in_tensors.size(); ++i)
-      if (sc.in_tensors[i].defined() && step.inputs[i].storage != kHost)
-        sc.in_tensors[i] = storages_.to_host(step.inputs[i].storage, sc.in_tensors[i], "an input of " + node.name);
-    std::vector<Tensor> host_outs = outs;
-    for (size_t o = 0; o < num_out; ++o)
-      if (step.outputs[o].storage != kHost)
-        host_outs[o] = storages_.to_host(step.outputs[o].storage, outs[o], "an output of " + node.name);
-    if (options.callback != nullptr && *options.callback) {
-      std::lock_guard<std::mutex> lock(st.callback_mutex);  // one call at a time, in parallel runs too
-      NodeEvent ev{node.name, node.op, *step.backend, node.module_path, sc.in_tensors, host_outs};
-      (*options.callback)(ev);
-    }
-    if (options.capture != Capture::None) {
-      if (index >= st.records.size()) st.records.resize(index + 1);
-      NodeIO& rec = st.records[index];
-      rec.node = node.name;
-      rec.op = node.op;
-      rec.backend = *step.backend;
-      rec.module_path = node.module_path;
-      for (ir::ValueId v : node.inputs) rec.input_sources.push_back(v == ir::kNoValue ? "" : graph_.values[v].name);
-      if (options.capture == Capture::All) rec.inputs = sc.in_tensors;
-      rec.outputs = std::move(host_outs);
-    }
-  }
-  finish();
 }
 
 // Cheap checks after every kernel: a broken plugin is reported, never passed on.
