@@ -124,9 +124,10 @@ GemmPlan plan_matmul(const Shape& a, const Shape& b) {
   if (nb > 1) p.out_shape.push_back(p.n);
   Shape sa = strides_over(abatch, batch, p.m * p.k), sb = strides_over(bbatch, batch, p.k * p.n);
   const Shape sc = strides_over(batch, batch, p.m * p.n);
-  // B the same matrix for every batch entry and A's batch compact: one GEMM of batch * m rows.
+  // B the same matrix for every batch entry and A holding every batch entry (compact, none
+  // repeated): one GEMM of batch * m rows.
   const bool b_shared = std::all_of(sb.begin(), sb.end(), [](int64_t s) { return s == 0; });
-  if (b_shared && sa == sc && na > 1) {
+  if (b_shared && sa == strides_over(batch, batch, p.m * p.k) && na > 1) {
     p.m *= product(batch, 0, batch.size());
     return p;
   }

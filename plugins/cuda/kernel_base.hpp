@@ -12,6 +12,7 @@
 #pragma once
 
 #include "allocator.hpp"
+#include "broadcast.hpp"
 #include "device.hpp"
 #include "launch.hpp"
 #include "storage.hpp"
@@ -26,9 +27,6 @@
 
 namespace sycuda {
 
-using Shape = std::vector<int64_t>;
-std::string str(const Shape& s);  // "[2, 3]"
-int64_t product(const Shape& s);
 
 // ---- dtypes ----------------------------------------------------------------------------------
 
@@ -82,15 +80,6 @@ auto at_run(F&& f) -> decltype(f()) {
   }
 }
 
-// ATen's dim wrapping: dim in [-n, n) (a 0-dim tensor takes -1 and 0).
-int64_t wrap_dim(int64_t dim, int64_t ndim, const char* what);
-// numpy broadcasting of two shapes; sy::Error naming `what` if they don't.
-Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& what);
-// Compact strides of `shape` laid against `out` (right-aligned), 0 where broadcast.
-Shape broadcast_strides(const Shape& shape, const Shape& out);
-// A walk over `out` with `strides`, dims of size 1 dropped and mergeable dims merged
-// (every operand's strides given in `operands` are merged alike).
-launch::Walk make_walk(const Shape& out, std::vector<Shape*> operands);
 
 // ---- device view of one run --------------------------------------------------------------
 
