@@ -33,8 +33,7 @@ DeviceAllocator& DeviceAllocator::get() {
 }
 
 void* DeviceAllocator::allocate(uint64_t bytes) {
-  Device& device = Device::get();
-  device.require();
+  Device::get().require_real();
   const uint64_t size = rounded(bytes);
   {
     std::lock_guard<std::mutex> guard(mutex_);
@@ -91,7 +90,7 @@ void DeviceAllocator::release(void* ptr) {
 
 void DeviceAllocator::empty_cache() {
   Device& device = Device::get();
-  if (!device.usable()) return;
+  if (!device.usable() || device.plan_only()) return;
   {
     // A cached block may still be read by queued work (frees are stream-ordered): drain first.
     std::lock_guard<std::recursive_mutex> queue(device.lock());

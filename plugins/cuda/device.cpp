@@ -65,10 +65,24 @@ Device& Device::get() {
   return *device;
 }
 
+namespace {
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+}  // namespace
+
 Device::Device() {
-  const char* sync = std::getenv("SWITCHYARD_CUDA_SYNC");
-  sync_each_kernel_ = sync != nullptr && std::strcmp(sync, "0") != 0 && *sync != '\0';
-  int count = 0;
+  sync_each_kernel_ = env_flag("SWITCHYARD_CUDA_SYNC");
+  probe();
+  if (!usable_ && env_flag("SWITCHYARD_CUDA_PLAN_ONLY")) {
+    plan_only_ = true;
+    usable_ = true;
+    name_ = "plan only";
+  }
+}
+
+void Device::probe() {  int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
@@ -119,6 +133,13 @@ Device::Device() {
 
 void Device::require() const {
   if (!usable_) throw sy::Unsupported(reason_);
+}
+
+void Device::require_real() const {
+  if (!usable_) throw sy::Error(reason_, SY_ERROR_INTERNAL);
+  if (plan_only_)
+    throw sy::Error("SWITCHYARD_CUDA_PLAN_ONLY is set: the cuda plugin plans but cannot run here (" + reason_ + ")",
+                    SY_ERROR_INTERNAL);
 }
 
 void Device::use_on_this_thread() {

@@ -36,6 +36,12 @@ class Device {
   // device is detected (cudaErrorNoDevice)"). Never throws, never aborts.
   static Device& get();
   bool usable() const { return usable_; }
+  // SWITCHYARD_CUDA_PLAN_ONLY=1 on a machine without a usable GPU: kernels accept nodes as
+  // if GPU 0 were there, so that `switchyard plan` shows what a GPU machine would run;
+  // anything that needs the device (a run, a conversion, memory) fails, naming the reason.
+  bool plan_only() const { return plan_only_; }
+  // Throws sy::Error unless work can really be queued (usable and not plan-only).
+  void require_real() const;
   const std::string& reason() const { return reason_; }
   const std::string& name() const { return name_; }       // "NVIDIA H100 80GB HBM3"
   int major() const { return major_; }
@@ -73,7 +79,9 @@ class Device {
 
  private:
   Device();
+  void probe();  // sets usable_ or reason_
   bool usable_ = false;
+  bool plan_only_ = false;
   bool sync_each_kernel_ = false;
   std::string reason_, name_;
   int major_ = 0, minor_ = 0;

@@ -252,7 +252,8 @@ class BinaryKernel : public CudaKernel {
   static void supports(const sy::Node& n) {
     require_device();
     BinaryKernel k(n);
-    declining([&] { k.output_dtype(n.inputs); });
+    declining([&] { return k.output_dtype(n.inputs); });
+    declining([&] { return k.output_shape(n.inputs); });
   }
 
   explicit BinaryKernel(const sy::Node& n) : CudaKernel(n) {

@@ -128,7 +128,7 @@ bool on_device(const DLTensor& t) { return t.device.device_type == kDLCUDA; }
 }  // namespace
 
 DeviceRun::DeviceRun(sy::Run& run) : run_(run), lock_(Device::get().lock()) {
-  Device::get().require();
+  Device::get().require_real();
   Device::use_on_this_thread();
   inputs_.resize(run.num_inputs());
   for (size_t o = 0; o < run.num_outputs(); ++o) {

@@ -38,14 +38,14 @@ void check_pair(const DLTensor& src, const DLTensor& dst, bool to_device) {
 }  // namespace
 
 void CudaStorage::to_host(const DLTensor& src, DLTensor& dst) {
-  Device::get().require();
+  Device::get().require_real();
   check_pair(src, dst, false);
   if (element_count(src) == 0) return;
   copy_to_host(static_cast<const char*>(src.data) + src.byte_offset, dst);
 }
 
 void CudaStorage::from_host(const DLTensor& src, DLTensor& dst) {
-  Device::get().require();
+  Device::get().require_real();
   check_pair(src, dst, true);
   if (element_count(src) == 0) return;
   stage_to_device(src, static_cast<char*>(dst.data) + dst.byte_offset);
@@ -57,7 +57,7 @@ void CudaStorage::free(void* ptr) { DeviceAllocator::get().release(ptr); }
 
 void CudaStorage::synchronize() {
   Device& device = Device::get();
-  if (!device.usable()) return;
+  if (!device.usable() || device.plan_only()) return;
   Device::use_on_this_thread();
   device.synchronize();
 }
