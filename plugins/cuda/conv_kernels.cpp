@@ -13,10 +13,9 @@
 // accumulation. The algorithm comes from cuDNN's heuristic (as PyTorch's default), once per
 // input shape, and is kept by the kernel instance with its descriptors.
 #include "conv_plan.hpp"
+#include "dynload.hpp"
 #include "kernel_base.hpp"
 #include "kernels.hpp"
-
-#include <cudnn.h>
 
 #include <map>
 
@@ -28,7 +27,7 @@ double esize(DLDataType dt) { return static_cast<double>((dt.bits * dt.lanes + 7
 void check_cudnn(cudnnStatus_t st, const char* call, int line) {
   if (st == CUDNN_STATUS_SUCCESS) return;
   const SY_Status status = st == CUDNN_STATUS_ALLOC_FAILED ? SY_ERROR_OUT_OF_MEMORY : SY_ERROR_INTERNAL;
-  throw sy::Error(std::string(call) + " failed: " + cudnnGetErrorString(st) + " (cuDNN status " + std::to_string(st) +
+  throw sy::Error(std::string(call) + " failed: " + lib::dnn().cudnnGetErrorString(st) + " (cuDNN status " + std::to_string(st) +
                       ") at conv_kernels.cpp:" + std::to_string(line),
                   status);
 }
@@ -40,8 +39,8 @@ cudnnHandle_t cudnn() {
   Device& device = Device::get();
   std::lock_guard<std::recursive_mutex> guard(device.lock());
   if (handle == nullptr) {
-    SY_CUDNN_CHECK(cudnnCreate(&handle));
-    SY_CUDNN_CHECK(cudnnSetStream(handle, device.stream()));
+    SY_CUDNN_CHECK(lib::dnn().cudnnCreate(&handle));
+    SY_CUDNN_CHECK(lib::dnn().cudnnSetStream(handle, device.stream()));
   }
   return handle;
 }
@@ -52,8 +51,8 @@ bool conv_dtype(DLDataType dt) { return sy::same_dtype(dt, sy::kFloat32) || sy::
 
 struct TensorDesc {
   cudnnTensorDescriptor_t d = nullptr;
-  TensorDesc() { SY_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d)); }
-  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
+  TensorDesc() { SY_CUDNN_CHECK(lib::dnn().cudnnCreateTensorDescriptor(&d)); }
+  ~TensorDesc() { lib::dnn().cudnnDestroyTensorDescriptor(d); }
   TensorDesc(const TensorDesc&) = delete;
   TensorDesc& operator=(const TensorDesc&) = delete;
 };
@@ -98,7 +97,7 @@ class ConvKernel : public CudaKernel {
     const Prepared& p = prepared(g, dt);
     DeviceBuffer workspace(p.workspace);
     const float one = 1.f, zero = 0.f;
-    SY_CUDNN_CHECK(cudnnConvolutionForward(cudnn(), &one, p.x.d, x.data, p.w, w.data, p.conv, p.algo, workspace.get(),
+    SY_CUDNN_CHECK(lib::dnn().cudnnConvolutionForward(cudnn(), &one, p.x.d, x.data, p.w, w.data, p.conv, p.algo, workspace.get(),
                                            p.workspace, &zero, p.y.d, y.data));
     if (b.data != nullptr || act_)
       launched(launch::bias_activation(*dt_of(dt), act_ ? *act_ : UnaryOp{}, y.data, b.data, y.numel(), g.k, g.oh * g.ow,
@@ -130,8 +129,8 @@ class ConvKernel : public CudaKernel {
     Prepared(const Prepared&) = delete;
     Prepared& operator=(const Prepared&) = delete;
     ~Prepared() {
-      if (conv) cudnnDestroyConvolutionDescriptor(conv);
-      if (w) cudnnDestroyFilterDescriptor(w);
+      if (conv) lib::dnn().cudnnDestroyConvolutionDescriptor(conv);
+      if (w) lib::dnn().cudnnDestroyFilterDescriptor(w);
     }
   };
 
@@ -166,31 +165,31 @@ class ConvKernel : public CudaKernel {
     auto p = std::make_unique<Prepared>();
     const cudnnDataType_t type = cudnn_type(dt);
     auto i32 = [](int64_t v) { return static_cast<int>(v); };
-    SY_CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x.d, CUDNN_TENSOR_NCHW, type, i32(g.n), i32(g.c), i32(g.h), i32(g.w)));
-    SY_CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
-    SY_CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NCHW, i32(g.k), i32(g.c / g.groups), i32(g.r), i32(g.s)));
-    SY_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
-    SY_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, i32(g.pad_h), i32(g.pad_w), i32(g.stride_h), i32(g.stride_w),
+    SY_CUDNN_CHECK(lib::dnn().cudnnSetTensor4dDescriptor(p->x.d, CUDNN_TENSOR_NCHW, type, i32(g.n), i32(g.c), i32(g.h), i32(g.w)));
+    SY_CUDNN_CHECK(lib::dnn().cudnnCreateFilterDescriptor(&p->w));
+    SY_CUDNN_CHECK(lib::dnn().cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NCHW, i32(g.k), i32(g.c / g.groups), i32(g.r), i32(g.s)));
+    SY_CUDNN_CHECK(lib::dnn().cudnnCreateConvolutionDescriptor(&p->conv));
+    SY_CUDNN_CHECK(lib::dnn().cudnnSetConvolution2dDescriptor(p->conv, i32(g.pad_h), i32(g.pad_w), i32(g.stride_h), i32(g.stride_w),
                                                    i32(g.dil_h), i32(g.dil_w), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    SY_CUDNN_CHECK(cudnnSetConvolutionGroupCount(p->conv, i32(g.groups)));
+    SY_CUDNN_CHECK(lib::dnn().cudnnSetConvolutionGroupCount(p->conv, i32(g.groups)));
     const cudnnMathType_t math = math_type(dt);
-    SY_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
+    SY_CUDNN_CHECK(lib::dnn().cudnnSetConvolutionMathType(p->conv, math));
     int n = 0, c = 0, h = 0, w = 0;
-    SY_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p->conv, p->x.d, p->w, &n, &c, &h, &w));
+    SY_CUDNN_CHECK(lib::dnn().cudnnGetConvolution2dForwardOutputDim(p->conv, p->x.d, p->w, &n, &c, &h, &w));
     if (n != g.n || c != g.k || h != g.oh || w != g.ow)
       throw sy::Error("cuDNN's output " + str({n, c, h, w}) + " differs from ATen's " + str({g.n, g.k, g.oh, g.ow}),
                       SY_ERROR_INTERNAL);
-    SY_CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y.d, CUDNN_TENSOR_NCHW, type, n, c, h, w));
+    SY_CUDNN_CHECK(lib::dnn().cudnnSetTensor4dDescriptor(p->y.d, CUDNN_TENSOR_NCHW, type, n, c, h, w));
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0;
-    SY_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(cudnn(), p->x.d, p->w, p->conv, p->y.d,
+    SY_CUDNN_CHECK(lib::dnn().cudnnGetConvolutionForwardAlgorithm_v7(cudnn(), p->x.d, p->w, p->conv, p->y.d,
                                                           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
     bool found = false;
     for (int i = 0; i < returned && !found; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
       // float32 without an option: FMA algorithms only (a TENSOR_OP one would be TF32).
       if (math == CUDNN_FMA_MATH && perf[i].mathType != CUDNN_FMA_MATH) continue;
-      SY_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, perf[i].mathType));
+      SY_CUDNN_CHECK(lib::dnn().cudnnSetConvolutionMathType(p->conv, perf[i].mathType));
       p->algo = perf[i].algo;
       found = true;
     }
@@ -198,7 +197,7 @@ class ConvKernel : public CudaKernel {
       throw sy::Error("cuDNN has no forward algorithm for input " + str({g.n, g.c, g.h, g.w}) + " and weight " +
                           str({g.k, g.c / g.groups, g.r, g.s}) + " with math " + std::to_string(math),
                       SY_ERROR_INTERNAL);
-    SY_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(cudnn(), p->x.d, p->w, p->conv, p->y.d, p->algo, &p->workspace));
+    SY_CUDNN_CHECK(lib::dnn().cudnnGetConvolutionForwardWorkspaceSize(cudnn(), p->x.d, p->w, p->conv, p->y.d, p->algo, &p->workspace));
     return *cache_.emplace(key, std::move(p)).first->second;
   }
 
@@ -239,22 +238,22 @@ class PoolKernel : public CudaKernel {
     const cudnnDataType_t type = cudnn_type(x.dtype);
     auto i32 = [](int64_t v) { return static_cast<int>(v); };
     TensorDesc xd, yd;
-    SY_CUDNN_CHECK(cudnnSetTensor4dDescriptor(xd.d, CUDNN_TENSOR_NCHW, type, i32(g.n), i32(g.c), i32(g.h), i32(g.w)));
-    SY_CUDNN_CHECK(cudnnSetTensor4dDescriptor(yd.d, CUDNN_TENSOR_NCHW, type, i32(g.n), i32(g.c), i32(g.oh), i32(g.ow)));
+    SY_CUDNN_CHECK(lib::dnn().cudnnSetTensor4dDescriptor(xd.d, CUDNN_TENSOR_NCHW, type, i32(g.n), i32(g.c), i32(g.h), i32(g.w)));
+    SY_CUDNN_CHECK(lib::dnn().cudnnSetTensor4dDescriptor(yd.d, CUDNN_TENSOR_NCHW, type, i32(g.n), i32(g.c), i32(g.oh), i32(g.ow)));
     cudnnPoolingDescriptor_t pool = nullptr;
-    SY_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&pool));
+    SY_CUDNN_CHECK(lib::dnn().cudnnCreatePoolingDescriptor(&pool));
     struct Guard {
       cudnnPoolingDescriptor_t p;
-      ~Guard() { cudnnDestroyPoolingDescriptor(p); }
+      ~Guard() { lib::dnn().cudnnDestroyPoolingDescriptor(p); }
     } guard{pool};
     const cudnnPoolingMode_t mode = params_.max ? CUDNN_POOLING_MAX
                                     : params_.count_include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
                                                                 : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
-    SY_CUDNN_CHECK(cudnnSetPooling2dDescriptor(pool, mode, CUDNN_PROPAGATE_NAN, i32(params_.kernel[0]), i32(params_.kernel[1]),
+    SY_CUDNN_CHECK(lib::dnn().cudnnSetPooling2dDescriptor(pool, mode, CUDNN_PROPAGATE_NAN, i32(params_.kernel[0]), i32(params_.kernel[1]),
                                                i32(params_.padding[0]), i32(params_.padding[1]), i32(params_.stride[0]),
                                                i32(params_.stride[1])));
     const float one = 1.f, zero = 0.f;
-    SY_CUDNN_CHECK(cudnnPoolingForward(cudnn(), pool, &one, xd.d, x.data, &zero, yd.d, y.data));
+    SY_CUDNN_CHECK(lib::dnn().cudnnPoolingForward(cudnn(), pool, &one, xd.d, x.data, &zero, yd.d, y.data));
     if (Device::get().sync_each_kernel()) launched(cudaSuccess, "cudnnPoolingForward");
     d.finish();
   }

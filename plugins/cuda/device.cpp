@@ -2,6 +2,7 @@
 #include "device.hpp"
 
 #include "allocator.hpp"
+#include "dynload.hpp"
 #include "launch.hpp"
 
 #include <cstdlib>
@@ -50,9 +51,7 @@ void check_cuda(cudaError_t err, const char* call, const char* file, int line) {
 
 void fail_cublas(cublasStatus_t st, const char* call, const char* file, int line) {
   const SY_Status status = st == CUBLAS_STATUS_ALLOC_FAILED ? SY_ERROR_OUT_OF_MEMORY : SY_ERROR_INTERNAL;
-  throw sy::Error(std::string(call) + " failed: " + cublasGetStatusString(st) + " (" + cublas_name(st) + ") at " +
-                      where(file, line),
-                  status);
+  throw sy::Error(std::string(call) + " failed: " + cublas_name(st) + " at " + where(file, line), status);
 }
 
 void check_cublas(cublasStatus_t st, const char* call, const char* file, int line) {
@@ -149,19 +148,8 @@ void Device::use_on_this_thread() {
 
 cublasLtHandle_t Device::cublaslt() {
   std::lock_guard<std::recursive_mutex> guard(lock_);
-  if (cublaslt_ == nullptr) SY_CUBLAS_CHECK(cublasLtCreate(&cublaslt_));
+  if (cublaslt_ == nullptr) SY_CUBLAS_CHECK(lib::lt().cublasLtCreate(&cublaslt_));
   return cublaslt_;
-}
-
-cublasHandle_t Device::cublas() {
-  std::lock_guard<std::recursive_mutex> guard(lock_);
-  if (cublas_ == nullptr) {
-    SY_CUBLAS_CHECK(cublasCreate(&cublas_));
-    SY_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
-    // fp32 stays fp32: no TF32 unless a kernel asks for it per call ('@precision').
-    SY_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
-  }
-  return cublas_;
 }
 
 void* Device::gemm_workspace(size_t* bytes) {

@@ -11,7 +11,6 @@
 #include <switchyard/plugin.hpp>
 
 #include <cublasLt.h>
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -57,9 +56,8 @@ class Device {
   // Makes device 0 the calling thread's current device (the embedding program may use
   // another one on its own threads).
   static void use_on_this_thread();
-  // Library handles, made on first use (under lock()).
+  // The cuBLASLt handle, made on first use (under lock()); the library is opened then.
   cublasLtHandle_t cublaslt();
-  cublasHandle_t cublas();
   // GEMM scratch for cuBLASLt, allocated once (under lock()).
   void* gemm_workspace(size_t* bytes);
 
@@ -88,7 +86,6 @@ class Device {
   cudaStream_t stream_ = nullptr;
   std::recursive_mutex lock_;
   cublasLtHandle_t cublaslt_ = nullptr;
-  cublasHandle_t cublas_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
   volatile int* error_word_host_ = nullptr;

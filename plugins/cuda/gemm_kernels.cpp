@@ -10,6 +10,7 @@
 // TF32) unless the node's rule says `precision = "tf32" | "float16" | "bfloat16"`; float16
 // and bfloat16 tensors accumulate in float32. Algorithms come from cuBLASLt's heuristic,
 // once per shape, pointer alignment and option, and are kept by the kernel instance.
+#include "dynload.hpp"
 #include "gemm_plan.hpp"
 #include "kernel_base.hpp"
 #include "kernels.hpp"
@@ -57,22 +58,22 @@ struct LtCall {
   LtCall(const LtCall&) = delete;
   LtCall& operator=(const LtCall&) = delete;
   ~LtCall() {
-    if (c) cublasLtMatrixLayoutDestroy(c);
-    if (b) cublasLtMatrixLayoutDestroy(b);
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (op) cublasLtMatmulDescDestroy(op);
+    if (c) lib::lt().cublasLtMatrixLayoutDestroy(c);
+    if (b) lib::lt().cublasLtMatrixLayoutDestroy(b);
+    if (a) lib::lt().cublasLtMatrixLayoutDestroy(a);
+    if (op) lib::lt().cublasLtMatmulDescDestroy(op);
   }
 };
 
 template <typename T>
 void set_layout(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, T value) {
-  SY_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, attr, &value, sizeof(value)));
+  SY_CUBLAS_CHECK(lib::lt().cublasLtMatrixLayoutSetAttribute(l, attr, &value, sizeof(value)));
 }
 
 cublasLtMatrixLayout_t make_layout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
                                    int64_t stride) {
   cublasLtMatrixLayout_t l = nullptr;
-  SY_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
+  SY_CUBLAS_CHECK(lib::lt().cublasLtMatrixLayoutCreate(&l, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
   if (batch > 1) {
     set_layout(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, static_cast<int32_t>(batch));
     set_layout(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride);
@@ -97,13 +98,13 @@ class LtCache {
     auto call = std::make_unique<LtCall>();
     Device& device = Device::get();
     const cudaDataType_t type = cuda_type(dt);
-    SY_CUBLAS_CHECK(cublasLtMatmulDescCreate(&call->op, compute_type(dt, precision), CUDA_R_32F));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulDescCreate(&call->op, compute_type(dt, precision), CUDA_R_32F));
     const cublasOperation_t ta = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    SY_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(call->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-    SY_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(call->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulDescSetAttribute(call->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulDescSetAttribute(call->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
     if (vector_bias) {
       const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-      SY_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(call->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+      SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulDescSetAttribute(call->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
     }
     call->a = make_layout(type, g.rows_a, g.cols_a, g.ld_a, g.batch, g.stride_a);
     call->b = make_layout(type, g.rows_b, g.cols_b, g.ld_b, g.batch, g.stride_b);
@@ -112,22 +113,22 @@ class LtCache {
     size_t workspace = 0;
     device.gemm_workspace(&workspace);
     cublasLtMatmulPreference_t pref = nullptr;
-    SY_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceCreate(&pref));
     struct PrefGuard {
       cublasLtMatmulPreference_t p;
-      ~PrefGuard() { cublasLtMatmulPreferenceDestroy(p); }
+      ~PrefGuard() { lib::lt().cublasLtMatmulPreferenceDestroy(p); }
     } guard{pref};
     const uint64_t ws = workspace;
-    SY_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
     // The pointers' real alignment: the default (256 bytes) would allow algorithms that
     // fault on an operand that starts inside an arena or a batch.
-    SY_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aa, sizeof(aa)));
-    SY_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof(ab)));
-    SY_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof(ac)));
-    SY_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof(ac)));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aa, sizeof(aa)));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof(ab)));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof(ac)));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof(ac)));
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    SY_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(device.cublaslt(), call->op, call->a, call->b, call->c, call->c, pref, 1,
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulAlgoGetHeuristic(device.cublaslt(), call->op, call->a, call->b, call->c, call->c, pref, 1,
                                                    &result, &found));
     if (found < 1)
       throw sy::Error("cuBLASLt has no algorithm for a " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
@@ -287,9 +288,9 @@ class GemmKernel : public CudaKernel {
       char* pc = static_cast<char*>(out.data) + oc * static_cast<int64_t>(es);
       const LtCall& call = cache_.get(g, dt, precision_, plan.vector_bias, beta != 0.f, pa, pb, pc);
       if (plan.vector_bias)
-        SY_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias.data,
+        SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias.data,
                                                        sizeof(bias.data)));
-      SY_CUBLAS_CHECK(cublasLtMatmul(device.cublaslt(), call.op, &alpha, pa, call.a, pb, call.b, &beta, pc, call.c, pc,
+      SY_CUBLAS_CHECK(lib::lt().cublasLtMatmul(device.cublaslt(), call.op, &alpha, pa, call.a, pb, call.b, &beta, pc, call.c, pc,
                                      call.c, &call.algo, workspace, workspace_bytes, d.stream()));
     }
     if (device.sync_each_kernel()) launched(cudaSuccess, "cublasLtMatmul");

@@ -5,6 +5,7 @@
 // pooling geometry against ATen's output-size rules.
 #include "broadcast.hpp"
 #include "conv_plan.hpp"
+#include "dynload.hpp"
 #include "elementwise_math.hpp"
 #include "gemm_plan.hpp"
 #include "host_copy.hpp"
@@ -399,6 +400,26 @@ TEST(CudaConvPlan, PoolingSizesAndWhatCudnnCannotDo) {
   EXPECT_THROW(sycuda::pool_geometry(p, {1, 8, 8, 8}), sy::Unsupported);
   p.ceil_mode = false;
   EXPECT_THROW(sycuda::pool_geometry(p, {1, 8, 2, 2}), sy::Error);  // smaller than the kernel
+}
+
+// ---- the libraries opened on first use -------------------------------------------------------------
+
+// The plugin opens cuBLASLt and cuDNN only once a GPU is usable; here, without one, the same
+// code opens them and resolves every entry point the kernels call (a wrong soname or name
+// would otherwise show only on a GPU machine).
+TEST(CudaDynload, OpensCublasLtAndCudnnAndResolvesEveryEntryPoint) {
+  const sycuda::lib::CublasLt& lt = sycuda::lib::lt();
+#define SY_CHECK_ENTRY(name) EXPECT_NE(lt.name, nullptr) << #name;
+  SY_CUBLASLT_FUNCTIONS(SY_CHECK_ENTRY)
+#undef SY_CHECK_ENTRY
+  EXPECT_STREQ(lt.cublasLtGetStatusName(CUBLAS_STATUS_NOT_SUPPORTED), "CUBLAS_STATUS_NOT_SUPPORTED");
+#ifdef SY_CUDA_WITH_CUDNN
+  const sycuda::lib::Cudnn& dnn = sycuda::lib::dnn();
+#define SY_CHECK_ENTRY(name) EXPECT_NE(dnn.name, nullptr) << #name;
+  SY_CUDNN_FUNCTIONS(SY_CHECK_ENTRY)
+#undef SY_CHECK_ENTRY
+  EXPECT_NE(std::string(dnn.cudnnGetErrorString(CUDNN_STATUS_BAD_PARAM)), "");
+#endif
 }
 
 }  // namespace
