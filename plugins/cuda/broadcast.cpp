@@ -1,0 +1,80 @@
+// cuda plugin: shapes, broadcasting and strided walks (broadcast.hpp).
+#include "broadcast.hpp"
+
+#include <algorithm>
+
+namespace sycuda {
+
+std::string str(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+int64_t product(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t v : s) n *= v;
+  return n;
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* what) {
+  const int64_t n = std::max<int64_t>(ndim, 1);
+  if (dim < -n || dim >= n)
+    throw sy::Error(std::string(what) + ": dimension out of range (expected to be in range of [" +
+                    std::to_string(-n) + ", " + std::to_string(n - 1) + "], but got " + std::to_string(dim) + ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& what) {
+  Shape out(std::max(a.size(), b.size()));
+  for (size_t i = 1; i <= out.size(); ++i) {
+    const int64_t x = i <= a.size() ? a[a.size() - i] : 1;
+    const int64_t y = i <= b.size() ? b[b.size() - i] : 1;
+    if (x != y && x != 1 && y != 1) throw sy::Error(what + ": shapes " + str(a) + " and " + str(b) + " do not broadcast");
+    out[out.size() - i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+Shape broadcast_strides(const Shape& shape, const Shape& out) {
+  Shape strides(out.size(), 0);
+  int64_t step = 1;
+  for (size_t i = 1; i <= shape.size(); ++i) {
+    const int64_t s = shape[shape.size() - i];
+    if (s != 1) strides[out.size() - i] = step;
+    step *= s;
+  }
+  return strides;
+}
+
+launch::Walk make_walk(const Shape& out, std::vector<Shape*> operands) {
+  // Keep dims of size > 1; merge dim d into d + 1 when every operand (and the compact
+  // output) steps through d exactly as one more run of d + 1.
+  Shape size;
+  std::vector<Shape> strides(operands.size());
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    bool merge = !size.empty();
+    for (size_t k = 0; merge && k < operands.size(); ++k)
+      merge = strides[k].back() == (*operands[k])[d] * out[d];
+    if (merge) {
+      size.back() *= out[d];
+      for (size_t k = 0; k < operands.size(); ++k) strides[k].back() = (*operands[k])[d];
+      continue;
+    }
+    size.push_back(out[d]);
+    for (size_t k = 0; k < operands.size(); ++k) strides[k].push_back((*operands[k])[d]);
+  }
+  if (size.size() > static_cast<size_t>(launch::kMaxDims))
+    throw sy::Unsupported("broadcast over " + std::to_string(size.size()) + " independent dims (the cuda plugin walks at most " +
+                          std::to_string(launch::kMaxDims) + ")");
+  launch::Walk w;
+  w.ndim = static_cast<int32_t>(size.size());
+  for (size_t d = 0; d < size.size(); ++d) w.size[d] = size[d];
+  int64_t step = 1;
+  for (size_t d = size.size(); d-- > 0;) w.stride[d] = step, step *= size[d];
+  for (size_t k = 0; k < operands.size(); ++k) *operands[k] = strides[k];
+  return w;
+}
+
+}  // namespace sycuda
