@@ -55,6 +55,9 @@ struct PlanEntry {
 
 struct RunStats {
   size_t nodes_run = 0;
+  // True for the run that planned its input shapes: the first of each signature, or the
+  // first after that signature's plan left the bounded cache ([runtime] plan_cache).
+  bool planned = false;
   size_t peak_live_tensors = 0;            // activations alive at once (inputs included)
   size_t peak_live_bytes = 0;              // their sizes summed (a view counts its full size)
   size_t arena_bytes = 0;                  // the activation arena this run used; 0: none
