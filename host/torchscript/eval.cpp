@@ -148,6 +148,18 @@ bool is_tensor_type(const c10::TypePtr& t) { return t->kind() == c10::TypeKind::
 
 }  // namespace
 
+bool is_view_op(const jit::Node* n) {
+  const c10::FunctionSchema* s = n->maybeSchema();
+  if (s == nullptr || s->is_mutable() || s->returns().empty()) return false;
+  const c10::AliasInfo* a = s->returns()[0].alias_info();
+  return a != nullptr && !a->isWrite();
+}
+
+bool is_write_op(const jit::Node* n) {
+  const c10::FunctionSchema* s = n->maybeSchema();
+  return s != nullptr && s->is_mutable();
+}
+
 Dep Evaluator::dep(const jit::Value* v) {
   auto it = deps_.find(v);
   if (it != deps_.end()) return it->second;
@@ -183,126 +195,53 @@ Dep Evaluator::dep(const jit::Value* v) {
     } else {
       for (const jit::Value* in : n->inputs()) d = std::max(d, deps_.at(in));
     }
-    for (const jit::Value* out : n->outputs()) deps_[out] = d;
+    // A value written in place later is computed at run time, never folded.
+    for (const jit::Value* out : n->outputs()) deps_[out] = written(out) ? std::max(d, Dep::Shape) : d;
   }
   return deps_.at(v);
 }
 
 c10::IValue Evaluator::eval(const jit::Value* v, const jit::Node* user, const std::string& arg) {
-  return eval_in(worlds_[0], v, user, arg);
-}
-
-c10::IValue Evaluator::eval_in(World& w, const jit::Value* v, const jit::Node* user, const std::string& arg) {
-  auto it = w.values.find(v);
-  if (it != w.values.end()) return it->second;
+  auto it = values_.find(v);
+  if (it != values_.end()) return it->second;
+  if (dep(v) != Dep::Const)
+    throw Error(ErrorKind::Internal, path_ + ": " + where(user) + ": argument '" + arg +
+                                         "' is not a constant, but was asked for at import");
   std::vector<const jit::Node*> todo;
   std::unordered_set<const jit::Node*> seen;
   std::vector<const jit::Value*> stack{v};
   while (!stack.empty()) {
     const jit::Value* x = stack.back();
     stack.pop_back();
-    if (w.values.count(x)) continue;
+    if (values_.count(x)) continue;
     const jit::Node* n = x->node();
-    if (n->kind() == c10::prim::Param) {
-      const size_t index = x->offset();
-      if (index >= w.examples.size() || !w.examples[index]) {
-        throw Error(ErrorKind::Graph,
-                    path_ + ": cannot lower " + where(user) + ": argument '" + arg +
-                        "' is computed from the size of input '" + x->debugName() +
-                        "', and the file does not record the traced input shapes (save the "
-                        "traced module with torch.jit.save(m, f, _extra_files={"
-                        "'switchyard_inputs.json': ...}), see host/torchscript/importer.cpp)");
-      }
-      w.values[x] = *w.examples[index];
-      continue;
-    }
     if (!seen.insert(n).second) continue;
     todo.push_back(n);
     for (const jit::Value* in : n->inputs())
-      if (!w.values.count(in)) stack.push_back(in);
+      if (!values_.count(in)) stack.push_back(in);
   }
   std::sort(todo.begin(), todo.end(), [](const jit::Node* a, const jit::Node* b) { return a->isBefore(b); });
-  for (const jit::Node* n : todo) run(w, n, user, arg);
-  return w.values.at(v);
+  for (const jit::Node* n : todo) run(n, user, arg);
+  return values_.at(v);
 }
 
-namespace {
-
-bool has_meta(const c10::IValue& x) {
-  if (x.isTensor()) return x.toTensor().defined() && x.toTensor().is_meta();
-  if (x.isList())
-    for (const c10::IValue& e : x.toListRef())
-      if (has_meta(e)) return true;
-  return false;
-}
-
-// A tensor (or a list of them) as meta tensors, or as CPU tensors (meta ones become zeros).
-c10::IValue to_device(const c10::IValue& x, bool meta) {
-  if (x.isTensor()) {
-    const at::Tensor& t = x.toTensor();
-    if (!t.defined() || t.is_meta() == meta) return x;
-    if (meta) return t.to(at::kMeta);
-    return at::zeros(t.sizes(), t.options().device(at::kCPU));
-  }
-  if (x.isTensorList()) {
-    c10::List<at::Tensor> out;
-    for (const at::Tensor& t : x.toTensorList()) out.push_back(to_device(t, meta).toTensor());
-    return out;
-  }
-  if (x.isList()) {
-    c10::impl::GenericList out(x.toList().elementType());
-    for (const c10::IValue& e : x.toListRef()) out.push_back(to_device(e, meta));
-    return out;
-  }
-  return x;
-}
-
-}  // namespace
-
-bool same_value(const c10::IValue& a, const c10::IValue& b) {
-  if (a.isTensor() && b.isTensor()) {
-    const at::Tensor &x = a.toTensor(), &y = b.toTensor();
-    return x.sizes() == y.sizes() && x.scalar_type() == y.scalar_type() && at::equal(x, y);
-  }
-  if (a.isTensor() || b.isTensor()) return false;
-  try {
-    return a == b;
-  } catch (const c10::Error&) {
-    return false;
-  }
-}
-
-std::optional<c10::IValue> Evaluator::eval_other_batch(const jit::Value* v, const c10::IValue& traced) {
-  World& w = worlds_[1];
-  if (w.broken || w.examples.empty()) return std::nullopt;
-  try {
-    return eval_in(w, v, v->node(), "?");
-  } catch (const Error&) {
-    w.broken = true;  // the model does not run at another batch size: sizes stay pinned
-    return std::nullopt;
-  }
-}
-
-c10::IValue Evaluator::run(World& w, const jit::Node* n, const jit::Node* user, const std::string& arg) {
-  auto& values_ = w.values;
-  auto fail = [&](const std::string& why) -> c10::IValue {
+void Evaluator::run(const jit::Node* n, const jit::Node* user, const std::string& arg) {
+  auto fail = [&](const std::string& why) {
     throw Error(ErrorKind::Graph, path_ + ": cannot lower " + where(user) + ": argument '" + arg +
                                       "' needs " + where(n) + ", which " + why);
   };
   if (n->kind() == c10::prim::Constant) {
     auto value = jit::toIValue(n->output());
-    if (!value) return fail("has no constant value");
+    if (!value) fail("has no constant value");
     values_[n->output()] = *value;
-    return *value;
+    return;
   }
-  if (!n->blocks().empty()) return fail("has sub-blocks (control flow) and cannot be evaluated");
+  if (!n->blocks().empty()) fail("has sub-blocks (control flow) and cannot be evaluated");
   try {
     jit::Stack stack;
-    const c10::FunctionSchema* schema = n->maybeSchema();
-    const bool mutates = schema != nullptr && schema->is_mutable();
     for (const jit::Value* in : n->inputs()) {
       c10::IValue x = values_.at(in);
-      if (mutates && x.isTensor()) x = x.toTensor().clone();  // never write into weights
+      if (is_write_op(n) && x.isTensor()) x = x.toTensor().clone();  // never write into weights
       stack.push_back(std::move(x));
     }
     const c10::Symbol k = n->kind();
@@ -318,39 +257,22 @@ c10::IValue Evaluator::run(World& w, const jit::Node* n, const jit::Node* user, 
       stack.clear();
       if (x.isTuple()) for (const c10::IValue& e : x.toTupleRef().elements()) stack.push_back(e);
       else for (const c10::IValue& e : x.toListRef()) stack.push_back(e);
-    } else if (std::any_of(stack.begin(), stack.end(), [](const c10::IValue& x) { return has_meta(x); })) {
-      // Inputs are meta tensors (sizes only): run the op on meta; where it has no meta
-      // kernel, on zero-filled CPU tensors of the same sizes (the examples are zeros too).
-      jit::Stack saved = stack;
-      try {
-        for (c10::IValue& x : stack) x = to_device(x, true);
-        n->getOperation()(stack);
-      } catch (const c10::Error&) {
-        if (meta_fallbacks_.insert(n->kind().toQualString()).second)
-          log::get().debug("torchscript: {}: no meta kernel for {}: sizes evaluated on zeros", path_,
-                           n->kind().toQualString());
-        stack = std::move(saved);
-        for (c10::IValue& x : stack) x = to_device(x, false);
-        n->getOperation()(stack);
-        for (c10::IValue& x : stack) x = to_device(x, true);  // the rest stays on meta
-      }
     } else {
       n->getOperation()(stack);
     }
     if (stack.size() != n->outputs().size())
-      return fail("returned " + std::to_string(stack.size()) + " values for " +
-                  std::to_string(n->outputs().size()) + " outputs");
+      fail("returned " + std::to_string(stack.size()) + " values for " + std::to_string(n->outputs().size()) +
+           " outputs");
     for (size_t i = 0; i < stack.size(); ++i) values_[n->outputs()[i]] = std::move(stack[i]);
   } catch (const Error&) {
     throw;
   } catch (const c10::Error& e) {
     std::string m = e.what_without_backtrace();
     m.erase(0, std::min(m.find_first_not_of(" \t\n"), m.size()));
-    return fail("failed: " + first_line(m));
+    fail("failed: " + first_line(m));
   } catch (const std::exception& e) {
-    return fail("failed: " + first_line(e.what()));
+    fail("failed: " + first_line(e.what()));
   }
-  return c10::IValue();
 }
 
 }  // namespace switchyard::torchscript

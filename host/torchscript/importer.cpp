@@ -3,19 +3,20 @@
 // the mutation it can prove safe to remove, and hands the graph to the lowering
 // (lower.cpp). No LibTorch error escapes as anything but switchyard::Error.
 //
-// Traced input shapes. A traced module saved to a file does not keep its example inputs'
-// shapes or dtypes (its inputs load as plain `Tensor`). They come, in this order, from:
-//   1. complete tensor types on the graph inputs (rare after save/load);
-//   2. an extra file "switchyard_inputs.json" in the archive, written at save time:
+// Input dtypes and shapes. A traced module saved to a file keeps neither its example
+// inputs' shapes nor their dtypes, and needs neither: sizes are computed at run time from
+// the actual inputs (docs/shapes.md). Each input's dtype comes, in this order, from
+//   1. a complete tensor type on the graph input (rare after save/load);
+//   2. an optional extra file "switchyard_inputs.json" in the archive, a hint written at
+//      save time:
 //        torch.jit.save(traced, "m.pt", _extra_files={"switchyard_inputs.json": json.dumps(
 //            {"inputs": [{"name": "x", "dtype": "float32", "shape": [1, 3, 224, 224]}]})})
-//      (or a bare list of such objects), matched to the inputs by position;
-//   3. otherwise the dtype is read from how the input is used (token ids -> int64, masks ->
-//      bool, else float32), and the shape is unknown.
-// Shapes matter when the trace computes sizes (aten::size -> view/reshape arguments): those
-// values are evaluated from the traced shapes at import, and the model then declares and
-// accepts exactly those input shapes. Without shapes such a model is refused with an error
-// naming the argument.
+//      (or a bare list of such objects), matched to the inputs by position; its shapes
+//      become example shapes (for `plan` and sample inputs), never constraints;
+//   3. otherwise how the input is used (token ids -> int64, masks -> bool, else float32).
+// What shapes an input takes is derived from the graph itself (ir/input_spec.hpp): its rank
+// and the dimensions the weights fix, e.g. [B, 3, H, W] for a convolution's input.
+#include "ir/input_spec.hpp"
 #include "lower_internal.hpp"
 #include "util/log.hpp"
 
@@ -68,13 +69,12 @@ void read_input_hints(const std::string& path, const std::string& text, std::vec
     }
     if (e.contains("shape")) {
       if (!e["shape"].is_array()) throw bad("input #" + std::to_string(i) + ": shape is not a list");
-      info.shape.clear();
+      info.example_shape.clear();
       for (const auto& d : e["shape"]) {
         if (!d.is_number_integer() || d.get<int64_t>() < 0)
           throw bad("input #" + std::to_string(i) + ": bad dimension " + d.dump());
-        info.shape.push_back(d.get<int64_t>());
+        info.example_shape.push_back(d.get<int64_t>());
       }
-      info.known_shape = true;
     }
   }
 }
@@ -121,7 +121,7 @@ void import_model(const std::string& path, ir::Graph& out) {
       info.name = i < args.size() ? args[i].name() : graph->inputs()[i]->debugName();
       if (auto tt = graph->inputs()[i]->type()->cast<c10::TensorType>()) {
         if (auto st = tt->scalarType()) info.known_dtype = to_dl_dtype(*st, &info.dtype);
-        if (auto sizes = tt->sizes().concrete_sizes()) info.shape = *sizes, info.known_shape = true;
+        if (auto sizes = tt->sizes().concrete_sizes()) info.example_shape = *sizes;
       }
       infos.push_back(std::move(info));
     }
@@ -145,6 +145,7 @@ void import_model(const std::string& path, ir::Graph& out) {
   } catch (const std::exception& e) {
     throw Error(ErrorKind::Graph, path + ": " + first_line(e.what()));
   }
+  ir::derive_input_specs(result);
   size_t constants = 0;
   for (const ir::Value& v : result.values) constants += v.kind == ir::ValueKind::Constant ? 1 : 0;
   log::get().debug("torchscript: {}: {} nodes, {} constants", path, result.nodes.size(), constants);

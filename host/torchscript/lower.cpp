@@ -1,27 +1,24 @@
 // TorchScript importer: lowers a frozen forward graph into switchyard's IR.
 //
 // Rules (the aten plugin's argument convention, see plugins/aten/aten_ops.hpp):
-//   * every aten:: node whose result depends on run-time data becomes one IR node with
+//   * every aten:: node whose result is computed at run time becomes one IR node with
 //     op = the node's qualified kind ("aten::linear"). Its tensor arguments (by its own
 //     FunctionSchema) are inputs in schema order: an absent optional tensor is kNoValue, a
-//     Tensor[] argument (cat, stack, index) contributes one input per list element. Every
-//     other argument is an attribute named as in the schema.
-//   * static values are resolved at import: constants (tensor constants become graph
-//     constants sharing the module's memory), lists and tuples (aliases of their
-//     elements), and size arithmetic (aten::size -> NumToTensor -> mul -> Int -> view).
-//     Size arithmetic is evaluated (eval.cpp) on meta tensors of the traced input shapes
-//     (switchyard_inputs.json, see importer.cpp), and again one batch larger: a value that
-//     does not change is baked into an attribute or constant; one that follows the batch
-//     is rewritten to be batch-free where possible (below), else the inputs keep exactly
-//     their traced shapes. Without recorded shapes such an argument is an error naming it.
+//     Tensor[] argument (cat, stack, index) contributes one input per list element, and
+//     every Tensor[] argument but the schema's last one also gets an int attribute
+//     "<arg>.len" (lstm's `hx.len`), so that the lists can be told apart. Every other
+//     argument is an attribute named as in the schema.
+//   * constants are folded at import: tensor constants become graph constants sharing the
+//     module's memory; lists and tuples are aliases of their elements.
+//   * size arithmetic stays in the graph (docs/shapes.md): aten::size -> NumToTensor ->
+//     mul -> Int -> ListConstruct becomes sym:: nodes (lower_sym.cpp), and a kernel
+//     argument computed that way is an attribute bound to the sym value, resolved from the
+//     actual input shapes on each new input-shape signature. Nothing is frozen to the
+//     traced shapes, which a plain trace does not even record.
 //   * a node returning Tensor[] (chunk, split, unbind) takes its prim::ListUnpack's outputs.
-//   * in-place ops that RemoveMutation left are run out of place: later uses of the
-//     mutated value are rewired to the node's output. Writing through a view (or into a
-//     tensor a later-used view aliases) cannot be made functional and is an error.
-//   * sizes that follow the batch are kept free of it where possible (rewrites.cpp):
-//     view(x, [x.size(0), -1]) -> flatten(x, 1); a view entry such as B * H -> -1;
-//     class_token.expand(x.size(0), -1, -1) -> expand_as a template cut out of x.
-//     Otherwise the inputs are pinned to the traced shapes.
+//   * in-place ops that RemoveMutation left are run out of place, and their writes made
+//     functional (lower_write.cpp): a write through a view is scattered back into its base,
+//     and later readers of the base or its views read the new value.
 //   * nested tensors (TransformerEncoder's fast path): see rewrites.cpp.
 //   * any other construct (prim::If, prim::Loop, prim::PythonOp, leftover method calls)
 //     is an error naming it and its Python source location.
@@ -43,31 +40,12 @@ namespace jit = torch::jit;
 
 namespace {
 
-bool is_tensor(const c10::TypePtr& t) { return t->kind() == c10::TypeKind::TensorType; }
-bool is_none(const jit::Value* v) { return v->type()->kind() == c10::TypeKind::NoneType; }
-bool is_optional_tensor(const c10::TypePtr& t) {
-  auto o = t->cast<c10::OptionalType>();
-  return o && is_tensor(o->getElementType());
-}
-bool is_tensor_list(const c10::TypePtr& t) {
-  auto l = t->cast<c10::ListType>();
-  return l && (is_tensor(l->getElementType()) || is_optional_tensor(l->getElementType()));
-}
-
 // Nodes resolved on demand by their consumers (aliases and static values).
 bool is_lazy_prim(c10::Symbol k) {
   return k == c10::prim::Constant || k == c10::prim::ListConstruct ||
          k == c10::prim::TupleConstruct || k == c10::prim::ListUnpack ||
          k == c10::prim::TupleUnpack || k == c10::prim::TupleIndex ||
          k == c10::prim::NumToTensor;
-}
-
-// An aten op whose result is a view of its first argument (`Tensor(a) self -> Tensor(a)`).
-bool is_view_op(const jit::Node* n) {
-  const c10::FunctionSchema* s = n->maybeSchema();
-  if (s == nullptr || s->is_mutable() || s->returns().empty()) return false;
-  const c10::AliasInfo* a = s->returns()[0].alias_info();
-  return a != nullptr && !a->isWrite();
 }
 
 std::string strip_self(std::string name) {
@@ -132,13 +110,8 @@ std::string Lowerer::constant_name(const jit::Value* v, const jit::Node* user, c
   throw Error(ErrorKind::Graph, path_ + ": cannot lower " + where(n) + (why.empty() ? "" : ": " + why));
 }
 
-ir::ValueId Lowerer::constant(const at::Tensor& t, const std::string& base, bool baked) {
-  ir::ValueId id = g_.add_constant(unique_value_name(base.empty() ? "const" : base),
-                                   share(t, "constant '" + base + "'"));
-  if (baked)
-    log::get().debug("torchscript: {}: baked size-dependent value '{}' {} into a constant", path_,
-                     g_.values[id].name, shape_string(t.sizes().vec()));
-  return id;
+ir::ValueId Lowerer::constant(const at::Tensor& t, const std::string& base) {
+  return g_.add_constant(unique_value_name(base.empty() ? "const" : base), share(t, "constant '" + base + "'"));
 }
 
 ir::ValueId Lowerer::tensor(const jit::Value* v, const jit::Node* user, const std::string& arg) {
@@ -157,7 +130,8 @@ ir::ValueId Lowerer::tensor(const jit::Value* v, const jit::Node* user, const st
     return tensor(p->input()->node()->input(v->offset()), user, arg);
   if (k == c10::prim::TupleIndex || k == c10::aten::__getitem__) {
     const jit::Node* src = p->input(0)->node();
-    if (src->kind() == c10::prim::TupleConstruct || src->kind() == c10::prim::ListConstruct) {
+    if ((src->kind() == c10::prim::TupleConstruct || src->kind() == c10::prim::ListConstruct) &&
+        eval_.dep(p->input(1)) == Dep::Const) {
       int64_t i = eval_.eval(p->input(1), user, arg).toInt();
       if (i < 0) i += static_cast<int64_t>(src->inputs().size());
       if (i >= 0 && i < static_cast<int64_t>(src->inputs().size()))
@@ -165,23 +139,17 @@ ir::ValueId Lowerer::tensor(const jit::Value* v, const jit::Node* user, const st
     }
   }
   const Dep d = eval_.dep(v);
-  if (d == Dep::Data)
-    fail(user, "argument '" + arg + "' comes from " + where(p) + ", which was not lowered");
-  c10::IValue value = eval_.eval(v, user, arg);
-  at::Tensor t;
-  if (value.isTensor()) t = value.toTensor();
-  else if (value.isInt()) t = at::scalar_tensor(value.toInt(), at::kLong);
-  else if (value.isDouble()) t = at::scalar_tensor(value.toDouble(), at::kDouble);
-  else if (value.isBool()) t = at::scalar_tensor(value.toBool(), at::kBool);
-  else fail(user, "argument '" + arg + "' is not a tensor");
-  if (d == Dep::Shape && !pin_shapes_) {
-    ir::ValueId id = expand_by_size(v, user, arg);
-    if (id != ir::kNoValue) return tensors_[v] = id;
-    check_batch_free(v, value, user, arg, nullptr);
+  if (k == c10::prim::Constant || d == Dep::Const) {
+    c10::IValue value = eval_.eval(v, user, arg);
+    if (!value.isTensor()) fail(user, "argument '" + arg + "' is a " + value.tagKind() + ", not a tensor");
+    return tensors_[v] = constant(value.toTensor(), constant_name(v, user, arg));
   }
-  ir::ValueId id = constant(t, constant_name(v, user, arg), d == Dep::Shape);
-  tensors_[v] = id;
-  return id;
+  if (d == Dep::Shape)
+    if (auto s = shape_scalar(v)) return tensors_[v] = sym_tensor(*s, path_of(p));
+  if (k == c10::prim::NumToTensor)
+    fail(user, "argument '" + arg + "' is a number computed from tensor values at run time (by " +
+                   where(p->input(0)->node()) + "); switchyard computes numbers from sizes and constants only");
+  fail(user, "argument '" + arg + "' comes from " + where(p) + ", which was not lowered");
 }
 
 std::vector<ir::ValueId> Lowerer::tensor_list(const jit::Value* v, const jit::Node* user,
@@ -195,61 +163,31 @@ std::vector<ir::ValueId> Lowerer::tensor_list(const jit::Value* v, const jit::No
     }
     return ids;
   }
-  if (eval_.dep(v) == Dep::Data)
-    fail(user, "tensor-list argument '" + arg + "' comes from " + where(p) +
-                   ", not from prim::ListConstruct");
+  if (eval_.dep(v) != Dep::Const)
+    fail(user, "tensor-list argument '" + arg + "' comes from " + where(p) + ", not from prim::ListConstruct");
   c10::IValue list = eval_.eval(v, user, arg);
-  if (eval_.dep(v) == Dep::Shape) check_batch_free(v, list, user, arg, nullptr);
   std::string base = constant_name(v, user, arg);
   size_t i = 0;
   for (const c10::IValue& e : list.toListRef()) {
     std::string name = base + "." + std::to_string(i++);
-    ids.push_back(e.isNone() ? ir::kNoValue : constant(e.toTensor(), name, eval_.dep(v) == Dep::Shape));
+    ids.push_back(e.isNone() ? ir::kNoValue : constant(e.toTensor(), name));
   }
   return ids;
 }
 
-ir::Attribute Lowerer::attribute(const jit::Value* v, const jit::Node* user, const std::string& arg) {
+ir::Attribute Lowerer::attribute(const jit::Value* v, const jit::Node* user, const std::string& arg,
+                                 const c10::TypePtr& type) {
   if (is_none(v)) return ir::Attribute::none();
   const Dep d = eval_.dep(v);
   if (d == Dep::Data)
-    fail(user, "argument '" + arg + "' is computed from tensor values at run time (by " +
-                   where(v->node()) + "); switchyard needs it when the model is loaded");
+    fail(user, "argument '" + arg + "' is computed from tensor values at run time (by " + where(v->node()) +
+                   "); switchyard computes arguments from input sizes and constants only");
+  if (d == Dep::Shape) return bind(sym(v, user, arg), type, user, arg);
   c10::IValue value = eval_.eval(v, user, arg);
   ir::Attribute a;
   if (!to_attribute(value, &a))
     fail(user, "argument '" + arg + "' (" + value.tagKind() + ") has no switchyard attribute form");
-  if (d == Dep::Shape) {
-    log::get().debug("torchscript: {}: {}: baked size-dependent argument '{}'", path_, where(user), arg);
-    check_batch_free(v, value, user, arg, &a);
-  }
   return a;
-}
-
-void Lowerer::check_batch_free(const jit::Value* v, const c10::IValue& traced, const jit::Node* user,
-                               const std::string& arg, ir::Attribute* list) {
-  if (pin_shapes_) return;
-  std::optional<c10::IValue> other = eval_.eval_other_batch(v, traced);
-  if (other && same_value(*other, traced)) return;
-  // view/reshape(x, [T, B * H, D]): the one entry that follows the batch becomes -1.
-  const std::string op = user->kind().toQualString();
-  if (other && list != nullptr && list->kind == ir::AttrKind::Ints && other->isIntList() &&
-      (op == "aten::view" || op == "aten::reshape" || op == "aten::_unsafe_view")) {
-    std::vector<int64_t> b = other->toIntVector();
-    std::vector<size_t> differ;
-    bool has_free = false;
-    for (size_t i = 0; i < list->ints.size() && i < b.size(); ++i) {
-      if (list->ints[i] != b[i]) differ.push_back(i);
-      if (list->ints[i] == -1) has_free = true;
-    }
-    if (b.size() == list->ints.size() && differ.size() == 1 && !has_free) {
-      list->ints[differ[0]] = -1;
-      return;
-    }
-  }
-  log::get().debug("torchscript: {}: {}: argument '{}' depends on the batch size; the inputs keep "
-                   "their traced shapes", path_, where(user), arg);
-  pin_shapes_ = true;
 }
 
 // ---- emitting nodes ----------------------------------------------------------------------
@@ -275,6 +213,9 @@ void Lowerer::lower_aten(const jit::Node* n, const Overrides& over) {
   if (schema == nullptr) fail(n, "no operator schema matches this node");
   const auto& args = schema->arguments();
   if (args.size() != n->inputs().size()) fail(n, "vararg operators are not supported");
+  size_t last_list = args.size();
+  for (size_t i = 0; i < args.size(); ++i)
+    if (is_tensor_list(args[i].type())) last_list = i;
   std::vector<ir::ValueId> inputs;
   ir::Attributes attrs;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -286,12 +227,14 @@ void Lowerer::lower_aten(const jit::Node* n, const Overrides& over) {
     } else if (is_tensor(a.type()) || is_optional_tensor(a.type())) {
       inputs.push_back(is_none(v) ? ir::kNoValue : tensor(v, n, a.name()));
     } else if (is_tensor_list(a.type())) {
-      for (ir::ValueId id : tensor_list(v, n, a.name())) inputs.push_back(id);
+      std::vector<ir::ValueId> list = tensor_list(v, n, a.name());
+      if (i != last_list) attrs.emplace_back(a.name() + ".len", ir::Attribute::of_int(static_cast<int64_t>(list.size())));
+      inputs.insert(inputs.end(), list.begin(), list.end());
     } else {
       bool overridden = false;
       for (const auto& [name, attr] : over.attrs)
         if (name == a.name()) attrs.emplace_back(name, attr), overridden = true;
-      if (!overridden) attrs.emplace_back(a.name(), attribute(v, n, a.name()));
+      if (!overridden) attrs.emplace_back(a.name(), attribute(v, n, a.name(), a.type()));
     }
   }
 
@@ -317,50 +260,8 @@ void Lowerer::lower_aten(const jit::Node* n, const Overrides& over) {
   int32_t idx = emit(op, std::move(inputs), std::move(attrs), outs.size(), path_of(n));
   const ir::Node& node = g_.nodes[static_cast<size_t>(idx)];
   for (size_t k = 0; k < outs.size(); ++k) tensors_[outs[k]] = node.outputs[k];
-  if (schema->is_mutable()) rewire_mutation(n, *schema, node.outputs.empty() ? ir::kNoValue : node.outputs[0]);
-}
-
-// The values that share memory with `m` through view ops (its bases and its views).
-static std::vector<const jit::Value*> view_group(const jit::Value* m) {
-  std::vector<const jit::Value*> group{m}, todo{m};
-  std::unordered_set<const jit::Value*> seen{m};
-  auto add = [&](const jit::Value* v) {
-    if (seen.insert(v).second) group.push_back(v), todo.push_back(v);
-  };
-  while (!todo.empty()) {
-    const jit::Value* v = todo.back();
-    todo.pop_back();
-    if (is_view_op(v->node()) && !v->node()->inputs().empty()) add(v->node()->input(0));
-    for (const jit::Use& u : v->uses()) {
-      if (u.offset != 0 || !is_view_op(u.user)) continue;
-      for (const jit::Value* out : u.user->outputs()) {
-        add(out);
-        for (const jit::Use& uu : out->uses())
-          if (uu.user->kind() == c10::prim::ListUnpack)
-            for (const jit::Value* piece : uu.user->outputs()) add(piece);
-      }
-    }
-  }
-  return group;
-}
-
-void Lowerer::rewire_mutation(const jit::Node* n, const c10::FunctionSchema& schema, ir::ValueId result) {
-  const jit::Node* ret = graph_->return_node();
-  for (size_t i = 0; i < schema.arguments().size(); ++i) {
-    const c10::AliasInfo* a = schema.arguments()[i].alias_info();
-    if (a == nullptr || !a->isWrite()) continue;
-    const jit::Value* m = n->input(i);
-    for (const jit::Value* w : view_group(m)) {
-      if (w == m) continue;
-      for (const jit::Use& u : w->uses())
-        if (u.user == ret || n->isBefore(u.user))
-          fail(n, "it writes in place into '" + m->debugName() + "', which shares memory with '" +
-                      w->debugName() + "' (a view) used afterwards; switchyard runs in-place ops "
-                      "out of place and cannot make this write functional");
-    }
-    if (result == ir::kNoValue) fail(n, "an in-place op without a result");
-    tensors_[m] = result;  // later uses see the written value
-  }
+  if (schema->is_mutable())
+    functionalize_write(n, *schema, node.outputs.empty() ? ir::kNoValue : node.outputs[0]);
 }
 
 // ---- driver ----------------------------------------------------------------------------
@@ -377,11 +278,17 @@ void Lowerer::lower_node(const jit::Node* n) {
   bool nested_input = false;
   for (const jit::Value* in : n->inputs()) nested_input = nested_input || nested_.count(in) > 0;
   if (nested_input || k == c10::aten::_nested_tensor_from_mask) return lower_nested(n);
-  bool data = false;
-  for (const jit::Value* out : n->outputs()) data = data || eval_.dep(out) == Dep::Data;
-  if (!data) return;  // static: resolved where it is used
+  // A kernel runs the node unless every result is a constant (folded) or a number, list or
+  // shape scalar (sym values, lowered where they are used).
+  bool kernel = false;
+  for (const jit::Value* out : n->outputs()) {
+    const Dep d = eval_.dep(out);
+    if (d == Dep::Const) continue;
+    if (is_tensor(out->type())) kernel = kernel || d == Dep::Data || !lowered_as_sym(out);
+    else if (is_tensor_list(out->type())) kernel = true;
+  }
+  if (!kernel) return;
   if (!k.is_aten()) fail(n, "");
-  if (lower_batch_view(n)) return;
   lower_aten(n, Overrides{});
 }
 
@@ -400,7 +307,6 @@ void Lowerer::collect_outputs(const jit::Value* v, std::vector<ir::ValueId>& out
 
 void Lowerer::run() {
   const auto& graph_inputs = graph_->inputs();
-  std::vector<ir::ValueId> input_ids;
   for (size_t i = 1; i < graph_inputs.size(); ++i) {
     const jit::Value* v = graph_inputs[i];
     const InputInfo& info = inputs_.at(i - 1);
@@ -408,8 +314,8 @@ void Lowerer::run() {
       throw Error(ErrorKind::Unsupported, path_ + ": input '" + info.name + "' is a " +
                                               v->type()->repr_str() + "; only tensor inputs are supported");
     ir::ValueId id = g_.add_input(unique_value_name(info.name), info.dtype, {});
+    g_.values[static_cast<size_t>(id)].example_shape = info.example_shape;
     tensors_[v] = id;
-    input_ids.push_back(id);
   }
   // Constructs that cannot be lowered are reported first, before anything that uses them.
   for (const jit::Node* n : graph_->nodes()) {
@@ -419,48 +325,23 @@ void Lowerer::run() {
         k == c10::prim::RaiseException)
       fail(n, k == c10::prim::GetAttr ? "a module attribute survived freezing" : "");
   }
+  eval_.set_written(written_values());
   for (const jit::Node* n : graph_->nodes()) lower_node(n);
   for (const jit::Value* v : graph_->outputs()) collect_outputs(v, g_.outputs);
-
-  // Declared input shapes: the traced ones, with a free batch dimension unless a baked
-  // size depends on it.
-  for (size_t i = 0; i < input_ids.size(); ++i) {
-    const InputInfo& info = inputs_[i];
-    if (!info.known_shape) continue;
-    std::vector<int64_t> shape = info.shape;
-    if (!pin_shapes_ && !shape.empty()) shape[0] = -1;
-    g_.values[static_cast<size_t>(input_ids[i])].shape = shape;
+  for (const auto& [param, rank] : unpacked_ranks_) {
+    ir::Value& input = g_.values[static_cast<size_t>(g_.inputs.at(param->offset() - 1))];
+    input.shape.assign(static_cast<size_t>(rank), -1);
+    input.rank_known = true;
   }
   name_nodes();
 }
 
 void lower_graph(const std::string& path, const std::shared_ptr<jit::Graph>& graph,
                  const c10::ClassTypePtr& root, const std::vector<InputInfo>& inputs, ir::Graph& out) {
-  // Example inputs for evaluating sizes: the traced shapes, and the same one batch larger.
   std::vector<InputInfo> infos = inputs;
   for (size_t i = 0; i < infos.size() && i + 1 < graph->inputs().size(); ++i)
     if (!infos[i].known_dtype) infos[i].dtype = infer_input_dtype(graph->inputs()[i + 1]);
-  std::vector<std::optional<at::Tensor>> examples(graph->inputs().size()), other(examples.size());
-  bool other_ok = true;
-  for (size_t i = 0; i < infos.size() && i + 1 < examples.size(); ++i) {
-    const InputInfo& info = infos[i];
-    at::ScalarType st = at::kFloat;
-    if (!info.known_shape || !to_scalar_type(info.dtype, &st)) {
-      other_ok = false;
-      continue;
-    }
-    // Meta tensors: sizes without data, so evaluating sizes costs no arithmetic.
-    const auto options = at::TensorOptions().dtype(st).device(at::kMeta);
-    examples[i + 1] = at::empty(info.shape, options);
-    std::vector<int64_t> bigger = info.shape;
-    // A second example one batch larger (no room above INT64_MAX: then none).
-    if (bigger.empty() || bigger[0] == std::numeric_limits<int64_t>::max()) other_ok = false;
-    else ++bigger[0];
-    other[i + 1] = at::empty(bigger, options);
-  }
-  if (!other_ok) other.clear();
-  Lowerer lowerer(path, graph, root, std::move(infos), out,
-                  Evaluator(path, std::move(examples), std::move(other)));
+  Lowerer lowerer(path, graph, root, std::move(infos), out);
   lowerer.run();
 }
 

@@ -2,12 +2,11 @@
 // Included only by this library's own .cpp files (it pulls in the JIT IR headers).
 //
 // Terms used throughout:
-//   * "static" value: a value the lowering resolves at import time rather than as a node:
-//     constants, lists and tuples of them, and arithmetic on tensor sizes
-//     (aten::size -> prim::NumToTensor -> aten::mul -> aten::Int -> prim::ListConstruct).
-//   * Dep: what a JIT value depends on. Const: constants only. Shape: also tensor sizes
-//     (resolvable only when the traced input shapes are known). Data: tensor values,
-//     computed by graph nodes at run time.
+//   * Dep: what a JIT value depends on. Const: constants only (folded at import). Shape:
+//     also tensor sizes (computed at run time from the actual input shapes, by sym:: nodes
+//     or by kernels with bound attributes; see docs/shapes.md). Data: tensor values.
+//   * sym value: a Dep::Shape int, float, bool or list of them, or a 0-D "shape tensor"
+//     (prim::NumToTensor and arithmetic on it), lowered to ir sym:: nodes (lower_sym.cpp).
 #pragma once
 
 #include "ir/graph.hpp"
@@ -32,8 +31,9 @@ struct InputInfo {
   std::string name;
   bool known_dtype = false;
   DLDataType dtype{kDLFloat, 32, 1};
-  bool known_shape = false;   // complete shape from the trace (type or switchyard_inputs.json)
-  std::vector<int64_t> shape;
+  // A shape the model was traced with (tensor types, or switchyard_inputs.json): only a
+  // hint for `plan` and sample inputs, never a constraint.
+  std::vector<int64_t> example_shape;
 };
 
 // Lowers a frozen, inlined forward graph (input 0 = self) into `out`. Throws Error.
@@ -59,46 +59,45 @@ Tensor share(const at::Tensor& t, const std::string& what);
 // The attribute for a non-tensor schema argument's value; false if it has no IR form.
 bool to_attribute(const c10::IValue& value, ir::Attribute* out);
 
-// Equal values (tensors: same dtype, sizes and elements).
-bool same_value(const c10::IValue& a, const c10::IValue& b);
+inline bool is_tensor(const c10::TypePtr& t) { return t->kind() == c10::TypeKind::TensorType; }
+inline bool is_none(const torch::jit::Value* v) { return v->type()->kind() == c10::TypeKind::NoneType; }
+inline bool is_optional_tensor(const c10::TypePtr& t) {
+  auto o = t->cast<c10::OptionalType>();
+  return o && is_tensor(o->getElementType());
+}
+inline bool is_tensor_list(const c10::TypePtr& t) {
+  auto l = t->cast<c10::ListType>();
+  return l && (is_tensor(l->getElementType()) || is_optional_tensor(l->getElementType()));
+}
+
+// An aten op whose result is a view of its first argument (`Tensor(a) self -> Tensor(a)`).
+bool is_view_op(const torch::jit::Node* n);
+// An op that writes into one of its arguments (`Tensor(a!)`).
+bool is_write_op(const torch::jit::Node* n);
 
 enum class Dep { Const = 0, Shape = 1, Data = 2 };
 
-// Classifies JIT values and computes static ones, running the producing nodes on example
-// inputs built from the traced input shapes where sizes are needed.
+// Classifies JIT values and computes Dep::Const ones at import.
 class Evaluator {
  public:
-  // `examples`: per graph input (incl. self), tensors of the traced shapes (or none);
-  // `other_batch`: the same with dimension 0 one larger (empty if there is none).
-  Evaluator(std::string path, std::vector<std::optional<at::Tensor>> examples,
-            std::vector<std::optional<at::Tensor>> other_batch)
-      : path_(std::move(path)) {
-    worlds_[0].examples = std::move(examples);
-    worlds_[1].examples = std::move(other_batch);
-  }
+  explicit Evaluator(std::string path) : path_(std::move(path)) {}
+
+  // Values written in place (through any alias): never folded, since their value changes
+  // after they are made. Set before the first dep() call.
+  void set_written(std::unordered_set<const torch::jit::Value*> written) { written_ = std::move(written); }
+  bool written(const torch::jit::Value* v) const { return written_.count(v) > 0; }
 
   Dep dep(const torch::jit::Value* v);
-  // The value of `v` at the traced shapes; `user` and `arg` are named in errors.
+  // The value of a Dep::Const `v`; `user` and `arg` are named in errors.
   c10::IValue eval(const torch::jit::Value* v, const torch::jit::Node* user, const std::string& arg);
-  // The value of `v` with every input's dimension 0 one larger: `traced` itself if equal
-  // (the value does not depend on the batch size), nullopt if unknown (the graph cannot
-  // be evaluated at another batch size).
-  std::optional<c10::IValue> eval_other_batch(const torch::jit::Value* v, const c10::IValue& traced);
 
  private:
-  struct World {
-    std::vector<std::optional<at::Tensor>> examples;
-    std::unordered_map<const torch::jit::Value*, c10::IValue> values;
-    bool broken = false;
-  };
-  c10::IValue eval_in(World& w, const torch::jit::Value* v, const torch::jit::Node* user,
-                      const std::string& arg);
-  c10::IValue run(World& w, const torch::jit::Node* n, const torch::jit::Node* user, const std::string& arg);
+  void run(const torch::jit::Node* n, const torch::jit::Node* user, const std::string& arg);
 
   std::string path_;
   std::unordered_map<const torch::jit::Value*, Dep> deps_;
-  World worlds_[2];
-  std::unordered_set<std::string> meta_fallbacks_;  // ops logged as lacking a meta kernel
+  std::unordered_map<const torch::jit::Value*, c10::IValue> values_;
+  std::unordered_set<const torch::jit::Value*> written_;
 };
 
 }  // namespace switchyard::torchscript

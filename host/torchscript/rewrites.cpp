@@ -1,4 +1,4 @@
-// TorchScript importer: nested tensors, batch-sized values, node and value names, input dtypes.
+// TorchScript importer: nested tensors, node and value names, input dtypes.
 //
 // Nested tensors. nn.TransformerEncoder traced in eval mode under no_grad with a
 // src_key_padding_mask records its fast path:
@@ -88,7 +88,7 @@ void Lowerer::lower_nested(const jit::Node* n) {
     return;
   }
   if (k == c10::aten::to_padded_tensor) {
-    Attribute padding = attribute(n->input(1), n, "padding");
+    Attribute padding = attribute(n->input(1), n, "padding", n->schema().arguments()[1].type());
     ir::ValueId filled = emit1("aten::masked_fill", {tensors_.at(src), nt.pad_rows}, {{"value", padding}}, path);
     ir::ValueId out = filled;
     if (n->input(2)->type()->kind() == c10::TypeKind::NoneType) {
@@ -108,117 +108,11 @@ void Lowerer::lower_nested(const jit::Node* n) {
           "aten::to_padded_tensor on them");
 }
 
-// ---- batch-sized constants -------------------------------------------------------------------
-
-namespace {
-
-// (t, j) if the int `v` is t.size(j) (through prim::NumToTensor / aten::Int / unpacking).
-std::optional<std::pair<const jit::Value*, int64_t>> size_source(const jit::Value* v) {
-  for (int hops = 0; hops < 8; ++hops) {
-    const jit::Node* p = v->node();
-    const std::string k = p->kind().toQualString();
-    if (k == "aten::Int" || k == "prim::NumToTensor" || k == "aten::ScalarImplicit") {
-      v = p->input(0);
-    } else if (k == "aten::size" && p->inputs().size() == 2) {
-      auto dim = jit::toIValue(p->input(1));
-      if (!dim || !dim->isInt()) return std::nullopt;
-      return std::make_pair(p->input(0), dim->toInt());
-    } else if (k == "prim::ListUnpack" && p->input()->node()->kind() == c10::aten::size &&
-               p->input()->node()->inputs().size() == 1) {
-      return std::make_pair(p->input()->node()->input(0), static_cast<int64_t>(v->offset()));
-    } else {
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-// ViT's `class_token.expand(x.size(0), -1, -1)`: baked, the constant would hold the traced
-// batch. Instead: a [1, .., n, .., 1] view of a length-n vector taken out of t, expanded to
-// the target and used as expand_as's template.
-ir::ValueId Lowerer::expand_by_size(const jit::Value* v, const jit::Node* user, const std::string& arg) {
-  const jit::Node* e = v->node();
-  if (e->kind() != c10::aten::expand || eval_.dep(e->input(0)) != Dep::Const ||
-      e->input(1)->node()->kind() != c10::prim::ListConstruct)
-    return ir::kNoValue;
-  const jit::Node* list = e->input(1)->node();
-  std::vector<int64_t> sizes = eval_.eval(e->input(1), user, arg).toIntVector();
-  const at::Tensor c = eval_.eval(e->input(0), user, arg).toTensor();
-  int dynamic = -1;
-  std::pair<const jit::Value*, int64_t> src;
-  for (size_t i = 0; i < list->inputs().size(); ++i) {
-    if (eval_.dep(list->input(i)) == Dep::Const) continue;
-    auto s = size_source(list->input(i));
-    if (dynamic >= 0 || !s || eval_.dep(s->first) != Dep::Data) return ir::kNoValue;
-    dynamic = static_cast<int>(i);
-    src = *s;
-  }
-  const int64_t rank = static_cast<int64_t>(sizes.size()), lead = rank - c.dim();
-  if (dynamic < 0 || lead < 0) return ir::kNoValue;
-  const int64_t t_rank = eval_.eval(src.first, user, arg).toTensor().dim();
-  const int64_t j = src.second < 0 ? src.second + t_rank : src.second;
-  if (j < 0 || j >= t_rank) return ir::kNoValue;
-
-  const std::string path = path_of(e);
-  ir::ValueId carrier = tensor(src.first, e, "self");  // t, reduced to its dimension j
-  for (int64_t d = t_rank - 1; d >= 0; --d)
-    if (d != j)
-      carrier = emit1("aten::select", {carrier}, {{"dim", Attribute::of_int(d)}, {"index", Attribute::of_int(0)}}, path);
-  std::vector<int64_t> ones(static_cast<size_t>(rank), 1), target = sizes;
-  ones[static_cast<size_t>(dynamic)] = -1;
-  for (int64_t k = 0; k < rank; ++k)
-    if (k != dynamic && target[static_cast<size_t>(k)] == -1) target[static_cast<size_t>(k)] = c.size(k - lead);
-  target[static_cast<size_t>(dynamic)] = -1;
-  ir::ValueId shaped = emit1("aten::view", {carrier}, {{"size", Attribute::of_ints(ones)}}, path);
-  ir::ValueId like = emit1("aten::expand", {shaped}, {{"size", Attribute::of_ints(target)}, {"implicit", Attribute::of_int(0)}}, path);
-  return emit1("aten::expand_as", {tensor(e->input(0), e, "self"), like}, {}, path);
-}
-
-// CNN heads' `x.view(x.size(0), -1)`: the batch entry is the input's own dimension 0, so the
-// view is flatten(x, 1) (then unflatten(_, 1, rest) for several trailing entries), which
-// holds for every batch size and needs no traced shapes.
-bool Lowerer::lower_batch_view(const jit::Node* n) {
-  const std::string k = n->kind().toQualString();
-  if ((k != "aten::view" && k != "aten::reshape" && k != "aten::_unsafe_view") || n->inputs().size() != 2 ||
-      n->input(1)->node()->kind() != c10::prim::ListConstruct || eval_.dep(n->input(1)) == Dep::Const)
-    return false;
-  const jit::Node* list = n->input(1)->node();
-  if (list->inputs().size() < 2) return false;
-  auto first = size_source(list->input(0));
-  if (!first || first->first != n->input(0) || first->second != 0) {
-    // Or the entry is the size of another tensor that, at two batch sizes, equals x.size(0).
-    try {
-      c10::IValue e = eval_.eval(list->input(0), n, "size"), x = eval_.eval(n->input(0), n, "self");
-      if (!e.isInt() || !x.isTensor() || x.toTensor().dim() < 1 || x.toTensor().size(0) != e.toInt())
-        return false;
-      auto e2 = eval_.eval_other_batch(list->input(0), e), x2 = eval_.eval_other_batch(n->input(0), x);
-      if (!e2 || !x2 || !e2->isInt() || e2->toInt() == e.toInt() || x2->toTensor().size(0) != e2->toInt())
-        return false;
-    } catch (const Error&) {
-      return false;  // no traced shapes to compare with
-    }
-  }
-  std::vector<int64_t> rest;
-  for (size_t i = 1; i < list->inputs().size(); ++i) {
-    if (eval_.dep(list->input(i)) != Dep::Const) return false;
-    rest.push_back(eval_.eval(list->input(i), n, "size").toInt());
-  }
-  if (std::count(rest.begin(), rest.end(), -1) > 1) return false;
-  const std::string path = path_of(n);
-  ir::ValueId out = emit1("aten::flatten", {tensor(n->input(0), n, "self")},
-                          {{"start_dim", Attribute::of_int(1)}, {"end_dim", Attribute::of_int(-1)}}, path);
-  if (rest.size() > 1)
-    out = emit1("aten::unflatten", {out}, {{"dim", Attribute::of_int(1)}, {"sizes", Attribute::of_ints(rest)}}, path);
-  tensors_[n->output()] = out;
-  return true;
-}
-
 // ---- input dtypes ---------------------------------------------------------------------------
 
 // The dtype an input must have, read from how it is used (through views): token ids feed
-// aten::embedding, masks feed masked_fill / where / logical ops. Otherwise float32.
+// aten::embedding, masks feed masked_fill / where / logical ops, an input converted before
+// anything else is int64 (a tokenizer's mask). Otherwise float32.
 DLDataType infer_input_dtype(const jit::Value* v) {
   static const std::unordered_map<std::string, std::pair<size_t, int>> kUses = {
       // op -> (argument index, 0 = int64 / 1 = bool); index SIZE_MAX = any argument
@@ -227,7 +121,10 @@ DLDataType infer_input_dtype(const jit::Value* v) {
       {"aten::masked_fill", {1, 1}}, {"aten::masked_fill_", {1, 1}}, {"aten::where", {0, 1}},
       {"aten::_nested_tensor_from_mask", {1, 1}}, {"aten::logical_not", {SIZE_MAX, 1}},
       {"aten::logical_and", {SIZE_MAX, 1}}, {"aten::logical_or", {SIZE_MAX, 1}},
-      {"aten::_transformer_encoder_layer_fwd", {18, 1}}, {"aten::_native_multi_head_attention", {9, 1}}};
+      {"aten::_transformer_encoder_layer_fwd", {18, 1}}, {"aten::_native_multi_head_attention", {9, 1}},
+      // Converted before any arithmetic (HF's attention_mask.to(float32)): integer ids or a
+      // 0/1 mask, which tokenizers give as int64.
+      {"aten::to", {0, 0}}, {"aten::type_as", {0, 0}}};
   std::deque<const jit::Value*> todo{v};
   for (int steps = 0; !todo.empty() && steps < 64; ++steps) {
     const jit::Value* w = todo.front();
@@ -266,6 +163,7 @@ void Lowerer::name_nodes() {
   };
   std::unordered_map<std::string, Group> groups;
   for (const NodeMeta& m : meta_) {
+    if (m.sym) continue;  // sym nodes are named apart and do not change kernel names
     Group& g = groups[m.path];
     if (g.count++ == 0) g.op = m.short_name;
     else if (g.op != m.short_name) g.same_op = false;
@@ -275,7 +173,8 @@ void Lowerer::name_nodes() {
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     const NodeMeta& m = meta_[i];
     const Group& g = groups[m.path];
-    std::string base = m.path.empty() ? m.short_name
+    std::string base = m.sym ? (m.path.empty() ? "" : m.path + ".") + "sym_" + m.short_name
+                       : m.path.empty()              ? m.short_name
                        : (g.count == 1 || g.same_op) ? m.path
                                                      : m.path + "." + m.short_name;
     std::string name = base;

@@ -77,7 +77,7 @@ class GraphFileReader : private JsonFieldReader {
 
   // --- header and weights ---
 
-  void check_format(const Json& root) const {
+  void check_format(const Json& root) {
     auto format = root.find("format");
     if (format == root.end() || !format->is_string() ||
         format->get_ref<const std::string&>() != kFormatName)
@@ -89,6 +89,7 @@ class GraphFileReader : private JsonFieldReader {
               "); upgrade switchyard or re-export the model as version " +
               std::to_string(kGraphFormatVersion));
     if (version < 1) fail_io("invalid graph format version " + std::to_string(version));
+    version_ = version;
   }
 
   void load_weights(const Json& root) {
@@ -167,7 +168,25 @@ class GraphFileReader : private JsonFieldReader {
       auto shape_it = input.find("shape");
       std::vector<int64_t> shape;
       if (shape_it != input.end()) shape = as_shape(*shape_it, what + ": field 'shape'", -1);
-      define(name, graph.add_input(name, dtype, std::move(shape)), "", "graph input", "a graph input");
+      const ValueId id = graph.add_input(name, dtype, std::move(shape));
+      Value& value = graph.values[static_cast<size_t>(id)];
+      // Version 1 wrote [] for an unknown shape; from version 2 on, a present shape gives the rank.
+      value.rank_known = version_ >= 2 ? shape_it != input.end() : !value.shape.empty();
+      if (auto it = input.find("dim_names"); it != input.end()) {
+        for (const Json& d : as_array(*it, what + ": field 'dim_names'"))
+          value.dim_names.push_back(as_string(d, what + ": field 'dim_names' entry"));
+        if (!value.rank_known || value.dim_names.size() != value.shape.size())
+          fail_io(what + ": field 'dim_names' has " + std::to_string(value.dim_names.size()) +
+                  " names for a shape of " + (value.rank_known ? std::to_string(value.shape.size()) : "unknown") +
+                  " dimensions");
+      }
+      if (auto it = input.find("example_shape"); it != input.end()) {
+        value.example_shape = as_shape(*it, what + ": field 'example_shape'", 0);
+        if (value.rank_known && value.example_shape.size() != value.shape.size())
+          fail_io(what + ": field 'example_shape' " + shape_string(value.example_shape) + " does not have the rank of " +
+                  "its shape " + shape_string(value.shape));
+      }
+      define(name, id, "", "graph input", "a graph input");
     }
   }
 
@@ -183,6 +202,25 @@ class GraphFileReader : private JsonFieldReader {
       what = "constant '" + name + "'";
       define(name, graph.add_constant(name, read_tensor(constant, what)), "", "constant", "a constant");
     }
+  }
+
+  // A bound attribute {"ref": "value", "kind": "ints"} (version 2): the value's name is
+  // resolved once every node output is defined (pending_refs_).
+  Attribute read_bound_attribute(const Json& j, const std::string& what, size_t node, size_t attr) {
+    if (version_ < 2) fail_io(what + ": bound attributes ({\"ref\": ...}) need graph format version 2");
+    if (j.size() != 2 || !j.contains("kind"))
+      fail_io(what + " must be {\"ref\": <value name>, \"kind\": \"int\" | \"float\" | \"ints\" | \"floats\"}");
+    const std::string ref = as_string(j["ref"], what + ": field 'ref'");
+    const std::string kind = as_string(j["kind"], what + ": field 'kind'");
+    const AttrKind k = kind == "int"      ? AttrKind::Int
+                       : kind == "float"  ? AttrKind::Float
+                       : kind == "ints"   ? AttrKind::Ints
+                       : kind == "floats" ? AttrKind::Floats
+                                          : AttrKind::None;
+    if (k == AttrKind::None)
+      fail_io(what + ": unknown bound kind '" + kind + "' (expected int, float, ints or floats)");
+    pending_refs_.push_back({node, attr, ref});
+    return Attribute::of_ref(0, k);
   }
 
   Attribute read_attribute(const Json& j, const std::string& what) const {
@@ -233,9 +271,12 @@ class GraphFileReader : private JsonFieldReader {
       Attributes attrs;
       if (auto it = node.find("attrs"); it != node.end()) {
         if (!it->is_object()) fail_io(what + ": field 'attrs' must be an object");
-        for (auto attr = it->begin(); attr != it->end(); ++attr)
-          attrs.emplace_back(attr.key(),
-                             read_attribute(attr.value(), what + ": attribute '" + attr.key() + "'"));
+        for (auto attr = it->begin(); attr != it->end(); ++attr) {
+          const std::string attr_what = what + ": attribute '" + attr.key() + "'";
+          const bool bound = attr.value().is_object() && attr.value().contains("ref");
+          attrs.emplace_back(attr.key(), bound ? read_bound_attribute(attr.value(), attr_what, n, attrs.size())
+                                               : read_attribute(attr.value(), attr_what));
+        }
       }
       std::vector<std::string> output_names;
       for (const Json& output : as_array(field(node, "outputs", what), what + ": field 'outputs'"))
@@ -261,6 +302,14 @@ class GraphFileReader : private JsonFieldReader {
         node.inputs.push_back(it->second.first);
       }
     }
+    for (const PendingRef& p : pending_refs_) {
+      Node& node = graph.nodes[p.node];
+      auto it = names_.find(p.name);
+      if (it == names_.end())
+        fail_graph("node '" + node.name + "': attribute '" + node.attrs[p.attr].first + "' is bound to '" + p.name +
+                   "', which is not defined");
+      node.attrs[p.attr].second.ref = it->second.first;
+    }
   }
 
   void read_outputs(const Json& root, Graph& graph) {
@@ -272,6 +321,12 @@ class GraphFileReader : private JsonFieldReader {
     }
   }
 
+  struct PendingRef {
+    size_t node, attr;
+    std::string name;
+  };
+  int64_t version_ = kGraphFormatVersion;
+  std::vector<PendingRef> pending_refs_;
   std::string weights_path_;
   std::shared_ptr<AlignedBuffer> weights_;
   std::unordered_map<std::string, std::pair<ValueId, std::string>> names_;  // value → (id, origin)
@@ -356,6 +411,14 @@ class GraphFileWriter {
 
   Json write_attribute(const Attribute& attr, const std::string& what) {
     Json j = Json::object();
+    if (attr.bound()) {
+      if (attr.kind != AttrKind::Int && attr.kind != AttrKind::Float && attr.kind != AttrKind::Ints &&
+          attr.kind != AttrKind::Floats)
+        fail(what + " is bound to a value but expects " + attr_kind_name(attr.kind));
+      j["ref"] = value(attr.ref, what).name;
+      j["kind"] = attr_kind_name(attr.kind);
+      return j;
+    }
     switch (attr.kind) {
       case AttrKind::None: j["none"] = nullptr; break;
       case AttrKind::Int: j["int"] = attr.i; break;
@@ -376,9 +439,11 @@ class GraphFileWriter {
     Json inputs = Json::array();
     for (ValueId id : graph_.inputs) {
       const Value& input = value(id, "a graph input");
-      inputs.push_back(Json{{"name", input.name},
-                            {"dtype", dtype_string(input.dtype, "input '" + input.name + "'")},
-                            {"shape", input.shape}});
+      Json j{{"name", input.name}, {"dtype", dtype_string(input.dtype, "input '" + input.name + "'")}};
+      if (input.rank_known || !input.shape.empty()) j["shape"] = input.shape;
+      if (!input.dim_names.empty() && input.dim_names.size() == input.shape.size()) j["dim_names"] = input.dim_names;
+      if (!input.example_shape.empty()) j["example_shape"] = input.example_shape;
+      inputs.push_back(std::move(j));
     }
     return inputs;
   }

@@ -1,4 +1,4 @@
-// The portable graph file, format version 1 (docs/graph-format.md): a JSON description
+// The portable graph file, format version 2 (docs/graph-format.md): a JSON description
 // (`model.json`) beside one binary weights file (`model.bin`) holding every constant.
 #pragma once
 
@@ -8,8 +8,9 @@
 
 namespace switchyard::ir {
 
-// The newest format version this build reads and the one it writes.
-inline constexpr int kGraphFormatVersion = 1;
+// The newest format version this build reads and the one it writes. Version 2 added
+// attributes bound to scalar values (sym nodes) and input specs; version 1 still reads.
+inline constexpr int kGraphFormatVersion = 2;
 // Every tensor in the weights file starts at a multiple of this many bytes.
 inline constexpr size_t kWeightsAlignment = 64;
 

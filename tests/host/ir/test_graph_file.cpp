@@ -154,7 +154,7 @@ TEST_F(GraphFileTest, WeightsAreSharedAlignedAndOwnedByTheTensors) {
   write_graph_file(rich_graph(), json_path_);
   const Json file = Json::parse(read_bytes(json_path_));
   EXPECT_EQ(file["format"], "switchyard-graph");
-  EXPECT_EQ(file["version"], 1);
+  EXPECT_EQ(file["version"], 2);
   EXPECT_EQ(file["weights"], "model.bin");
   EXPECT_EQ(file["nodes"][0]["attrs"]["int"], Json({{"int", std::numeric_limits<int64_t>::min()}}));
   EXPECT_EQ(file["nodes"][0]["attrs"]["whole_float"], Json({{"float", 3.0}}));

@@ -2,10 +2,14 @@
 """Writes the TorchScript fixtures for test_torchscript into the directory given.
 
 Run with Debian's /usr/bin/python3 (it has torch). Each model is traced (or scripted) in
-eval mode and saved with its traced input shapes in the archive's
-"switchyard_inputs.json" extra file (see host/torchscript/importer.cpp), except the
-*_nohint fixtures, which are saved without it.
+eval mode. The older fixtures are saved with the optional "switchyard_inputs.json" hint
+(see host/torchscript/importer.cpp), the *_nohint ones and every plain_* one as users save
+them: torch.jit.trace(m, x).save(path), nothing else. The plain_* models compute sizes
+from their inputs (view/reshape/expand/arange/zeros/pad, lists of sizes, float size
+arithmetic) and write in place through views; the test runs them at shapes other than
+the traced ones.
 """
+import math
 import json
 import os
 import sys
@@ -148,6 +152,113 @@ class ClassToken(nn.Module):
         return h.reshape(n, 2, 2, -1).sum(dim=(1, 2)) + h[:, 0]
 
 
+class SizeOps(nn.Module):
+    """Size arithmetic through view, reshape, expand, arange, zeros and pad."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 1)
+        self.cls = nn.Parameter(torch.randn(1, 1, 8))
+
+    def forward(self, x):  # [B, 3, H, W]
+        y = self.conv(x)
+        b, c, h, w = y.shape
+        # channel shuffle (shufflenet)
+        y = y.view(b, 2, c // 2, h, w).transpose(1, 2).contiguous().view(b, -1, h, w)
+        # pad to a multiple of 4 (swin)
+        y = F.pad(y, (0, (4 - w % 4) % 4, 0, (4 - h % 4) % 4))
+        t = y.flatten(2).transpose(1, 2)  # [B, H'W', C]
+        t = torch.cat([self.cls.expand(b, -1, -1), t], dim=1)  # ViT's class token
+        pos = torch.arange(t.size(1)).to(torch.float32).unsqueeze(-1) * 0.01
+        t = t + pos + torch.zeros(b, t.size(1), 1)
+        return t * (t.size(-1) ** -0.5), t.reshape(b, -1).sum(-1)
+
+
+class HalfBatch(nn.Module):
+    def forward(self, x):
+        n = x.size(0) // 2
+        return x[:n] * 2.0 + x[n:2 * n]
+
+
+class FloatSizes(nn.Module):
+    """Float arithmetic on sizes: x.size(-1) ** 0.5, int(0.5 * size), a size as a tensor."""
+
+    def forward(self, x):  # [B, S, D]
+        scale = x.size(-1) ** 0.5
+        keep = int(x.size(1) * 0.5)
+        y = x[:, :keep] / scale
+        return y * (x.size(1) / 4), y + x.size(0)
+
+
+class SizeLists(nn.Module):
+    """Lists of sizes: BERT's x.size()[:-1] + (heads, -1), zeros(x.size()), x.shape[1:]."""
+
+    def forward(self, x):  # [B, S, 8]
+        heads = x.view(x.size()[:-1] + (2, -1)).permute(0, 2, 1, 3)
+        z = torch.zeros(x.size()) + 1.0
+        flat = x.reshape([x.size(0)] + [x.shape[1] * x.shape[2]])
+        return heads * 2.0, z * x, flat
+
+
+class WriteSlice(nn.Module):
+    """A mask made from sizes and written through a slice."""
+
+    def forward(self, x):  # [B, S]
+        m = torch.zeros(x.shape[0], x.shape[1])
+        m[:, : x.shape[1] // 2] = 1.0
+        return x * m
+
+
+class WriteSelect(nn.Module):
+    """Writes through select, then through a view chain ending in a select."""
+
+    def forward(self, x):  # [B, 4, 6]
+        y = x * 1.0
+        y[:, 1] = 0.0
+        y[:, 2] += 5.0
+        v = y.view(y.size(0), -1)
+        v[:, 0] = -3.0
+        return y + 1.0, v.sum(-1)
+
+
+class ShiftedWindowMask(nn.Module):
+    """Swin's shifted-window attention mask: written through four slices, from sizes."""
+
+    def forward(self, x):  # [B, H, W, C], H and W even
+        _, h, w, _ = x.shape
+        img_mask = torch.zeros((1, h, w, 1))
+        cnt = 0
+        for hs in (slice(0, -2), slice(-2, -1), slice(-1, None)):
+            for ws in (slice(0, -2), slice(-2, -1), slice(-1, None)):
+                img_mask[:, hs, ws, :] = cnt
+                cnt += 1
+        windows = img_mask.view(1, h // 2, 2, w // 2, 2, 1).permute(0, 1, 3, 2, 4, 5).reshape(-1, 4)
+        attn = windows.unsqueeze(1) - windows.unsqueeze(2)
+        attn = attn.masked_fill(attn != 0, -100.0)
+        return x + img_mask, attn
+
+
+class StridedWrite(nn.Module):
+    """A write through as_strided while the base is read later: not functional."""
+
+    def forward(self, x):  # [3, 4]
+        v = x.as_strided((2, 2), (4, 1), 1)
+        v.mul_(2.0)
+        return x + 1.0
+
+
+class LstmNoState(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 8, num_layers=2, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(16, 5)
+
+    def forward(self, x):  # [B, T, 6]; no initial state: zeros of [4, B, 8] from the batch size
+        out, _ = self.lstm(x)
+        seq, h = self.gru(out.transpose(0, 1))
+        return seq, h
+
+
 class Control(nn.Module):
     def forward(self, x):
         if x.sum() > 0:
@@ -179,6 +290,16 @@ def main(out):
     save(enc, f"{out}/encoder_grad.pt", (x, mask))  # decomposed attention
     save(enc, f"{out}/encoder_grad_nohint.pt", (x, mask), hint=False)
     save(Control(), f"{out}/control.pt", None, script=True)
+    # Plain traces (no hint): sizes computed at run time, writes through views.
+    save(SizeOps(), f"{out}/plain_size_ops.pt", (torch.randn(2, 3, 6, 5),), hint=False)
+    save(HalfBatch(), f"{out}/plain_half.pt", (torch.randn(4, 3),), hint=False)
+    save(FloatSizes(), f"{out}/plain_float_sizes.pt", (torch.randn(2, 6, 16),), hint=False)
+    save(SizeLists(), f"{out}/plain_size_lists.pt", (torch.randn(2, 5, 8),), hint=False)
+    save(WriteSlice(), f"{out}/plain_write_slice.pt", (torch.randn(2, 6),), hint=False)
+    save(WriteSelect(), f"{out}/plain_write_select.pt", (torch.randn(2, 4, 6),), hint=False)
+    save(ShiftedWindowMask(), f"{out}/plain_window_mask.pt", (torch.randn(1, 6, 8, 3),), hint=False)
+    save(StridedWrite(), f"{out}/plain_strided_write.pt", (torch.randn(3, 4),), hint=False)
+    save(LstmNoState(), f"{out}/plain_lstm.pt", (torch.randn(2, 5, 6),), hint=False)
     with open(f"{out}/mlp.pt", "rb") as f:
         data = f.read()
     with open(f"{out}/truncated.pt", "wb") as f:

@@ -1,139 +1,14 @@
 // The TorchScript importer: small traced and scripted models (make_fixtures.py) imported,
 // run through switchyard's Runtime on the aten plugin, and compared with the module's
 // own forward in LibTorch; node names, module paths, and the errors for what cannot be
-// lowered.
-#include "ir/graph.hpp"
-
-#include <switchyard/runtime.hpp>
-#include <switchyard/torchscript.hpp>
-
-#include <torch/script.h>
-
-#include <gtest/gtest.h>
-
-#include <filesystem>
-#include <fstream>
-#include <set>
+// lowered. Plain traces with run-time shapes: test_torchscript_shapes.cpp.
+#include "ir/input_spec.hpp"
+#include "torchscript_fixture.hpp"
 
 using namespace switchyard;
+using namespace switchyard::test;
 
 namespace {
-
-std::string fixture(const std::string& name) { return std::string(SY_TS_FIXTURES) + "/" + name; }
-
-#define REQUIRE_FIXTURE(name)                                                     \
-  if (!std::filesystem::exists(fixture(name))) GTEST_SKIP() << "no fixture " << name \
-                                                            << " (no Python with torch at build time)"
-
-DLDataType dl(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat: return {kDLFloat, 32, 1};
-    case at::kLong: return {kDLInt, 64, 1};
-    case at::kBool: return {6, 8, 1};
-    default: ADD_FAILURE() << "unexpected dtype"; return {kDLFloat, 32, 1};
-  }
-}
-at::ScalarType st(DLDataType d) {
-  if (d.code == kDLInt) return at::kLong;
-  if (d.code == 6) return at::kBool;
-  return at::kFloat;
-}
-
-Tensor to_sy(const at::Tensor& src) {
-  at::Tensor t = src.contiguous();
-  return Tensor::from_blob(t.data_ptr(), dl(t.scalar_type()), t.sizes().vec(), {}, [t] {});
-}
-at::Tensor to_at(const Tensor& src) {
-  Tensor c = src.contiguous();
-  return at::from_blob(c.raw_data(), c.shape(), at::TensorOptions().dtype(st(c.dtype()))).clone();
-}
-
-std::string config_path() {
-  std::string path = (std::filesystem::path(testing::TempDir()) / "ts_aten.toml").string();
-  std::ofstream(path) << "[plugins]\nload = [\"aten\"]\n";
-  return path;
-}
-
-// The module's own forward (not frozen), outputs flattened.
-std::vector<at::Tensor> reference(const std::string& path, const std::vector<at::Tensor>& inputs) {
-  torch::jit::Module m = torch::jit::load(path);
-  m.eval();
-  torch::NoGradGuard no_grad;
-  std::vector<c10::IValue> args(inputs.begin(), inputs.end());
-  std::vector<at::Tensor> out;
-  std::vector<c10::IValue> todo{m.forward(args)};
-  while (!todo.empty()) {
-    c10::IValue v = todo.front();
-    todo.erase(todo.begin());
-    if (v.isTuple()) {
-      auto elems = v.toTupleRef().elements();
-      todo.insert(todo.begin(), elems.begin(), elems.end());
-    } else {
-      out.push_back(v.toTensor());
-    }
-  }
-  return out;
-}
-
-class TorchScript : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    torchscript::register_loader();
-    runtime_ = new Runtime(Options{config_path()});
-  }
-  static void TearDownTestSuite() {
-    delete runtime_;
-    runtime_ = nullptr;
-  }
-  void SetUp() override { at::manual_seed(3); }
-
-  static ir::Graph import(const std::string& name) {
-    ir::Graph g;
-    torchscript::import_model(fixture(name), g);
-    ir::validate(g);
-    return g;
-  }
-
-  // Runs `name` in switchyard and in LibTorch on `inputs` and compares every output.
-  static void check(const std::string& name, const std::vector<at::Tensor>& inputs) {
-    auto model = runtime_->load(fixture(name));
-    std::vector<Tensor> in;
-    for (const at::Tensor& t : inputs) in.push_back(to_sy(t.clone()));
-    std::vector<Tensor> out = model->run(in);
-    std::vector<at::Tensor> ref_in;
-    for (const at::Tensor& t : inputs) ref_in.push_back(t.clone());  // forward may write to them
-    std::vector<at::Tensor> ref = reference(fixture(name), ref_in);
-    ASSERT_EQ(out.size(), ref.size()) << name;
-    for (size_t i = 0; i < ref.size(); ++i) {
-      at::Tensor got = to_at(out[i]);
-      ASSERT_EQ(got.sizes(), ref[i].sizes()) << name << " output " << i;
-      ASSERT_EQ(got.scalar_type(), ref[i].scalar_type()) << name << " output " << i;
-      at::Tensor r = ref[i].to(at::kDouble), g = got.to(at::kDouble);
-      double scale = std::max(1.0, r.numel() ? r.abs().max().item<double>() : 0.0);
-      double diff = r.numel() ? (g - r).abs().max().item<double>() : 0.0;
-      EXPECT_LE(diff, 1e-4 * scale) << name << " output " << i;
-    }
-  }
-
-  static const ir::Node* node(const ir::Graph& g, const std::string& name) {
-    for (const ir::Node& n : g.nodes)
-      if (n.name == name) return &n;
-    return nullptr;
-  }
-
-  static Error error_of(const std::string& name) {
-    try {
-      runtime_->load(fixture(name));
-    } catch (const Error& e) {
-      return e;
-    }
-    ADD_FAILURE() << name << " loaded without an error";
-    return Error(ErrorKind::Internal, "");
-  }
-
-  static Runtime* runtime_;
-};
-Runtime* TorchScript::runtime_ = nullptr;
 
 at::Tensor mask(std::vector<std::vector<int>> rows) {
   at::Tensor m = at::zeros({static_cast<int64_t>(rows.size()), static_cast<int64_t>(rows[0].size())}, at::kBool);
@@ -172,26 +47,19 @@ TEST_F(TorchScript, CnnFoldsBatchNormAndNamesModules) {
   EXPECT_EQ(node(g, "layer1.0")->op, "aten::add");  // out += x, BasicBlock's own op
   std::set<std::string> unique;
   for (const ir::Node& n : g.nodes) EXPECT_TRUE(unique.insert(n.name).second) << n.name;
-  // x.view(x.size(0), -1) is flatten(x, 1): any batch size runs.
+  // x.view(x.size(0), -1): the size is computed at run time (a bound attribute), so any
+  // batch size runs; the conv weight fixes the input's rank and channels.
   const ir::Node* head = nullptr;
   for (const ir::Node& n : g.nodes)
-    if (n.op == "aten::flatten") head = &n;
+    if (n.op == "aten::view") head = &n;
   ASSERT_NE(head, nullptr);
-  EXPECT_EQ(g.values[g.inputs[0]].shape, (std::vector<int64_t>{-1, 3, 16, 16}));
+  ASSERT_NE(ir::find_attr(head->attrs, "size"), nullptr);
+  EXPECT_TRUE(ir::find_attr(head->attrs, "size")->bound());
+  EXPECT_EQ(g.values[g.inputs[0]].shape, (std::vector<int64_t>{-1, 3, -1, -1}));
+  EXPECT_EQ(g.values[g.inputs[0]].example_shape, (std::vector<int64_t>{2, 3, 16, 16}));  // the hint
   check("cnn.pt", {at::randn({2, 3, 16, 16})});
   check("cnn.pt", {at::randn({3, 3, 16, 16})});
   check("cnn_nohint.pt", {at::randn({1, 3, 20, 20})});  // no shapes recorded: none needed
-}
-
-TEST_F(TorchScript, SizeArithmeticWithoutTracedShapesIsAnError) {
-  REQUIRE_FIXTURE("encoder_grad_nohint.pt");
-  Error e = error_of("encoder_grad_nohint.pt");
-  EXPECT_EQ(e.kind(), ErrorKind::Graph);
-  std::string m = e.what();
-  EXPECT_NE(m.find("cannot lower aten::view at "), std::string::npos) << m;
-  EXPECT_NE(m.find("'size'"), std::string::npos) << m;
-  EXPECT_NE(m.find("switchyard_inputs.json"), std::string::npos) << m;
-  EXPECT_NE(m.find("functional.py:"), std::string::npos) << m;
 }
 
 TEST_F(TorchScript, InPlaceOpsRunOutOfPlace) {
@@ -209,13 +77,25 @@ TEST_F(TorchScript, InPlaceOpsRunOutOfPlace) {
   check("inplace.pt", {at::randn({3, 4}), at::randn({3, 4})});
 }
 
-TEST_F(TorchScript, WriteThroughAViewIsAnError) {
+TEST_F(TorchScript, WriteThroughAViewIsMadeFunctional) {
   REQUIRE_FIXTURE("view_write.pt");
-  Error e = error_of("view_write.pt");
+  ir::Graph g = import("view_write.pt");  // x[0].add_(1.0), then x * 2.0
+  bool scatter = false;
+  for (const ir::Node& n : g.nodes) scatter = scatter || n.op == "aten::select_scatter";
+  EXPECT_TRUE(scatter);
+  check("view_write.pt", {at::randn({3, 4})});
+  check("view_write.pt", {at::randn({5, 2})});
+}
+
+TEST_F(TorchScript, WriteThatCannotBeMadeFunctionalIsAnError) {
+  REQUIRE_FIXTURE("plain_strided_write.pt");
+  Error e = error_of("plain_strided_write.pt");
   EXPECT_EQ(e.kind(), ErrorKind::Graph);
   std::string m = e.what();
-  EXPECT_NE(m.find("aten::add_"), std::string::npos) << m;
-  EXPECT_NE(m.find("view"), std::string::npos) << m;
+  EXPECT_NE(m.find("cannot lower aten::mul_ at "), std::string::npos) << m;
+  EXPECT_NE(m.find("make_fixtures.py:"), std::string::npos) << m;
+  EXPECT_NE(m.find("aten::as_strided"), std::string::npos) << m;
+  EXPECT_NE(m.find("cannot be made functional"), std::string::npos) << m;
 }
 
 TEST_F(TorchScript, TensorListsAndTupleOutputs) {
@@ -257,11 +137,12 @@ TEST_F(TorchScript, TransformerEncoderNestedFastPath) {
   check("encoder_nograd.pt", {at::randn({2, 5, 16}), mask({{0, 0, 0, 0, 1}, {0, 0, 0, 1, 1}})});
   // Not left-aligned: the nested tensor takes each row's first `count` positions.
   check("encoder_nograd.pt", {at::randn({2, 5, 16}), mask({{0, 1, 0, 0, 1}, {1, 0, 0, 0, 0}})});
-  // No sizes were baked: the input declares a free batch dimension (the traced shape
-  // otherwise), and other batch sizes run.
-  EXPECT_EQ(g.values[g.inputs[0]].shape, (std::vector<int64_t>{-1, 5, 16}));
+  // Nothing is pinned to the traced shape [2, 5, 16]: the layers fix the last dim only.
+  EXPECT_EQ(ir::expected_shape(g, 0), "[..., 16]");
+  EXPECT_TRUE(g.values[g.inputs[0]].shape.empty());
   check("encoder_nograd.pt", {at::randn({3, 5, 16}),
                               mask({{0, 0, 0, 0, 0}, {0, 0, 1, 1, 1}, {0, 0, 0, 0, 1}})});
+  check("encoder_nograd.pt", {at::randn({2, 7, 16}), mask({{0, 0, 0, 0, 0, 0, 1}, {0, 0, 1, 1, 1, 1, 1}})});
   // Padding positions of the input must not leak into the result.
   at::Tensor x = at::randn({2, 5, 16});
   x[1][4].fill_(std::numeric_limits<float>::infinity());
@@ -275,16 +156,16 @@ TEST_F(TorchScript, TransformerEncoderDecomposed) {
   EXPECT_NE(node(g, "encoder.layers.1.norm2"), nullptr);
   check("encoder_grad.pt", {at::randn({2, 5, 16}), mask({{0, 0, 0, 0, 0}, {0, 0, 0, 1, 1}})});
   check("encoder_grad.pt", {at::randn({2, 5, 16}), mask({{0, 0, 1, 0, 0}, {1, 0, 0, 1, 0}})});
-  // Its views take sizes computed from the batch (view(q, [T, B * H, D])): the importer
-  // turns the batch-dependent entry into -1, so other batch sizes run too.
-  EXPECT_EQ(g.values[g.inputs[0]].shape, (std::vector<int64_t>{-1, 5, 16}));
+  // Its views take sizes computed from the batch (view(q, [T, B * H, D])): computed at run
+  // time, so other batch sizes and sequence lengths run too.
   check("encoder_grad.pt", {at::randn({3, 5, 16}), mask({{0, 0, 0, 0, 0}, {0, 0, 0, 1, 1}, {0, 1, 1, 1, 1}})});
+  check("encoder_grad.pt", {at::randn({1, 9, 16}), mask({{0, 0, 0, 0, 0, 0, 0, 1, 1}})});
 }
 
 TEST_F(TorchScript, ConstantExpandedToTheBatch) {
   REQUIRE_FIXTURE("class_token.pt");
   ir::Graph g = import("class_token.pt");
-  EXPECT_EQ(g.values[g.inputs[0]].shape, (std::vector<int64_t>{-1, 3, 6}));
+  EXPECT_EQ(ir::expected_shape(g, 0), "[..., 6]");
   for (int64_t batch : {2, 1, 5}) check("class_token.pt", {at::randn({batch, 3, 6})});
 }
 
