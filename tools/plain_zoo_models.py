@@ -269,8 +269,9 @@ class LlamaDecoderLayer(nn.Module):
 
 
 def make_causal_mask(bsz, tgt_len, dtype, device):
-    """Hugging Face's _make_causal_mask (transformers 4.3x) without a KV cache."""
-    mask = torch.full((tgt_len, tgt_len), torch.finfo(dtype).min, device=device)
+    """Hugging Face's _make_causal_mask (transformers 4.3x) without a KV cache; full() takes
+    the dtype so that the float64 reference can run it."""
+    mask = torch.full((tgt_len, tgt_len), torch.finfo(dtype).min, dtype=dtype, device=device)
     mask_cond = torch.arange(mask.size(-1), device=device)
     mask.masked_fill_(mask_cond < (mask_cond + 1).view(mask.size(-1), 1), 0)
     mask = mask.to(dtype)
