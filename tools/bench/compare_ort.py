@@ -176,6 +176,13 @@ def run_switchyard(args, model_path, inputs_path, config, runs, save_outputs=Non
     return float(m.group(1))
 
 
+def missing_plugins(args):
+    """Family plugins that default.toml names but the build lacks (their nodes fall to aten)."""
+    plugins = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.switchyard))), "plugins")
+    return [p for p in ("linalg", "conv", "attention", "shape")
+            if not os.path.exists(os.path.join(plugins, f"libswitchyard-{p}.so"))]
+
+
 def thread_config(args, work):
     """configs/default.toml with intra_op_threads = --threads."""
     text = open(args.config).read()
@@ -334,6 +341,10 @@ def main(argv=None):
              f"of {args.warmup} warm-up + {args.runs} timed runs; each cell is the min / median / "
              "max of the round medians; ratios use the medians; max|Δ| is against the eager "
              "module (\"over\": outside 1e-4 * max(1, max|ref|)).", "", HEADER]
+    missing = missing_plugins(args)
+    if missing:
+        lines.insert(-1, f"**Warning:** plugins not built: {', '.join(missing)} (their nodes run on "
+                     "aten); build them with `cmake --build build`.\n")
     print("\n".join(lines), flush=True)
     for entry in entries:
         try:

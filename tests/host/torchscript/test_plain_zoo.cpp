@@ -99,14 +99,19 @@ void record(const Case& c, const char* config, const std::string& label, const s
   Summary::add(head + (" " + verdict));
 }
 
+std::string describe(const Tensor& t) {
+  std::string text = dtype_name(t.dtype()) + "[";
+  for (size_t d = 0; d < t.shape().size(); ++d) text += (d ? "," : "") + std::to_string(t.shape()[d]);
+  return text + "]";
+}
+
 // Compares one run's outputs; returns "" when all are within the bound, else the first failure.
 std::string compare(const std::vector<Tensor>& out, const std::vector<Tensor>& expected, double* worst) {
   if (out.size() != expected.size())
     return std::to_string(out.size()) + " outputs, PyTorch gives " + std::to_string(expected.size());
   for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i].shape() != expected[i].shape() || out[i].dtype().code != expected[i].dtype().code ||
-        out[i].dtype().bits != expected[i].dtype().bits)
-      return "output " + std::to_string(i) + " has the wrong shape or dtype (" + dtype_name(out[i].dtype()) + ")";
+    if (describe(out[i]) != describe(expected[i]))
+      return "output " + std::to_string(i) + " is " + describe(out[i]) + ", PyTorch gives " + describe(expected[i]);
     if (dtype_name(expected[i].dtype()) != "float32")
       return "output " + std::to_string(i) + " is " + dtype_name(expected[i].dtype()) + "; this test compares float32";
     auto [diff, scale] = diff_and_scale(out[i], expected[i]);
