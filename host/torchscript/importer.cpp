@@ -16,6 +16,7 @@
 // values are evaluated from the traced shapes at import, and the model then declares and
 // accepts exactly those input shapes. Without shapes such a model is refused with an error
 // naming the argument.
+#include "api/internal.hpp"  // register_model_loader
 #include "lower_internal.hpp"
 #include "util/log.hpp"
 

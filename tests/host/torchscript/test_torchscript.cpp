@@ -2,6 +2,7 @@
 // run through switchyard's Runtime on the aten plugin, and compared with the module's
 // own forward in LibTorch; node names, module paths, and the errors for what cannot be
 // lowered.
+#include "import_model.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
