@@ -57,6 +57,9 @@ struct PlanEntry {
 
 struct RunStats {
   size_t nodes_run = 0;
+  // True for the run that planned its input shapes: the first of each signature, or the
+  // first after that signature's plan left the bounded cache ([runtime] plan_cache).
+  bool planned = false;
   size_t peak_live_tensors = 0;            // activations alive at once (inputs included)
   size_t peak_live_bytes = 0;              // their sizes summed (a view counts its full size)
   size_t arena_bytes = 0;                  // the activation arena this run used; 0: none
@@ -133,7 +136,8 @@ struct RuntimeConfig {
   std::string source;                      // the file ("" = built-in defaults)
   std::vector<std::string> plugin_paths;   // [plugins] paths, resolved against the file's folder
   std::vector<std::string> load;           // [plugins] load: names or .so paths; empty = all found
-  std::vector<std::string> default_backends;  // [selection] default
+  std::vector<std::string> default_backends;  // [selection] default (Runtime::config(): as resolved)
+  bool builtin_default = false;            // the config names no default: the built-in routing
   bool strict = false;                     // [selection] strict
   bool fuse = true;                        // [selection] fuse
   std::vector<ConfigRule> rules;           // [[rules]], first match wins
@@ -141,6 +145,8 @@ struct RuntimeConfig {
   int inter_op_threads = 1;                // [runtime]; > 1 runs independent nodes at once; 0 = all cores
   bool deterministic = false;              // [runtime]
   bool memory_planner = true;              // [runtime]
+  int plan_cache = 16;                     // [runtime] plans kept, one per input-shape signature
+  double copy_warning_share = 0.25;        // [runtime] warn when conversions move more of a run's bytes
   std::string capture = "none";            // [runtime] node_io: none|outputs|all|stream
   std::string log_level = "info";          // [runtime] log_level
   std::vector<std::string> warnings;       // unknown keys, "file:line:column: ..."

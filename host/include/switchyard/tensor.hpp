@@ -34,6 +34,10 @@ class Tensor {
   static Tensor from_blob(void* data, DLDataType dtype, std::vector<int64_t> shape,
                           std::vector<int64_t> strides = {},
                           std::function<void()> release = nullptr);
+  // Memory in a storage the host cannot read (a device, or a plugin's own format), with
+  // its logical dtype and shape and no strides (sdk.h, "Storages").
+  static Tensor in_storage(void* data, DLDevice device, DLDataType dtype, std::vector<int64_t> shape,
+                           std::function<void()> release);
   // Takes ownership of a DLManagedTensor (its deleter runs when the last handle goes).
   // `keep_alive` (optional) lives as long as the tensor: e.g. the plugin that made it.
   static Tensor adopt(DLManagedTensor* managed, std::shared_ptr<void> keep_alive = nullptr);

@@ -11,6 +11,7 @@ RuntimeConfig to_public(const config::Config& cfg) {
   out.plugin_paths = cfg.plugin_paths;
   out.load = cfg.load;
   out.default_backends = cfg.default_backends;
+  out.builtin_default = cfg.builtin_default;
   out.strict = cfg.strict;
   out.fuse = cfg.fuse;
   for (const config::Rule& r : cfg.rules)
@@ -19,6 +20,8 @@ RuntimeConfig to_public(const config::Config& cfg) {
   out.inter_op_threads = cfg.inter_op_threads;
   out.deterministic = cfg.deterministic;
   out.memory_planner = cfg.memory_planner;
+  out.plan_cache = cfg.plan_cache;
+  out.copy_warning_share = cfg.copy_warning_share;
   out.capture = config::capture_mode_name(cfg.capture);
   out.log_level = cfg.log_level;
   out.warnings = cfg.warnings;

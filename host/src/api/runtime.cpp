@@ -106,6 +106,10 @@ Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
   std::vector<std::string> names;
   for (const auto& p : impl_->plugins.plugins()) names.push_back(p->name());
   config::check_backends(cfg, names);
+  if (cfg.default_backends.empty()) {
+    cfg.default_backends = config::builtin_routing(names);
+    cfg.builtin_default = true;
+  }
   impl_->public_config = to_public(cfg);
   impl_->public_config.log_level = log::level_name();  // after Options and $SWITCHYARD_LOG_LEVEL
 }
@@ -223,19 +227,21 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs, RunContext& co
 std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) { return run(inputs, impl_->context); }
 
 namespace {
-const exec::Plan& plan_of(exec::Executor& executor, const std::vector<Tensor>& inputs) {
-  const exec::Plan* plan = executor.cached_plan(inputs);
-  if (plan == nullptr) {  // selection needs real shapes: build the plan by running once
+std::shared_ptr<const exec::Plan> plan_of(exec::Executor& executor, const std::vector<Tensor>& inputs) {
+  std::shared_ptr<const exec::Plan> plan = executor.cached_plan(inputs);
+  if (!plan) {  // selection needs real shapes: build the plan by running once
     exec::RunOptions options;
     executor.run(inputs, options);
     plan = executor.cached_plan(inputs);
   }
-  return *plan;
+  if (!plan) throw Error(ErrorKind::Internal, "no plan was kept for these input shapes");
+  return plan;
 }
 }  // namespace
 
 MemoryReport Model::memory_plan(const std::vector<Tensor>& inputs) const {
-  const exec::Plan& plan = plan_of(*impl_->executor, inputs);
+  const std::shared_ptr<const exec::Plan> keep = plan_of(*impl_->executor, inputs);
+  const exec::Plan& plan = *keep;
   const exec::MemoryPlan& m = plan.memory;
   MemoryReport r;
   r.arena_enabled = plan.arena != nullptr;
@@ -244,25 +250,31 @@ MemoryReport Model::memory_plan(const std::vector<Tensor>& inputs) const {
   r.heap_peak_bytes = m.heap_peak_bytes;
   r.estimated_peak_bytes = m.estimated_peak_bytes();
   r.total_activation_bytes = m.total_activation_bytes;
-  const ir::Graph& g = impl_->graph;
-  for (size_t v = 0; v < plan.lives.size(); ++v) {
-    const exec::ValueLife& life = plan.lives[v];
+  // Lives are in step order; the report speaks of graph nodes.
+  auto node_of = [&](int32_t step) {
+    return step < 0 || step == exec::kForever ? step : plan.steps[static_cast<size_t>(step)].node;
+  };
+  for (size_t slot = 0; slot < plan.lives.size(); ++slot) {
+    const exec::ValueLife& life = plan.lives[slot];
     if (life.kind == exec::ValueLife::Kind::Unused) continue;
-    MemoryValue mv{g.values[v].name, g.nodes[static_cast<size_t>(life.first)].name, life.bytes, "", m.offset[v],
-                   life.first, m.last[v]};
+    const int32_t producer = node_of(life.first);
+    MemoryValue mv{plan.slot_names[slot], producer >= 0 ? impl_->graph.nodes[static_cast<size_t>(producer)].name : "",
+                   life.bytes, "", m.offset.size() > slot ? m.offset[slot] : -1, producer,
+                   m.last.size() > slot ? node_of(m.last[slot]) : -1};
     if (life.kind == exec::ValueLife::Kind::View)
-      mv.placement = life.view_of == ir::kNoValue ? "view of an input" : "view of " + g.values[life.view_of].name;
-    else if (m.offset[v] >= 0)
+      mv.placement = life.view_of == ir::kNoValue ? "view of an input" : "view of " + plan.slot_names[static_cast<size_t>(life.view_of)];
+    else if (mv.offset >= 0)
       mv.placement = "arena";
     else
-      mv.placement = m.last[v] == exec::kForever ? "output" : "heap";
+      mv.placement = m.last.size() > slot && m.last[slot] == exec::kForever ? "output" : "heap";
+    if (plan.slot_storage[slot] != exec::kHost) mv.placement += " (" + impl_->executor->storages().name_of(plan.slot_storage[slot]) + ")";
     r.values.push_back(std::move(mv));
   }
   return r;
 }
 
 std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
-  const exec::Plan* plan = &plan_of(*impl_->executor, inputs);
+  const std::shared_ptr<const exec::Plan> plan = plan_of(*impl_->executor, inputs);
   std::vector<PlanEntry> out;
   for (size_t n = 0; n < impl_->graph.nodes.size(); ++n) {
     const ir::Node& node = impl_->graph.nodes[n];

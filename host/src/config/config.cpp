@@ -213,6 +213,15 @@ class Reader {
     return static_cast<int>(v);
   }
 
+  double fraction_of(const toml::node& node, const std::string& label) const {
+    double v = 0;
+    if (const auto* f = node.as_floating_point()) v = f->get();
+    else if (const auto* i = node.as_integer()) v = static_cast<double>(i->get());
+    else fail(node, label + ": expected a number, got " + type_name(node));
+    if (!(v >= 0.0 && v <= 1.0)) fail(node, label + ": must be between 0 and 1, got " + std::to_string(v));
+    return v;
+  }
+
   std::string one_of(const toml::node& node, const std::string& label,
                      const std::vector<std::string>& allowed) const {
     std::string value = string_of(node, label);
@@ -286,8 +295,15 @@ class Reader {
   }
 
   void read_runtime(const toml::table& table) {
-    warn_unknown(table, {"intra_op_threads", "inter_op_threads", "deterministic", "memory_planner", "node_io", "log_level"},
+    warn_unknown(table, {"intra_op_threads", "inter_op_threads", "deterministic", "memory_planner", "node_io", "log_level",
+                         "plan_cache", "copy_warning_share"},
                  "[runtime]");
+    if (const toml::node* n = table.get("plan_cache")) {
+      cfg_.plan_cache = non_negative_int_of(*n, "[runtime] plan_cache");
+      if (cfg_.plan_cache < 1) fail(*n, "[runtime] plan_cache: must be >= 1, got 0");
+    }
+    if (const toml::node* n = table.get("copy_warning_share"))
+      cfg_.copy_warning_share = fraction_of(*n, "[runtime] copy_warning_share");
     if (const toml::node* n = table.get("intra_op_threads"))
       cfg_.intra_op_threads = non_negative_int_of(*n, "[runtime] intra_op_threads");
     if (const toml::node* n = table.get("inter_op_threads"))
@@ -336,6 +352,22 @@ Config load_config(const std::string& path, bool log_warnings) {
   std::ostringstream text;
   text << in.rdbuf();
   return parse_config(text.str(), path, log_warnings);
+}
+
+std::vector<std::string> builtin_routing(const std::vector<std::string>& loaded) {
+  static const std::vector<std::string> kFirst = {"cuda", "linalg", "conv", "attention", "shape"};
+  static const std::vector<std::string> kLast = {"aten", "example"};
+  auto has = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  std::vector<std::string> order;
+  for (const std::string& name : kFirst)
+    if (has(loaded, name)) order.push_back(name);
+  for (const std::string& name : loaded)
+    if (!has(kFirst, name) && !has(kLast, name)) order.push_back(name);
+  for (const std::string& name : kLast)
+    if (has(loaded, name)) order.push_back(name);
+  return order;
 }
 
 }  // namespace switchyard::config

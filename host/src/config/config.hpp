@@ -34,7 +34,8 @@ struct Config {
   std::string source;                       // the file it came from ("" for defaults)
   std::vector<std::string> plugin_paths;    // [plugins] paths, resolved against the file's dir
   std::vector<std::string> load;            // [plugins] load: names or .so paths; empty = all found
-  std::vector<std::string> default_backends;  // [selection] default
+  std::vector<std::string> default_backends;  // [selection] default (empty: builtin_routing())
+  bool builtin_default = false;               // default_backends is the built-in routing
   bool strict = false;                      // [selection] strict
   bool fuse = true;                         // [selection] fuse: fused kernels where offered
   std::vector<Rule> rules;                  // [[rules]], first match wins
@@ -42,6 +43,8 @@ struct Config {
   int inter_op_threads = 1;                 // [runtime] > 1: independent nodes run at once; 0 = all cores
   bool deterministic = false;               // [runtime] bit-identical across runs and schedules
   bool memory_planner = true;               // [runtime] host-allocated activations share one arena
+  int plan_cache = 16;                      // [runtime] plans kept, one per input-shape signature
+  double copy_warning_share = 0.25;         // [runtime] warn when conversions move more of a run's bytes
   CaptureMode capture = CaptureMode::None;  // [runtime] node_io = "none" | "outputs" | "all" | "stream"
   std::string log_level = "info";           // [runtime] trace|debug|info|warn|error|off
   std::vector<std::string> warnings;        // unknown keys, "file:line:column: ..." (also logged)
@@ -62,5 +65,10 @@ void check_backends(const Config& cfg, const std::vector<std::string>& loaded_pl
 
 // Shell-style glob: '*' any run of characters (dots included), '?' one character.
 bool glob_match(const std::string& pattern, const std::string& text);
+
+// The backend order used when a config gives no [selection] default: the op-family
+// plugins first (cuda, linalg, conv, attention, shape), then any other plugin, then the
+// aten reference plugin, then the teaching plugin `example`; only those loaded.
+std::vector<std::string> builtin_routing(const std::vector<std::string>& loaded);
 
 }  // namespace switchyard::config

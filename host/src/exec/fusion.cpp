@@ -1,5 +1,7 @@
 #include "exec/fusion.hpp"
 
+#include "ir/sym.hpp"
+
 namespace switchyard::exec {
 
 std::vector<int32_t> fusable_consumers(const ir::Graph& graph) {
@@ -21,12 +23,17 @@ std::vector<int32_t> fusable_consumers(const ir::Graph& graph) {
     if (uses[mid] != 1) continue;
     const ir::Node& next = graph.nodes[consumer[mid]];
     if (next.inputs.empty() || next.inputs[0] != mid) continue;
-    bool rest_constant = true;
+    // The consumer's other inputs must exist when the fused node runs, in the producer's
+    // place: constants, graph inputs, or tensors made before the producer (a residual).
+    bool rest_ready = !ir::is_sym_op(next.op) && !ir::is_sym_op(producer.op);
     for (size_t i = 1; i < next.inputs.size(); ++i) {
-      ir::ValueId v = next.inputs[i];
-      rest_constant &= v == ir::kNoValue || graph.values[v].kind == ir::ValueKind::Constant;
+      const ir::ValueId v = next.inputs[i];
+      if (v == ir::kNoValue) continue;
+      const ir::Value& value = graph.values[v];
+      rest_ready &= value.type == ir::ValueType::Tensor &&
+                    (value.kind != ir::ValueKind::NodeOutput || value.producer < static_cast<int32_t>(n));
     }
-    if (rest_constant) out[n] = consumer[mid];
+    if (rest_ready && !ir::has_bound_attrs(next)) out[n] = consumer[mid];
   }
   return out;
 }

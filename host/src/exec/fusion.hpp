@@ -12,7 +12,8 @@ namespace switchyard::exec {
 
 // Per node, the index of the node that could be fused into it, or -1. The pair must be a
 // chain: the producer's only output has one consumer, which reads it as its first
-// input; it is not a graph output; the consumer's other inputs are constants or absent.
+// input; it is not a graph output; the consumer's other inputs are constants, absent, or
+// tensors that exist before the producer runs (a residual); neither is a sym node.
 std::vector<int32_t> fusable_consumers(const ir::Graph& graph);
 
 // The op name of the fused pair, e.g. "aten::linear+aten::gelu".

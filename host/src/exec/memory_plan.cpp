@@ -100,13 +100,18 @@ MemoryPlan plan_memory(std::vector<ValueLife> values, bool use_arena) {
   return plan;
 }
 
-ArenaPool::Buffer::Buffer(size_t bytes) {
+ArenaPool::Buffer::Buffer(size_t bytes, const ArenaAllocator& allocate) {
+  if (allocate) {
+    void* p = nullptr;
+    owner = allocate(bytes, &p);
+    data = static_cast<char*>(p);
+    return;
+  }
   data = static_cast<char*>(std::aligned_alloc(kArenaAlignment, aligned(std::max<size_t>(bytes, 1))));
   if (data == nullptr)
     throw Error(ErrorKind::Internal, "out of memory allocating the activation arena (" + std::to_string(bytes) + " bytes)");
+  owner = std::shared_ptr<void>(data, [](void* q) { std::free(q); });
 }
-
-ArenaPool::Buffer::~Buffer() { std::free(data); }
 
 std::shared_ptr<ArenaPool::Buffer> ArenaPool::acquire() {
   {
@@ -117,7 +122,7 @@ std::shared_ptr<ArenaPool::Buffer> ArenaPool::acquire() {
       return b;
     }
   }
-  return std::make_shared<Buffer>(bytes_);
+  return std::make_shared<Buffer>(bytes_, allocate_);
 }
 
 void ArenaPool::release(std::shared_ptr<Buffer> buffer) {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -53,16 +54,19 @@ MemoryPlan plan_memory(std::vector<ValueLife> values, bool use_arena = true);
 
 // Arena buffers of one plan, kept between runs so that a warm run allocates nothing and
 // touches no fresh page. Several runs may each hold a buffer at once.
+// Memory for one buffer: fills `data` and returns its owner (host memory when null).
+using ArenaAllocator = std::function<std::shared_ptr<void>(size_t bytes, void** data)>;
+
 class ArenaPool {
  public:
   struct Buffer {
-    explicit Buffer(size_t bytes);
-    ~Buffer();
+    explicit Buffer(size_t bytes, const ArenaAllocator& allocate = nullptr);
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
     char* data = nullptr;
+    std::shared_ptr<void> owner;
   };
-  explicit ArenaPool(size_t bytes) : bytes_(bytes) {}
+  explicit ArenaPool(size_t bytes, ArenaAllocator allocate = nullptr) : bytes_(bytes), allocate_(std::move(allocate)) {}
   // A buffer of the plan's size: an idle one, else a new one.
   std::shared_ptr<Buffer> acquire();
   // Gives it back for the next run, unless something besides the caller still holds it.
@@ -70,6 +74,7 @@ class ArenaPool {
 
  private:
   size_t bytes_;
+  ArenaAllocator allocate_;
   std::mutex mutex_;
   std::vector<std::shared_ptr<Buffer>> idle_;
 };

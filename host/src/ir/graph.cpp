@@ -70,6 +70,23 @@ int32_t Graph::add_node(std::string name, std::string op, std::vector<ValueId> n
   return index;
 }
 
+bool has_bound_attrs(const Node& node) {
+  for (const auto& [name, attr] : node.attrs)
+    if (attr.bound()) return true;
+  return false;
+}
+
+ValueId Graph::add_sym(std::string name, std::string op, std::vector<ValueId> node_inputs, Attributes attrs,
+                       std::string output_name) {
+  const bool makes_tensor = op == "sym::tensor";
+  if (output_name.empty()) output_name = name;
+  const int32_t n = add_node(std::move(name), std::move(op), std::move(node_inputs), {std::move(output_name)},
+                             std::move(attrs));
+  const ValueId out = nodes[static_cast<size_t>(n)].outputs[0];
+  values[static_cast<size_t>(out)].type = makes_tensor ? ValueType::Tensor : ValueType::Scalar;
+  return out;
+}
+
 ValueId Graph::find_value(const std::string& name) const {
   for (size_t i = 0; i < values.size(); ++i)
     if (values[i].name == name) return static_cast<ValueId>(i);

@@ -19,6 +19,11 @@ const char* attr_kind_name(AttrKind kind);
 
 // A non-tensor argument of a node (ATen schema names: "dim", "alpha", ...), or a small
 // constant tensor. Booleans are stored as Int 0/1.
+//
+// A bound attribute (`ref` set) takes its value at run time from the scalar value `ref`
+// (computed by sym:: nodes from the actual input shapes, see ir/sym.hpp); `kind` is then
+// the kind the node expects (Int, Float, Ints or Floats) and the other fields are unused.
+// The executor resolves bound attributes once per input-shape signature.
 struct Attribute {
   AttrKind kind = AttrKind::None;
   int64_t i = 0;
@@ -27,6 +32,9 @@ struct Attribute {
   std::vector<int64_t> ints;
   std::vector<double> floats;
   Tensor tensor;
+  int32_t ref = -1;  // a ValueId of a scalar value, or -1 (a literal)
+
+  bool bound() const { return ref >= 0; }
 
   static Attribute none() { return {}; }
   static Attribute of_int(int64_t v) { Attribute a; a.kind = AttrKind::Int; a.i = v; return a; }
@@ -43,6 +51,10 @@ struct Attribute {
   static Attribute of_tensor(Tensor v) {
     Attribute a; a.kind = AttrKind::Tensor; a.tensor = std::move(v); return a;
   }
+  // Bound to scalar value `value`, which must hold (or convert to) `expected`.
+  static Attribute of_ref(int32_t value, AttrKind expected) {
+    Attribute a; a.kind = expected; a.ref = value; return a;
+  }
 };
 
 // Attributes keep their file order; nodes have a handful, so a vector beats a map.
@@ -51,13 +63,24 @@ const Attribute* find_attr(const Attributes& attrs, const std::string& name);
 
 enum class ValueKind { Input, Constant, NodeOutput };
 
+// What a value holds at run time: a tensor, or a scalar (an int, float or list of them,
+// held as an Attribute) that sym:: nodes compute from tensor shapes (ir/sym.hpp).
+enum class ValueType { Tensor, Scalar };
+
 struct Value {
   std::string name;
   ValueKind kind = ValueKind::NodeOutput;
+  ValueType type = ValueType::Tensor;  // Scalar: a NodeOutput of a sym:: node
   Tensor constant;              // ValueKind::Constant only: the weight, shared not copied
   int32_t producer = -1;        // NodeOutput only: index into Graph::nodes
   DLDataType dtype{kDLFloat, 32, 1};  // declared dtype of inputs and constants
   std::vector<int64_t> shape;   // declared shape of inputs (-1 = any size); may be empty
+  bool rank_known = false;      // inputs: `shape` gives the rank even where it is empty (0-D)
+  // Inputs: a name per dimension for messages and `plan` ("B", "S"); "" where none.
+  std::vector<std::string> dim_names;
+  // Inputs: a shape the model is known to take (e.g. the traced one, from an optional
+  // hint), for `plan` without inputs and for sample inputs; empty if none is known.
+  std::vector<int64_t> example_shape;
 };
 
 struct Node {
@@ -68,6 +91,17 @@ struct Node {
   std::vector<ValueId> inputs;  // kNoValue for an absent optional input
   std::vector<ValueId> outputs;
 };
+
+// The values a node depends on: its inputs, then the scalar values its bound attributes
+// read. Both must be computed before the node runs.
+template <typename F>
+void for_each_dependency(const Node& node, F&& f) {
+  for (ValueId v : node.inputs)
+    if (v != kNoValue) f(v);
+  for (const auto& [name, attr] : node.attrs)
+    if (attr.bound()) f(static_cast<ValueId>(attr.ref));
+}
+bool has_bound_attrs(const Node& node);
 
 struct Graph {
   std::vector<Value> values;
@@ -83,6 +117,10 @@ struct Graph {
                    std::vector<std::string> output_names, Attributes attrs = {},
                    std::string module_path = {});
   ValueId find_value(const std::string& name) const;  // kNoValue if absent
+  // Appends a sym:: node (ir/sym.hpp) whose one output is a scalar value (or, for
+  // sym::tensor, a tensor). Returns the output.
+  ValueId add_sym(std::string name, std::string op, std::vector<ValueId> inputs, Attributes attrs = {},
+                  std::string output_name = {});
 };
 
 // Checks the graph and sorts its nodes topologically. Throws switchyard::Error (ErrorKind::Graph) with a message

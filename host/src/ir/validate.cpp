@@ -2,6 +2,7 @@
 // Every id is range-checked before use, so any graph, however broken, gives an Error
 // naming the node or value at fault and never a crash. The graph changes only on success.
 #include "ir/graph.hpp"
+#include "ir/sym.hpp"
 
 #include <switchyard/error.hpp>
 
@@ -77,8 +78,16 @@ void check_attributes(const Graph& graph, size_t node_index) {
     const int kind = static_cast<int>(attr.kind);
     if (kind < static_cast<int>(AttrKind::None) || kind > static_cast<int>(AttrKind::Tensor))
       fail(where + " '" + name + "' has unknown kind " + std::to_string(kind));
-    if (attr.kind == AttrKind::Tensor && !attr.tensor.defined())
+    if (attr.kind == AttrKind::Tensor && !attr.tensor.defined() && !attr.bound())
       fail(where + " '" + name + "' is of kind tensor but holds no tensor");
+    if (attr.bound()) {
+      if (!in_range(graph, attr.ref)) fail(where + " '" + name + "' is bound to " + out_of_range(graph, attr.ref));
+      if (attr.kind != AttrKind::Int && attr.kind != AttrKind::Float && attr.kind != AttrKind::Ints &&
+          attr.kind != AttrKind::Floats)
+        fail(where + " '" + name + "' is bound to a value but expects " + attr_kind_name(attr.kind) +
+             " (a bound attribute expects int, float, ints or floats)");
+      if (is_sym_op(node.op)) fail(where + " '" + name + "' is bound to a value; sym ops take values as inputs");
+    }
   }
 }
 
@@ -153,7 +162,84 @@ void check_node_inputs(const Graph& graph, const std::vector<int32_t>& producers
         fail(node_label(graph, n) + ": input " + value_label(graph, id) +
              " is never produced (dangling value)");
     }
+    for (const auto& [name, attr] : node.attrs)  // bound attributes, range-checked already
+      if (attr.bound() && (graph.values[static_cast<size_t>(attr.ref)].kind != ValueKind::NodeOutput ||
+                           producers[static_cast<size_t>(attr.ref)] < 0))
+        fail(node_label(graph, n) + ": attribute '" + name + "' is bound to " + value_label(graph, attr.ref) +
+             ", which no sym node produces");
   }
+}
+
+// A sym node's output is a scalar (a tensor for sym::tensor); everything else makes tensors.
+ValueType type_of_output(const Node& node) {
+  return is_sym_op(node.op) && node.op != "sym::tensor" ? ValueType::Scalar : ValueType::Tensor;
+}
+
+// True for tensor values computed from constants and sizes alone (no graph input's data).
+std::vector<char> shape_derived(const Graph& graph, const std::vector<int32_t>& order) {
+  std::vector<char> derived(graph.values.size(), 0);
+  for (size_t v = 0; v < graph.values.size(); ++v) derived[v] = graph.values[v].kind == ValueKind::Constant;
+  for (int32_t n : order) {
+    const Node& node = graph.nodes[static_cast<size_t>(n)];
+    bool ok = node.op == "sym::tensor" || !is_sym_op(node.op);
+    if (!is_sym_op(node.op))
+      for (ValueId id : node.inputs) ok = ok && (id == kNoValue || derived[static_cast<size_t>(id)]);
+    for (ValueId id : node.outputs) derived[static_cast<size_t>(id)] = ok;
+  }
+  return derived;
+}
+
+// The static kinds of scalar values, and the type rules of sym nodes and bound attributes.
+void check_types(const Graph& graph, const std::vector<int32_t>& order) {
+  std::vector<AttrKind> kinds(graph.values.size(), AttrKind::Tensor);
+  std::vector<char> scalar(graph.values.size(), 0);
+  for (const Node& node : graph.nodes)
+    if (type_of_output(node) == ValueType::Scalar)
+      for (ValueId id : node.outputs) scalar[static_cast<size_t>(id)] = 1;
+  std::vector<char> derived;
+  for (int32_t n : order) {
+    const Node& node = graph.nodes[static_cast<size_t>(n)];
+    const std::string who = node_label(graph, static_cast<size_t>(n));
+    if (is_sym_op(node.op)) {
+      std::vector<AttrKind> in;
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        if (node.inputs[i] == kNoValue) fail(who + ": sym ops take no absent inputs (input #" + std::to_string(i) + ")");
+        in.push_back(kinds[static_cast<size_t>(node.inputs[i])]);
+      }
+      const AttrKind out = sym_result_kind(node, in);
+      if (node.op == "sym::item") {
+        if (derived.empty()) derived = shape_derived(graph, order);
+        if (!derived[static_cast<size_t>(node.inputs[0])])
+          fail(who + ": sym::item reads " + value_label(graph, node.inputs[0]) +
+               ", which depends on the data of a graph input; sizes are evaluated once per input shape, so "
+               "they may come from sizes and constants only");
+      }
+      if (out != AttrKind::Tensor) kinds[static_cast<size_t>(node.outputs[0])] = out;
+      continue;
+    }
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (node.inputs[i] != kNoValue && scalar[static_cast<size_t>(node.inputs[i])])
+        fail(who + ": input #" + std::to_string(i) + " " + value_label(graph, node.inputs[i]) +
+             " is a scalar; kernels read tensors (make it one with sym::tensor)");
+    for (const auto& [name, attr] : node.attrs) {
+      if (!attr.bound()) continue;
+      if (!scalar[static_cast<size_t>(attr.ref)])
+        fail(who + ": attribute '" + name + "' is bound to " + value_label(graph, attr.ref) +
+             ", which is a tensor, not a scalar");
+      const AttrKind have = kinds[static_cast<size_t>(attr.ref)], want = attr.kind;
+      // AttrKind::None: a number known only at run time (sym::item); bind_scalar checks it then.
+      const bool fits = have == want || have == AttrKind::None ||
+                        (want == AttrKind::Float && have == AttrKind::Int) ||
+                        (want == AttrKind::Ints && have == AttrKind::Int) ||
+                        (want == AttrKind::Floats && (have == AttrKind::Ints || have == AttrKind::Int || have == AttrKind::Float));
+      if (!fits)
+        fail(who + ": attribute '" + name + "' expects " + attr_kind_name(want) + " but " +
+               value_label(graph, attr.ref) + " is " + attr_kind_name(have));
+    }
+  }
+  for (size_t i = 0; i < graph.outputs.size(); ++i)
+    if (scalar[static_cast<size_t>(graph.outputs[i])])
+      fail("graph output " + value_label(graph, graph.outputs[i]) + " is a scalar; models return tensors");
 }
 
 void check_graph_outputs(const Graph& graph, const std::vector<int32_t>& producers) {
@@ -179,14 +265,13 @@ void check_graph_outputs(const Graph& graph, const std::vector<int32_t>& produce
   while (position[current] < 0) {
     position[current] = static_cast<int>(walk.size());
     walk.push_back(current);
-    for (ValueId id : graph.nodes[current].inputs) {
-      if (id == kNoValue) continue;
+    size_t next = current;
+    for_each_dependency(graph.nodes[current], [&](ValueId id) {
       const int32_t producer = producers[static_cast<size_t>(id)];
-      if (producer >= 0 && pending_inputs[static_cast<size_t>(producer)] > 0) {
-        current = static_cast<size_t>(producer);
-        break;
-      }
-    }
+      if (next == current && producer >= 0 && pending_inputs[static_cast<size_t>(producer)] > 0)
+        next = static_cast<size_t>(producer);
+    });
+    current = next;
   }
   // walk[position[current]..] is the cycle against data flow; print it along data flow.
   std::vector<size_t> cycle(walk.begin() + position[current], walk.end());
@@ -204,13 +289,12 @@ std::vector<int32_t> topological_order(const Graph& graph, const std::vector<int
   std::vector<int32_t> pending_inputs(count, 0);
   std::vector<std::vector<int32_t>> consumers(count);
   for (size_t n = 0; n < count; ++n)
-    for (ValueId id : graph.nodes[n].inputs) {
-      if (id == kNoValue) continue;
+    for_each_dependency(graph.nodes[n], [&](ValueId id) {
       const int32_t producer = producers[static_cast<size_t>(id)];
-      if (producer < 0) continue;  // graph input or constant: always ready
+      if (producer < 0) return;  // graph input or constant: always ready
       consumers[static_cast<size_t>(producer)].push_back(static_cast<int32_t>(n));
       ++pending_inputs[n];
-    }
+    });
   std::priority_queue<int32_t, std::vector<int32_t>, std::greater<int32_t>> ready;
   for (size_t n = 0; n < count; ++n)
     if (pending_inputs[n] == 0) ready.push(static_cast<int32_t>(n));
@@ -236,6 +320,7 @@ void validate(Graph& graph) {
   check_node_inputs(graph, producers);
   check_graph_outputs(graph, producers);
   const std::vector<int32_t> order = topological_order(graph, producers);
+  check_types(graph, order);
 
   // All checks passed: reorder the nodes and make every producer index point at the new order.
   std::vector<Node> sorted;
@@ -244,8 +329,10 @@ void validate(Graph& graph) {
   graph.nodes = std::move(sorted);
   for (Value& value : graph.values) value.producer = -1;
   for (size_t n = 0; n < graph.nodes.size(); ++n)
-    for (ValueId id : graph.nodes[n].outputs)
+    for (ValueId id : graph.nodes[n].outputs) {
       graph.values[static_cast<size_t>(id)].producer = static_cast<int32_t>(n);
+      graph.values[static_cast<size_t>(id)].type = type_of_output(graph.nodes[n]);
+    }
 }
 
 }  // namespace switchyard::ir

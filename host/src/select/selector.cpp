@@ -76,7 +76,7 @@ Selection select_kernel(const config::Config& cfg, const Catalog& catalog, const
     if (!rule.pos.file.empty() || rule.pos.line > 0) source += " (" + rule.pos.str() + ")";
   } else if (!cfg.default_backends.empty()) {
     backends = cfg.default_backends;
-    source = "default list";
+    source = cfg.builtin_default ? "built-in routing" : "default list";
   } else {
     backends = backends_in_catalog_order(candidates);
     source = "any plugin in load order";
@@ -102,7 +102,11 @@ Selection select_kernel(const config::Config& cfg, const Catalog& catalog, const
       }
       if (reject(backend, std::move(reason))) return selection;
     }
-    if (!offered && reject(backend, "no kernel for " + node.op)) return selection;
+    // The built-in routing names every loaded plugin: one without the op is no verdict.
+    if (!offered) {
+      selection.rejected.push_back(Rejection{backend, "no kernel for " + node.op});
+      if (cfg.strict && !(selection.rule_index < 0 && cfg.builtin_default)) return selection;
+    }
   }
   return selection;
 }

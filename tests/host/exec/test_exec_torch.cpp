@@ -103,13 +103,14 @@ TEST_F(ExecutorTorch, ConvBlockMatchesLibTorch) {
   at::Tensor r = at::relu(at::conv2d(x, w, b, {2, 2}, {1, 1}, {1, 1}, 1));
   at::Tensor expected = at::matmul(r, r);
 
-  Runtime rt(Options{write_config("conv", "[plugins]\nload = [\"example\", \"aten\"]\n")});
+  Runtime rt(Options{write_config("conv", "[plugins]\nload = [\"example\", \"aten\"]\n"
+                                          "[selection]\ndefault = [\"example\", \"aten\"]\n")});
   auto model = load_graph(rt, g);
   auto out = model->run({from_at(x)});
   EXPECT_LT(max_abs_diff(to_at(out[0]), expected), 1e-4);
   auto plan = model->plan({from_at(x)});
   EXPECT_EQ(plan[0].backend, "aten");      // only aten has conv2d
-  EXPECT_EQ(plan[1].backend, "example");   // example is first in load order for relu
+  EXPECT_EQ(plan[1].backend, "example");   // example is first in the default list for relu
 }
 
 TEST_F(ExecutorTorch, KernelErrorNamesNodeOpAndPlugin) {

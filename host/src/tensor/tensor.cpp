@@ -102,6 +102,15 @@ Tensor Tensor::from_blob(void* data, DLDataType dtype, std::vector<int64_t> shap
   return t;
 }
 
+Tensor Tensor::in_storage(void* data, DLDevice device, DLDataType dtype, std::vector<int64_t> shape,
+                          std::function<void()> release) {
+  Tensor t;
+  t.impl_ = make_impl(data, dtype, std::move(shape), {});
+  t.impl_->dl.device = device;
+  t.impl_->release = std::move(release);
+  return t;
+}
+
 Tensor Tensor::adopt(DLManagedTensor* managed, std::shared_ptr<void> keep_alive) {
   const DLTensor& src = managed->dl_tensor;
   std::vector<int64_t> shape(src.shape, src.shape + src.ndim);

@@ -1,0 +1,151 @@
+// A plan: everything the executor decided for one input-shape signature. The first run
+// of a signature builds it while it runs (planner.cpp: sym nodes, selection, fusion,
+// kernel instances, what each value turned out to be); finalize.cpp then fixes where
+// each value lives (storages, conversions, in-place, the arenas) and lays the run out as
+// a flat list of steps. Later runs of the signature only walk the steps (step.cpp).
+#pragma once
+
+#include "exec/memory_plan.hpp"
+#include "exec/storage.hpp"
+#include "ir/graph.hpp"
+#include "loader/plugin_manager.hpp"
+#include "select/selector.hpp"
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace switchyard::exec {
+
+// A kernel instance bound to one node; destroys the instance before its plugin unloads.
+struct BoundKernel {
+  loader::KernelRef kernel;
+  SY_KernelInstance* instance = nullptr;
+  std::vector<SY_TensorDesc> output_descs;   // from infer, where the kernel has one
+  std::vector<SY_StorageMask> input_reads;   // from `storage` (host only without it)
+  std::vector<SY_StorageMask> output_writes;
+  std::vector<int32_t> output_inplace;       // per output: an input index, or -1
+  BoundKernel() = default;
+  BoundKernel(const BoundKernel&) = delete;
+  BoundKernel& operator=(const BoundKernel&) = delete;
+  ~BoundKernel();
+};
+
+// What was decided for one graph node (for `plan` and error messages).
+struct NodePlan {
+  std::unique_ptr<BoundKernel> bound;
+  std::string backend;                  // "host" for sym nodes
+  select::Selection selection;
+  std::unique_ptr<ir::Node> resolved;   // (optional) the node with its bound attributes filled in
+  std::unique_ptr<ir::Node> fused;      // (optional) run in place of this node and the next
+  int32_t folded_into = -1;             // this node runs inside that node's fused kernel
+  // The node as its kernel sees it.
+  const ir::Node& as_run(const ir::Node& graph_node) const {
+    return fused ? *fused : resolved ? *resolved : graph_node;
+  }
+};
+
+// Where a step reads one input: a live slot, or a tensor the plan holds.
+struct InputRef {
+  int32_t slot = -1;
+  const Tensor* fixed = nullptr;  // constants, sym::tensor results, converted constants
+  int32_t storage = kHost;        // where the tensor it names lives
+  bool absent() const { return slot < 0 && fixed == nullptr; }
+};
+
+// What the planning run learned of one value.
+struct ValueInfo {
+  DLDataType dtype{kDLFloat, 32, 1};
+  std::vector<int64_t> shape;
+  bool produced = false;          // a kernel made it
+  bool host_allocated = false;    // ... into memory the host gave it
+  ir::ValueId view_of = ir::kNoValue;  // a kernel output pointing into this node output's memory
+  bool view_of_outside = false;   // ... or into a graph input's or a constant's
+};
+
+struct OutputPlan {
+  int32_t slot = -1;                       // -1: nobody reads it; dropped at once
+  int32_t storage = kHost;                 // where it lives
+  SY_StorageIndex local = SY_STORAGE_HOST; // the same, as the kernel's plugin names it
+  int64_t arena_offset = -1;               // host-allocated outputs placed in the arena
+  int32_t inplace_input = -1;              // host-allocated: takes this input's buffer
+};
+
+// One step of a run: a kernel, or a conversion of a value between storages.
+struct Step {
+  enum class Kind : uint8_t { Kernel, Convert };
+  Kind kind = Kind::Kernel;
+  int32_t node = -1;                     // the graph node it runs (a conversion: the reader it serves)
+  // Kernel
+  const ir::Node* run_node = nullptr;    // the node as run (resolved or fused)
+  const BoundKernel* kernel = nullptr;
+  const std::string* backend = nullptr;
+  std::vector<InputRef> inputs;
+  std::vector<SY_StorageIndex> input_storage;  // per input, as the kernel's plugin names it
+  std::vector<OutputPlan> outputs;
+  bool pass_storages = false;            // the kernel has `storage`: run args carry the above
+  // Convert
+  ir::ValueId value = ir::kNoValue;      // the value it converts
+  int32_t src = -1, dst = -1;            // slots
+  int32_t from = kHost, to = kHost;      // storages
+  int64_t arena_offset = -1;             // the converted copy's place in `to`'s arena
+  // Both: slots whose last reader this step is.
+  std::vector<int32_t> frees;
+  // Outputs whose shapes sym nodes read when planning: checked each time this step runs.
+  std::vector<std::pair<int32_t, int32_t>> guards;  // (output index, index into Plan::guard_shapes)
+};
+
+// Dependencies among steps, for runs with inter_op_threads > 1.
+struct Schedule {
+  std::vector<int32_t> roots;                    // steps that wait for no other step
+  std::vector<std::vector<int32_t>> successors;  // per step: steps that read its outputs
+  std::vector<int32_t> num_producers;            // per step: distinct steps it waits for
+  std::vector<int32_t> num_readers;              // per slot: steps that read it
+  std::vector<std::vector<int32_t>> reads;       // per step: the distinct slots it reads
+};
+
+// A conversion for `plan` and the run log: a value crossing storages.
+struct Crossing {
+  std::string value, from, to, reader;
+  uint64_t bytes = 0;
+  bool constant = false;  // done once when the plan was made
+};
+
+struct Plan {
+  std::vector<NodePlan> nodes;             // parallel to Graph::nodes
+  bool complete = false;                   // the planning run finished; steps are laid out
+  std::vector<ir::Attribute> scalars;      // per value: scalar values as evaluated
+  std::deque<Tensor> fixed;                // tensors steps read by pointer (stable addresses)
+  std::vector<InputRef> value_fixed;       // per value: where a fixed tensor is (sym::tensor)
+  // The steps and their slots: slot v < number of values holds value v; converted copies
+  // take the slots after.
+  std::vector<Step> steps;
+  int32_t num_slots = 0;
+  std::vector<int32_t> input_slots;        // per graph input
+  std::vector<InputRef> outputs;           // per graph output (always plain host)
+  std::vector<int32_t> value_storage;      // per value: the storage it lives in
+  std::vector<ir::ValueId> shape_reads;    // values whose shapes sym nodes read
+  std::vector<std::vector<int64_t>> guard_shapes;
+  std::vector<ValueInfo> infos;            // per value, from the planning run
+  std::vector<Step> planning_steps;        // the planning run's own steps (then cleared)
+  std::map<std::pair<ir::ValueId, int32_t>, const Tensor*> fixed_copies;  // constants converted once
+  std::vector<int32_t> slot_storage;       // per slot
+  std::vector<std::string> slot_names;     // per slot: "x", or "x@cuda/cuda" for a copy
+  std::vector<Crossing> crossings;
+  uint64_t crossing_bytes = 0, moved_bytes = 0;  // per run: converted, and all values' bytes
+  // Memory: what the planning run saw per value, the plan made from it, the arenas.
+  std::vector<ValueLife> lives;
+  MemoryPlan memory;                       // the host arena
+  std::unique_ptr<ArenaPool> arena;        // (optional) host arena buffers
+  struct DeviceArena {
+    int32_t storage = kHost;
+    MemoryPlan memory;
+    std::unique_ptr<ArenaPool> pool;
+  };
+  std::vector<DeviceArena> device_arenas;  // one per non-host storage with planned values
+  std::unique_ptr<Schedule> schedule;      // set when runs are parallel
+};
+
+}  // namespace switchyard::exec

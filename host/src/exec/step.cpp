@@ -1,0 +1,367 @@
+// The one per-node step every run takes, planning or not, sequential or parallel: read
+// the inputs, run the kernel (or a conversion), check what it made, keep the outputs,
+// then the tail: node_io record, callback, frees, profile stamp. A warm step builds no
+// strings, looks nothing up by name and takes no lock.
+#include "exec/executor.hpp"
+
+#include "loader/host_api.hpp"
+#include "util/log.hpp"
+
+#include <switchyard/error.hpp>
+
+#include <cmath>
+#include <cstring>
+
+namespace switchyard::exec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t since(const RunState& st) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - st.start).count();
+}
+
+// The buffer a run placed storage `id`'s arena values in, or null.
+const ArenaPool::Buffer* arena_for(const RunState& st, int32_t id) {
+  if (id == kHost) return st.arena.get();
+  const Plan& plan = *st.plan;
+  for (size_t i = 0; i < plan.device_arenas.size(); ++i)
+    if (plan.device_arenas[i].storage == id) return st.device_arenas.size() > i ? st.device_arenas[i].get() : nullptr;
+  return nullptr;
+}
+
+void raise(std::atomic<size_t>& peak, size_t now) {
+  size_t seen = peak.load(std::memory_order_relaxed);
+  while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+  }
+}
+
+}  // namespace
+
+void RunState::held(const Tensor& t) {
+  raise(peak_count, ++live_count);
+  raise(peak_bytes, live_bytes += t.nbytes());
+}
+
+void RunState::dropped(const Tensor& t) {
+  --live_count;
+  live_bytes -= t.nbytes();
+}
+
+void Executor::begin_run(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options, RunState& st,
+                         RunResult& result) const {
+  st.plan = &plan;
+  st.options = &options;
+  st.result = &result;
+  st.keep_inputs = options.capture == Capture::All || options.callback != nullptr;
+  // Tensors that leave the run (node_io, callbacks) or steps that overlap would break the
+  // plan's lifetimes: no arena and no in-place writes for those.
+  const bool private_tensors = options.capture == Capture::None && options.callback == nullptr;
+  st.in_place = plan.complete && private_tensors;
+  st.heap_base = options.measure_memory ? heap_bytes_in_use() : 0;
+  st.start = Clock::now();
+  if (plan.complete) {
+    st.slots.assign(static_cast<size_t>(plan.num_slots), Tensor());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      st.slots[static_cast<size_t>(plan.input_slots[i])] = inputs[i];
+      st.held(inputs[i]);
+    }
+    if (private_tensors && plan.arena) {  // a measured run takes fresh buffers, so that the arena counts
+      st.arena = options.measure_memory ? std::make_shared<ArenaPool::Buffer>(plan.memory.arena_bytes) : plan.arena->acquire();
+      result.stats.arena_bytes = plan.memory.arena_bytes;
+    }
+    for (const Plan::DeviceArena& d : plan.device_arenas)
+      st.device_arenas.push_back(private_tensors && d.pool ? d.pool->acquire() : nullptr);
+  }
+  const size_t steps = plan.complete ? plan.steps.size() : 0;
+  if (options.capture != Capture::None) st.records.resize(steps);
+  if (options.profile) {
+    st.start_ns.assign(steps, -1);
+    st.end_ns.assign(steps, -1);
+    st.lanes.assign(steps, 0);
+  }
+}
+
+void Executor::end_run(RunState& st) const {
+  const Plan& plan = *st.plan;
+  RunResult& result = *st.result;
+  result.stats.nodes_run = st.nodes_run.load();
+  result.stats.peak_live_tensors = st.peak_count.load();
+  result.stats.peak_live_bytes = st.peak_bytes.load();
+  if (st.options->capture != Capture::None)
+    for (NodeIO& rec : st.records)
+      if (!rec.node.empty()) result.node_io.push_back(std::move(rec));
+  if (st.options->profile) {
+    const std::vector<Step>& steps = plan.complete ? plan.steps : plan.planning_steps;
+    for (size_t i = 0; i < steps.size() && i < st.end_ns.size(); ++i) {
+      if (st.end_ns[i] < 0) continue;
+      const Step& s = steps[i];
+      NodeProfile p;
+      if (s.kind == Step::Kind::Kernel) {
+        p = NodeProfile{s.run_node->name, s.run_node->op, *s.backend, s.run_node->module_path, 0, 0, st.lanes[i]};
+      } else {
+        p.node = graph_.values[static_cast<size_t>(s.value)].name + " -> " + storages_.name_of(s.to);
+        p.op = "convert";
+        p.backend = s.to != kHost ? storages_.kind(s.to).plugin->name() : storages_.kind(s.from).plugin->name();
+        p.lane = st.lanes[i];
+      }
+      // Sequential: a step's span starts where the one before it ended (host work included).
+      const int64_t begin = st.start_ns[i] >= 0 ? st.start_ns[i] : 0;
+      p.start_ms = begin * 1e-6;
+      p.duration_ms = (st.end_ns[i] - begin) * 1e-6;
+      result.profile.push_back(std::move(p));
+    }
+  }
+  if (!plan.complete) return;
+  for (const InputRef& r : plan.outputs) result.outputs.push_back(r.fixed != nullptr ? *r.fixed : st.slots[static_cast<size_t>(r.slot)]);
+  st.slots.clear();
+  // Every tensor placed in an arena is gone now: the next run may take the buffers.
+  if (st.arena && !st.options->measure_memory) plan.arena->release(std::move(st.arena));
+  for (size_t i = 0; i < st.device_arenas.size(); ++i)
+    if (st.device_arenas[i]) plan.device_arenas[i].pool->release(std::move(st.device_arenas[i]));
+}
+
+RunResult Executor::execute(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options) const {
+  RunResult result;
+  RunState st;
+  begin_run(plan, inputs, options, st, result);
+  Scratch scratch;
+  int64_t previous_end = 0;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (options.profile) st.start_ns[i] = previous_end;
+    run_step(plan.steps[i], i, st, scratch);
+    if (options.profile) previous_end = st.end_ns[i];
+  }
+  end_run(st);
+  return result;
+}
+
+void Executor::run_step(const Step& step, size_t index, RunState& st, Scratch& sc) const {
+  const RunOptions& options = *st.options;
+  RunStats& stats = st.result->stats;
+  auto hold = [&](int32_t slot, Tensor t) {
+    if (slot < 0) return;
+    st.held(t);
+    st.slots[static_cast<size_t>(slot)] = std::move(t);
+  };
+  auto finish = [&] {
+    if (options.measure_memory) {  // now: the outputs exist and the inputs are not yet freed
+      const size_t in_use = heap_bytes_in_use();
+      if (in_use > st.heap_base) stats.measured_peak_bytes = std::max(stats.measured_peak_bytes, in_use - st.heap_base);
+    }
+    for (int32_t s : step.frees) {
+      if (st.parallel) break;
+      Tensor& t = st.slots[static_cast<size_t>(s)];
+      if (!t.defined()) continue;
+      st.dropped(t);
+      t = Tensor();
+    }
+    if (options.profile) {
+      if (index >= st.end_ns.size()) {  // the planning run learns its steps as it goes
+        st.start_ns.resize(index + 1, -1);
+        st.end_ns.resize(index + 1, -1);
+        st.lanes.resize(index + 1, 0);
+      }
+      st.end_ns[index] = since(st);
+      if (index > 0 && st.start_ns[index] < 0) st.start_ns[index] = st.end_ns[index - 1];
+    }
+  };
+
+  if (step.kind == Step::Kind::Convert) {
+    const Tensor& src = st.slots[static_cast<size_t>(step.src)];
+    const std::string& name = graph_.values[static_cast<size_t>(step.value)].name;
+    Tensor dst;
+    if (step.arena_offset >= 0)
+      if (const ArenaPool::Buffer* a = arena_for(st, step.to))
+        dst = storages_.place(step.to, a->data + step.arena_offset, src.dtype(), src.shape(), nullptr);
+    if (step.from != kHost && step.to != kHost)
+      dst = storages_.from_host(step.to, storages_.to_host(step.from, src, "value '" + name + "'"), "value '" + name + "'", dst);
+    else if (step.to == kHost)
+      dst = storages_.to_host(step.from, src, "value '" + name + "'", dst);
+    else
+      dst = storages_.from_host(step.to, src, "value '" + name + "'", dst);
+    hold(step.dst, std::move(dst));
+    finish();
+    return;
+  }
+
+  // ---- inputs
+  const ir::Node& node = *step.run_node;
+  sc.in_ptrs.clear();
+  sc.in_tensors.clear();
+  for (const InputRef& r : step.inputs) {
+    if (r.absent()) {
+      sc.in_ptrs.push_back(nullptr);
+      if (st.keep_inputs) sc.in_tensors.emplace_back();
+      continue;
+    }
+    const Tensor& t = r.fixed != nullptr ? *r.fixed : st.slots[static_cast<size_t>(r.slot)];
+    sc.in_ptrs.push_back(&t.dl());
+    if (st.keep_inputs) sc.in_tensors.push_back(t);
+  }
+
+  // ---- the kernel
+  const BoundKernel& bk = *step.kernel;
+  const SY_KernelDef* def = bk.kernel.def;
+  const size_t num_out = step.outputs.size();
+  std::vector<Tensor>& outs = sc.outs;
+  outs.clear();
+  sc.produced.clear();
+  sc.out_ptrs.clear();
+  thread_local std::vector<SY_StorageIndex> out_storage;
+  SY_CallContext call;
+  SY_KernelRunArgs args{};
+  args.struct_size = sizeof(args);
+  args.call = &call;
+  args.instance = bk.instance;
+  args.inputs = sc.in_ptrs.data();
+  args.num_inputs = sc.in_ptrs.size();
+  args.num_outputs = num_out;
+  if (step.pass_storages) {
+    out_storage.clear();
+    for (const OutputPlan& o : step.outputs) out_storage.push_back(o.local);
+    args.input_storage = step.input_storage.data();
+    args.output_storage = out_storage.data();
+  }
+  if (def->output_mode == SY_OUTPUT_HOST_ALLOCATED) {
+    for (size_t o = 0; o < num_out; ++o) {
+      const SY_TensorDesc& d = bk.output_descs[o];
+      const OutputPlan& op = step.outputs[o];
+      std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
+      if (st.in_place && op.inplace_input >= 0) {  // the input dies here: write over it
+        const Tensor& in = st.slots[static_cast<size_t>(step.inputs[static_cast<size_t>(op.inplace_input)].slot)];
+        outs.push_back(storages_.place(op.storage, in.raw_data(), d.dtype, shape, in.owner()));
+      } else if (const ArenaPool::Buffer* a = op.arena_offset >= 0 ? arena_for(st, op.storage) : nullptr) {
+        outs.push_back(storages_.place(op.storage, a->data + op.arena_offset, d.dtype, shape, nullptr));
+      } else {
+        outs.push_back(storages_.allocate(op.storage, d.dtype, shape));
+      }
+      sc.out_ptrs.push_back(const_cast<DLTensor*>(&outs.back().dl()));
+    }
+    args.outputs = sc.out_ptrs.data();
+  } else {
+    sc.produced.assign(num_out, nullptr);
+    args.produced = sc.produced.data();
+  }
+  auto give_back = [&] {  // hand back anything produced before a failure
+    for (DLManagedTensor* m : sc.produced)
+      if (m != nullptr && m->deleter != nullptr) m->deleter(m);
+  };
+  const SY_Status s = def->run(def->context, &args);
+  if (s != SY_OK) {
+    give_back();
+    throw Error(ErrorKind::Kernel, describe_node(static_cast<size_t>(step.node)) + " failed in plugin '" + *step.backend +
+                                       "': " + loader::describe_failure(s, call));
+  }
+  if (def->output_mode == SY_OUTPUT_KERNEL_ALLOCATED) {
+    for (size_t o = 0; o < num_out; ++o) {
+      if (sc.produced[o] == nullptr) {
+        give_back();
+        throw Error(ErrorKind::Kernel, describe_node(static_cast<size_t>(step.node)) + ": plugin '" + *step.backend +
+                                           "' returned OK but produced no tensor for output " + std::to_string(o));
+      }
+      Tensor t = Tensor::adopt(sc.produced[o], bk.kernel.plugin);
+      sc.produced[o] = nullptr;
+      // A view of an input keeps that input's memory alive as long as it lives.
+      if (step.outputs[o].storage == kHost && t.numel() > 0)
+        for (size_t i = 0; i < sc.in_ptrs.size(); ++i) {
+          const InputRef& r = step.inputs[i];
+          if (r.absent() || r.storage != kHost) continue;
+          const Tensor& src = r.fixed != nullptr ? *r.fixed : st.slots[static_cast<size_t>(r.slot)];
+          if (points_into(t.raw_data(), src)) t.keep_alive(src.owner());
+        }
+      if (st.arena && t.numel() > 0 && step.outputs[o].storage == kHost) t = guard_arena_view(step, o, std::move(t), st);
+      outs.push_back(std::move(t));
+    }
+  }
+  check_outputs(step, outs);
+  if (options.check_finite) check_finite(step, outs);
+  for (const auto& [slot, g] : step.guards) {
+    const std::vector<int64_t>& want = st.plan->guard_shapes[static_cast<size_t>(g)];
+    const Tensor& t = outs[static_cast<size_t>(slot)];  // the output index
+    if (t.shape() != want)
+      throw Error(ErrorKind::Unsupported,
+                  describe_node(static_cast<size_t>(step.node)) + " produced shape " + shape_string(t.shape()) +
+                      " where the first run with these input shapes produced " + shape_string(want) +
+                      "; sizes computed from it were fixed then (a size that depends on tensor data is not supported)");
+  }
+
+  // ---- the tail
+  for (size_t o = 0; o < num_out; ++o) hold(step.outputs[o].slot, outs[o]);
+  ++st.nodes_run;
+  if (options.callback != nullptr || options.capture != Capture::None) {
+    // Records and callbacks see plain host tensors, wherever the values live.
+    for (size_t i = 0; st.keep_inputs && i < sc.in_tensors.size(); ++i)
+      if (sc.in_tensors[i].defined() && step.inputs[i].storage != kHost)
+        sc.in_tensors[i] = storages_.to_host(step.inputs[i].storage, sc.in_tensors[i], "an input of " + node.name);
+    std::vector<Tensor> host_outs = outs;
+    for (size_t o = 0; o < num_out; ++o)
+      if (step.outputs[o].storage != kHost)
+        host_outs[o] = storages_.to_host(step.outputs[o].storage, outs[o], "an output of " + node.name);
+    if (options.callback != nullptr && *options.callback) {
+      std::lock_guard<std::mutex> lock(st.callback_mutex);  // one call at a time, in parallel runs too
+      NodeEvent ev{node.name, node.op, *step.backend, node.module_path, sc.in_tensors, host_outs};
+      (*options.callback)(ev);
+    }
+    if (options.capture != Capture::None) {
+      if (index >= st.records.size()) st.records.resize(index + 1);
+      NodeIO& rec = st.records[index];
+      rec.node = node.name;
+      rec.op = node.op;
+      rec.backend = *step.backend;
+      rec.module_path = node.module_path;
+      for (ir::ValueId v : node.inputs) rec.input_sources.push_back(v == ir::kNoValue ? "" : graph_.values[v].name);
+      if (options.capture == Capture::All) rec.inputs = sc.in_tensors;
+      rec.outputs = std::move(host_outs);
+    }
+  }
+  finish();
+}
+
+// Cheap checks after every kernel: a broken plugin is reported, never passed on.
+void Executor::check_outputs(const Step& step, const std::vector<Tensor>& outs) const {
+  const BoundKernel& bk = *step.kernel;
+  auto fail = [&](size_t o, const std::string& what) {
+    throw Error(ErrorKind::Kernel, describe_node(static_cast<size_t>(step.node)) + ": plugin '" + *step.backend + "' " +
+                                       what + " (output " + std::to_string(o) + ")");
+  };
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const DLTensor& dl = outs[o].dl();
+    const int32_t storage = step.outputs[o].storage;
+    const DLDevice want_device = storage == kHost ? DLDevice{kDLCPU, 0} : storages_.kind(storage).def->device;
+    const bool host_like = dl.device.device_type == kDLCPU || dl.device.device_type == kDLCUDAHost;
+    if (storage == kHost ? !host_like : dl.device.device_type != want_device.device_type)
+      fail(o, "produced a tensor on device type " + std::to_string(dl.device.device_type) + " where " +
+                  storages_.name_of(storage) + " memory was expected");
+    if (dl.ndim < 0 || dl.ndim > SY_MAX_DIMS) fail(o, "produced a tensor with " + std::to_string(dl.ndim) + " dimensions");
+    if (dl.data == nullptr && outs[o].numel() > 0) fail(o, "produced a tensor with no data");
+    if (bk.output_descs.empty()) continue;
+    const SY_TensorDesc& want = bk.output_descs[o];
+    // Compared in place: this runs after every node, and vectors would cost two allocations.
+    if (!same_dtype(dl.dtype, want.dtype) || dl.ndim != want.ndim || !std::equal(want.shape, want.shape + want.ndim, dl.shape))
+      fail(o, "produced " + dtype_name(dl.dtype) + " " + shape_string({dl.shape, dl.shape + dl.ndim}) +
+                  " but its infer promised " + dtype_name(want.dtype) + " " +
+                  shape_string({want.shape, want.shape + want.ndim}));
+  }
+}
+
+void Executor::check_finite(const Step& step, const std::vector<Tensor>& outs) const {
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const Tensor t = storages_.to_host(step.outputs[o].storage, outs[o], "an output").contiguous();
+    const DLDataType d = t.dtype();
+    int64_t bad = -1;
+    if (d.code == kDLFloat && d.bits == 32) {
+      const float* p = t.data<float>();
+      for (int64_t i = 0, e = t.numel(); i < e && bad < 0; ++i) bad = std::isfinite(p[i]) ? -1 : i;
+    } else if (d.code == kDLFloat && d.bits == 64) {
+      const double* p = t.data<double>();
+      for (int64_t i = 0, e = t.numel(); i < e && bad < 0; ++i) bad = std::isfinite(p[i]) ? -1 : i;
+    }
+    if (bad >= 0)
+      throw Error(ErrorKind::Kernel, "check-finite: " + describe_node(static_cast<size_t>(step.node)) + " on plugin '" +
+                                         *step.backend + "' is the first node to produce a non-finite value (output " +
+                                         std::to_string(o) + ", element " + std::to_string(bad) + ")");
+  }
+}
+
+}  // namespace switchyard::exec

@@ -1,0 +1,136 @@
+#include "exec/storage.hpp"
+
+#include "loader/host_api.hpp"
+
+#include <switchyard/error.hpp>
+
+#include <cstdlib>
+
+namespace switchyard::exec {
+namespace {
+
+uint64_t dense_bytes(DLDataType dtype, const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d < 0 ? 0 : d);
+  return n * dtype_size(dtype);
+}
+
+}  // namespace
+
+StorageTable::StorageTable(const loader::PluginManager& plugins) {
+  for (const auto& p : plugins.plugins()) {
+    const SY_Plugin& t = p->table();
+    if (!SY_STRUCT_HAS(&t, SY_Plugin, num_storages) || t.storages == nullptr) continue;
+    for (size_t k = 0; k < t.num_storages && k < 31; ++k) {
+      const SY_StorageDef* def = t.storages[k];
+      if (def == nullptr) continue;
+      kinds_.push_back(StorageKind{p, def, static_cast<SY_StorageIndex>(k),
+                                   p->name() + "/" + (def->name != nullptr ? def->name : "?")});
+    }
+  }
+}
+
+int32_t StorageTable::id_of(const loader::LoadedPlugin* plugin, SY_StorageIndex local) const {
+  if (local == SY_STORAGE_HOST) return kHost;
+  for (size_t i = 0; i < kinds_.size(); ++i)
+    if (kinds_[i].plugin.get() == plugin && kinds_[i].local == local) return static_cast<int32_t>(i);
+  throw Error(ErrorKind::Plugin, "plugin '" + plugin->name() + "' named storage " + std::to_string(local) +
+                                     ", which it does not declare");
+}
+
+SY_StorageIndex StorageTable::local_of(int32_t id, const loader::LoadedPlugin* plugin) const {
+  if (id == kHost) return SY_STORAGE_HOST;
+  const StorageKind& k = kind(id);
+  return k.plugin.get() == plugin ? k.local : -2;
+}
+
+uint64_t StorageTable::nbytes(int32_t id, DLDataType dtype, const std::vector<int64_t>& shape) const {
+  if (id == kHost || kind(id).def->nbytes == nullptr) return dense_bytes(dtype, shape);
+  const StorageKind& k = kind(id);
+  SY_CallContext call;
+  SY_StorageSizeArgs args{};
+  args.struct_size = sizeof(args);
+  args.call = &call;
+  args.dtype = dtype;
+  args.ndim = static_cast<int32_t>(shape.size());
+  args.shape = shape.data();
+  const SY_Status s = k.def->nbytes(k.def->context, &args);
+  if (s != SY_OK)
+    throw Error(ErrorKind::Kernel, "storage '" + k.name + "' could not size a " + dtype_name(dtype) + " " +
+                                       shape_string(shape) + " tensor: " + loader::describe_failure(s, call));
+  return args.nbytes;
+}
+
+std::shared_ptr<void> StorageTable::allocate_bytes(int32_t id, uint64_t bytes, void** data) const {
+  if (id == kHost || kind(id).def->alloc == nullptr) {
+    const uint64_t padded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, padded == 0 ? 64 : padded);
+    if (p == nullptr)
+      throw Error(ErrorKind::Internal, "out of memory: " + std::to_string(bytes) + " bytes of " + name_of(id) + " memory");
+    *data = p;
+    return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  }
+  const StorageKind& k = kind(id);
+  SY_CallContext call;
+  SY_StorageAllocArgs args{};
+  args.struct_size = sizeof(args);
+  args.call = &call;
+  args.nbytes = bytes;
+  const SY_Status s = k.def->alloc(k.def->context, &args);
+  if (s != SY_OK || args.data == nullptr)
+    throw Error(s == SY_ERROR_OUT_OF_MEMORY ? ErrorKind::Internal : ErrorKind::Kernel,
+                "storage '" + k.name + "' could not allocate " + std::to_string(bytes) + " bytes: " +
+                    (s != SY_OK ? loader::describe_failure(s, call) : "it returned no memory"));
+  *data = args.data;
+  // The plugin stays loaded while its memory is alive (sdk.h, unload policy).
+  return std::shared_ptr<void>(args.data, [def = k.def, keep = k.plugin](void* q) { def->free(def->context, q); });
+}
+
+Tensor StorageTable::place(int32_t id, void* data, DLDataType dtype, const std::vector<int64_t>& shape,
+                           std::shared_ptr<void> owner) const {
+  if (id == kHost) return Tensor::from_blob(data, dtype, shape, {}, [owner] {});
+  return Tensor::in_storage(data, kind(id).def->device, dtype, shape, [owner] {});
+}
+
+Tensor StorageTable::allocate(int32_t id, DLDataType dtype, const std::vector<int64_t>& shape) const {
+  if (id == kHost) return Tensor::uninitialized(dtype, shape);
+  void* data = nullptr;
+  std::shared_ptr<void> owner = allocate_bytes(id, nbytes(id, dtype, shape), &data);
+  return place(id, data, dtype, shape, std::move(owner));
+}
+
+Tensor StorageTable::to_host(int32_t from, const Tensor& src, const std::string& what, Tensor dst) const {
+  if (from == kHost) return src;
+  const StorageKind& k = kind(from);
+  if (!dst.defined()) dst = Tensor::uninitialized(src.dtype(), src.shape());
+  SY_CallContext call;
+  SY_StorageCopyArgs args{};
+  args.struct_size = sizeof(args);
+  args.call = &call;
+  args.src = &src.dl();
+  args.dst = const_cast<DLTensor*>(&dst.dl());
+  const SY_Status s = k.def->to_host(k.def->context, &args);
+  if (s != SY_OK)
+    throw Error(ErrorKind::Kernel, "storage '" + k.name + "' failed to copy " + what + " to host memory: " +
+                                       loader::describe_failure(s, call));
+  return dst;
+}
+
+Tensor StorageTable::from_host(int32_t to, const Tensor& src, const std::string& what, Tensor dst) const {
+  if (to == kHost) return src;
+  const StorageKind& k = kind(to);
+  if (!dst.defined()) dst = allocate(to, src.dtype(), src.shape());
+  SY_CallContext call;
+  SY_StorageCopyArgs args{};
+  args.struct_size = sizeof(args);
+  args.call = &call;
+  args.src = &src.dl();
+  args.dst = const_cast<DLTensor*>(&dst.dl());
+  const SY_Status s = k.def->from_host(k.def->context, &args);
+  if (s != SY_OK)
+    throw Error(ErrorKind::Kernel, "storage '" + k.name + "' failed to copy " + what + " from host memory: " +
+                                       loader::describe_failure(s, call));
+  return dst;
+}
+
+}  // namespace switchyard::exec

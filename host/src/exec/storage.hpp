@@ -1,0 +1,57 @@
+// Storages (SDK 1.1): where a value lives. Plain host memory is storage kHost; every
+// storage a loaded plugin declares (a device, or its own format) gets an id here. The
+// table allocates in a storage and converts to and from plain host tensors through the
+// plugin's functions; the host never reads a non-host storage's bytes itself.
+#pragma once
+
+#include "loader/plugin_manager.hpp"
+
+#include <switchyard/tensor.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace switchyard::exec {
+
+inline constexpr int32_t kHost = -1;  // plain host memory: a strided DLTensor on kDLCPU
+
+struct StorageKind {
+  std::shared_ptr<loader::LoadedPlugin> plugin;
+  const SY_StorageDef* def = nullptr;
+  SY_StorageIndex local = 0;  // its index among the plugin's storages
+  std::string name;           // "plugin/storage", e.g. "cuda/cuda"
+};
+
+class StorageTable {
+ public:
+  explicit StorageTable(const loader::PluginManager& plugins);
+
+  const StorageKind& kind(int32_t id) const { return kinds_[static_cast<size_t>(id)]; }
+  size_t size() const { return kinds_.size(); }
+  // The global id of `plugin`'s storage `local` (SY_STORAGE_HOST gives kHost).
+  int32_t id_of(const loader::LoadedPlugin* plugin, SY_StorageIndex local) const;
+  // The plugin-local index of storage `id` as seen by a kernel of `plugin`: SY_STORAGE_HOST
+  // for host memory; -2 if `plugin` does not own it (its kernels cannot read it).
+  SY_StorageIndex local_of(int32_t id, const loader::LoadedPlugin* plugin) const;
+  std::string name_of(int32_t id) const { return id == kHost ? "host" : kind(id).name; }
+
+  // Bytes a tensor takes in storage `id`.
+  uint64_t nbytes(int32_t id, DLDataType dtype, const std::vector<int64_t>& shape) const;
+  // A tensor of storage `id` (host: plain host memory) in memory of its own.
+  Tensor allocate(int32_t id, DLDataType dtype, const std::vector<int64_t>& shape) const;
+  // One buffer of `bytes` in storage `id` (for an arena), freed when the result goes.
+  std::shared_ptr<void> allocate_bytes(int32_t id, uint64_t bytes, void** data) const;
+  // A tensor of storage `id` at `data` (inside a buffer `owner` keeps alive).
+  Tensor place(int32_t id, void* data, DLDataType dtype, const std::vector<int64_t>& shape,
+               std::shared_ptr<void> owner) const;
+  // Conversions. `what` names the value in errors. `dst` (optional) is where to write;
+  // otherwise a tensor of its own is allocated.
+  Tensor to_host(int32_t from, const Tensor& src, const std::string& what, Tensor dst = {}) const;
+  Tensor from_host(int32_t to, const Tensor& src, const std::string& what, Tensor dst = {}) const;
+
+ private:
+  std::vector<StorageKind> kinds_;
+};
+
+}  // namespace switchyard::exec
