@@ -7,7 +7,7 @@
 
 namespace switchyard::cli {
 
-struct CheckPluginOptions {
+struct CheckPluginFlags {
   std::string plugin;              // the plugin's .so file
   std::string reference = "aten";  // --reference: the plugin whose results count as right
   std::string op;                  // --op: check only this op's kernels
@@ -15,6 +15,6 @@ struct CheckPluginOptions {
   bool require_all = false;        // --require-all: a kernel with no case run is a failure
 };
 
-int cmd_check_plugin(const CommonOptions& common, const CheckPluginOptions& options);
+int cmd_check_plugin(const CommonFlags& common, const CheckPluginFlags& flags);
 
 }  // namespace switchyard::cli

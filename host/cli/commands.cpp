@@ -2,8 +2,6 @@
 
 #include "tensor_files.hpp"
 #include "tensor_json.hpp"
-#include "config/config.hpp"
-#include "util/log.hpp"
 
 #include <switchyard/runtime.hpp>
 
@@ -13,7 +11,7 @@
 
 namespace switchyard::cli {
 
-Options to_options(const CommonOptions& common, const std::string& capture) {
+Options to_options(const CommonFlags& common, const std::string& capture) {
   Options o;
   o.config_path = common.config;
   o.plugin_paths = common.plugin_paths;
@@ -89,40 +87,35 @@ void print_top(const Tensor& t, int k) {
   }
 }
 
-std::string config_capture(const std::string& path) {
-  if (path.empty()) return "none";
-  spdlog::logger& logger = log::get();
-  const spdlog::level::level_enum level = logger.level();
-  logger.set_level(spdlog::level::off);
-  std::string mode;
+std::string config_capture(const std::string& config_path) {
+  if (config_path.empty()) return "none";
   try {
-    mode = config::capture_mode_name(config::load_config(path).capture);
+    return read_config(config_path).capture;
   } catch (const Error&) {
+    return "";  // the Runtime reads the file again and reports it, with its warnings
   }
-  logger.set_level(level);
-  return mode;
 }
 
-int cmd_run(const CommonOptions& common, const RunOptions& options) {
-  std::string capture = options.capture;
+int cmd_run(const CommonFlags& common, const RunFlags& flags) {
+  std::string capture = flags.capture;
   // --save-node-io alone implies "all", unless the config streams.
   const bool stream = capture == "stream" || (capture.empty() && config_capture(common.config) == "stream");
-  if (stream && options.save_node_io.empty())
+  if (stream && flags.save_node_io.empty())
     throw Error(ErrorKind::Config, std::string(capture.empty() ? "the config's node_io = \"stream\"" : "--node-io stream") +
                                        " writes each node's record to a file as the node runs: "
                                        "pass --save-node-io FILE.pt");
-  if (capture.empty() && !options.save_node_io.empty()) capture = stream ? "stream" : "all";
+  if (capture.empty() && !flags.save_node_io.empty()) capture = stream ? "stream" : "all";
   Runtime runtime(to_options(common, capture));
-  auto model = runtime.load(options.model);
-  std::vector<Tensor> inputs = load_inputs(*model, options.inputs, options.model);
-  if (options.inputs.empty())
+  auto model = runtime.load(flags.model);
+  std::vector<Tensor> inputs = load_inputs(*model, flags.inputs, flags.model);
+  if (flags.inputs.empty())
     std::printf("inputs: generated sample values for %zu input(s) (pass --inputs FILE.pt|FILE.json to choose)\n",
                 inputs.size());
   else
-    std::printf("inputs: %zu tensor(s) from %s\n", inputs.size(), options.inputs.c_str());
+    std::printf("inputs: %zu tensor(s) from %s\n", inputs.size(), flags.inputs.c_str());
   std::unique_ptr<NodeIoStream> node_io_stream;
   if (stream) {
-    node_io_stream = open_node_io_stream(options.save_node_io);
+    node_io_stream = open_node_io_stream(flags.save_node_io);
     model->set_node_callback([&](const NodeEvent& e) { node_io_stream->write(e); });
   }
   std::vector<Tensor> outputs;
@@ -135,7 +128,7 @@ int cmd_run(const CommonOptions& common, const RunOptions& options) {
       try {
         streamed = node_io_stream->finish();
         std::fprintf(stderr, "node_io (%zu records, the nodes before the failure) streamed to %s\n", streamed,
-                     options.save_node_io.c_str());
+                     flags.save_node_io.c_str());
       } catch (const Error& e) {
         std::fprintf(stderr, "node_io: %s\n", e.what());
       }
@@ -145,14 +138,14 @@ int cmd_run(const CommonOptions& common, const RunOptions& options) {
   // Later runs (--repeat, --profile) need a sink too; they stream nowhere.
   if (node_io_stream) model->set_node_callback([](const NodeEvent&) {});
 
-  std::printf("\noutputs of %s:\n", options.model.c_str());
+  std::printf("\noutputs of %s:\n", flags.model.c_str());
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::printf("  %s  %s %s  %s\n", model->output_names()[i].c_str(), dtype_name(outputs[i].dtype()).c_str(),
-                shape_string(outputs[i].shape()).c_str(), preview(outputs[i], options.show).c_str());
-    if (options.top > 0) print_top(outputs[i], options.top);
+                shape_string(outputs[i].shape()).c_str(), preview(outputs[i], flags.show).c_str());
+    if (flags.top > 0) print_top(outputs[i], flags.top);
   }
 
-  if (!options.quiet_table) {
+  if (!flags.quiet_table) {
     auto plan = model->plan(inputs);
     std::printf("\nbackend per node:\n");
     std::vector<std::vector<std::string>> rows{{"node", "op", "module", "backend"}};
@@ -163,22 +156,22 @@ int cmd_run(const CommonOptions& common, const RunOptions& options) {
   const RunStats& stats = model->last_stats();
   std::printf("ran %zu nodes; peak live tensors %zu (%zu bytes)\n", stats.nodes_run,
               stats.peak_live_tensors, stats.peak_live_bytes);
-  if (options.memory) report_memory(*model, inputs);
-  if (options.repeat > 0 || options.profile || !options.trace.empty()) report_timing(*model, inputs, options);
-  if (!options.save_outputs.empty()) {
-    write_outputs(options.save_outputs, model->output_names(), outputs);
-    std::printf("outputs written to %s\n", options.save_outputs.c_str());
+  if (flags.memory) report_memory(*model, inputs);
+  if (flags.repeat > 0 || flags.profile || !flags.trace.empty()) report_timing(*model, inputs, flags);
+  if (!flags.save_outputs.empty()) {
+    write_outputs(flags.save_outputs, model->output_names(), outputs);
+    std::printf("outputs written to %s\n", flags.save_outputs.c_str());
   }
   if (node_io_stream) {
-    std::printf("node_io (%zu records) streamed to %s\n", streamed, options.save_node_io.c_str());
-  } else if (!options.save_node_io.empty()) {
-    write_node_io(options.save_node_io, model->node_io());
-    std::printf("node_io (%zu records) written to %s\n", model->node_io().size(), options.save_node_io.c_str());
+    std::printf("node_io (%zu records) streamed to %s\n", streamed, flags.save_node_io.c_str());
+  } else if (!flags.save_node_io.empty()) {
+    write_node_io(flags.save_node_io, model->node_io());
+    std::printf("node_io (%zu records) written to %s\n", model->node_io().size(), flags.save_node_io.c_str());
   }
   return 0;
 }
 
-int cmd_plan(const CommonOptions& common, const std::string& model_path, const std::string& inputs_path, bool memory,
+int cmd_plan(const CommonFlags& common, const std::string& model_path, const std::string& inputs_path, bool memory,
              int top) {
   Runtime runtime(to_options(common));
   auto model = runtime.load(model_path);
@@ -212,7 +205,7 @@ int cmd_plan(const CommonOptions& common, const std::string& model_path, const s
   return 0;
 }
 
-int cmd_plugins(const CommonOptions& common, bool verbose) {
+int cmd_plugins(const CommonFlags& common, bool verbose) {
   Runtime runtime(to_options(common));
   auto plugins = runtime.plugins();
   if (plugins.empty()) std::printf("no plugins loaded\n");

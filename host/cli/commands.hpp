@@ -8,7 +8,9 @@
 
 namespace switchyard::cli {
 
-struct CommonOptions {
+// Each command's parsed command-line flags (`*Flags`); to_options() turns the common ones
+// into the embedding API's Options.
+struct CommonFlags {
   std::string config;                      // --config
   std::vector<std::string> plugin_paths;   // --plugin-path (repeatable)
   std::string log_level;                   // --log-level (wins over env and config)
@@ -17,7 +19,7 @@ struct CommonOptions {
 };
 
 // Tensor files are chosen by extension: .pt (torch.save/torch.load) or .json.
-struct RunOptions {
+struct RunFlags {
   std::string model;         // .json graph file, or .pt TorchScript (with LibTorch)
   std::string inputs;        // --inputs FILE.pt|FILE.json (default: generated sample inputs)
   std::string save_outputs;  // --save-outputs FILE.pt|FILE.json
@@ -33,29 +35,29 @@ struct RunOptions {
   bool memory = false;       // --memory: one more run, measuring its peak activation memory
 };
 
-struct VerifyOptions {
+struct VerifyFlags {
   std::string model;         // a TorchScript .pt file
   std::string inputs;        // --inputs FILE.pt|FILE.json (default: generated sample inputs)
   double tolerance = 1e-4;   // --tolerance: max_abs <= tolerance * max(1, max|reference|)
 };
 
-int cmd_run(const CommonOptions& common, const RunOptions& options);
+int cmd_run(const CommonFlags& common, const RunFlags& flags);
 // `memory`: print the memory plan (its `top` largest values) instead of the selection.
-int cmd_plan(const CommonOptions& common, const std::string& model, const std::string& inputs, bool memory = false,
+int cmd_plan(const CommonFlags& common, const std::string& model, const std::string& inputs, bool memory = false,
              int top = 10);
-int cmd_plugins(const CommonOptions& common, bool verbose);
+int cmd_plugins(const CommonFlags& common, bool verbose);
 // timing.cpp: the --repeat, --profile and --trace part of `run`, after its first run
 // (which planned the model and is the warm-up).
-void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunOptions& options);
+void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFlags& flags);
 // memory_report.cpp: `plan --memory`, and `run --memory`'s measured run.
 void print_memory_plan(const MemoryReport& report, int top);
 void report_memory(Model& model, const std::vector<Tensor>& inputs);
 // commands_torch.cpp, built with LibTorch only:
 int cmd_convert(const std::string& model, const std::string& out);
-int cmd_verify(const CommonOptions& common, const VerifyOptions& options);
+int cmd_verify(const CommonFlags& common, const VerifyFlags& flags);
 
 // Shared by the command files.
-Options to_options(const CommonOptions& common, const std::string& capture = "");
+Options to_options(const CommonFlags& common, const std::string& capture = "");
 void print_table(const std::vector<std::vector<std::string>>& rows);  // rows[0] is the header
 void print_backend_counts(const std::vector<PlanEntry>& plan);
 // The config's [runtime] node_io ("none" without a config; "" if it does not parse), read

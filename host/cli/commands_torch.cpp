@@ -2,8 +2,6 @@
 // Nothing here includes torch: switchyard/torchscript.hpp is a plain C++ header.
 #include "commands.hpp"
 
-#include "ir/graph.hpp"
-#include "ir/graph_file.hpp"
 #include "tensor_files.hpp"
 #include "tensor_json.hpp"
 
@@ -70,58 +68,52 @@ Comparison compare(const Tensor& got, const Tensor& ref, double tolerance) {
 }  // namespace
 
 int cmd_convert(const std::string& model_path, const std::string& out_path) {
-  ir::Graph graph;
-  torchscript::import_model(model_path, graph);
-  ir::validate(graph);
-  ir::write_graph_file(graph, out_path);
+  const Graph graph = torchscript::read_model(model_path);
+  graph.save(out_path);
 
   std::map<std::string, int> ops;
-  for (const auto& n : graph.nodes) ops[n.op]++;
+  for (const std::string& op : graph.node_ops()) ops[op]++;
   std::vector<std::pair<std::string, int>> by_count(ops.begin(), ops.end());
   std::stable_sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string op_list;
   for (const auto& [op, n] : by_count) op_list += (op_list.empty() ? "" : ", ") + op + " " + std::to_string(n);
 
-  size_t constants = 0;
-  for (const auto& v : graph.values) constants += v.kind == ir::ValueKind::Constant;
-  const std::string weights = ir::weights_path_for(out_path);
+  const std::string weights = Graph::weights_path_for(out_path);
   std::error_code ec;
   const uintmax_t weight_bytes = std::filesystem::file_size(weights, ec);
 
   std::printf("converted %s -> %s\n", model_path.c_str(), out_path.c_str());
-  for (ir::ValueId id : graph.inputs) {
-    const ir::Value& v = graph.values[id];
+  for (const ValueInfo& v : graph.inputs())
     std::printf("  input   %s %s %s\n", v.name.c_str(), dtype_name(v.dtype).c_str(), shape_string(v.shape).c_str());
-  }
-  for (ir::ValueId id : graph.outputs) std::printf("  output  %s\n", graph.values[id].name.c_str());
-  std::printf("  nodes: %zu (%s)\n", graph.nodes.size(), op_list.c_str());
-  std::printf("  constants: %zu, weights file %s: %s\n", constants, weights.c_str(),
+  for (const std::string& name : graph.output_names()) std::printf("  output  %s\n", name.c_str());
+  std::printf("  nodes: %zu (%s)\n", graph.num_nodes(), op_list.c_str());
+  std::printf("  constants: %zu, weights file %s: %s\n", graph.num_constants(), weights.c_str(),
               ec ? "(missing)" : (human_bytes(weight_bytes) + " (" + std::to_string(weight_bytes) + " bytes)").c_str());
   std::printf("run it with: switchyard run %s\n", out_path.c_str());
   return 0;
 }
 
-int cmd_verify(const CommonOptions& common, const VerifyOptions& options) {
-  if (!is_pt_file(options.model))
-    throw Error(ErrorKind::Input, options.model + ": verify needs a TorchScript .pt file (the reference is "
+int cmd_verify(const CommonFlags& common, const VerifyFlags& flags) {
+  if (!is_pt_file(flags.model))
+    throw Error(ErrorKind::Input, flags.model + ": verify needs a TorchScript .pt file (the reference is "
                                                   "LibTorch's own forward of it)");
   Runtime runtime(to_options(common));
-  auto model = runtime.load(options.model);
+  auto model = runtime.load(flags.model);
   // A config that streams node_io needs a sink; verify writes none (the run stays unfused).
-  if (config_capture(common.config) == "stream") model->set_node_callback([](const NodeEvent&) {});
-  std::vector<Tensor> inputs = load_inputs(*model, options.inputs, options.model);
-  std::printf("verify %s (tolerance %s)\n", options.model.c_str(), fmt(options.tolerance).c_str());
+  if (runtime.config().capture == "stream") model->set_node_callback([](const NodeEvent&) {});
+  std::vector<Tensor> inputs = load_inputs(*model, flags.inputs, flags.model);
+  std::printf("verify %s (tolerance %s)\n", flags.model.c_str(), fmt(flags.tolerance).c_str());
   std::string input_list;
   for (size_t i = 0; i < inputs.size(); ++i)
     input_list += (i ? ", " : "") + model->input_names()[i] + " " + dtype_name(inputs[i].dtype()) + " " +
                   shape_string(inputs[i].shape());
   std::printf("inputs: %s (%s)\n", input_list.c_str(),
-              options.inputs.empty() ? "generated sample values; pass --inputs FILE.pt to choose"
-                                     : ("from " + options.inputs).c_str());
+              flags.inputs.empty() ? "generated sample values; pass --inputs FILE.pt to choose"
+                                     : ("from " + flags.inputs).c_str());
 
   std::vector<Tensor> got = model->run(inputs);
   print_backend_counts(model->plan(inputs));
-  std::vector<Tensor> ref = torchscript::reference_forward(options.model, inputs);
+  std::vector<Tensor> ref = torchscript::reference_forward(flags.model, inputs);
 
   std::vector<std::string> failures;
   if (got.size() != ref.size())
@@ -131,7 +123,7 @@ int cmd_verify(const CommonOptions& common, const VerifyOptions& options) {
       {"output", "shape", "dtype", "max_abs", "max_rel", "max|ref|", "allowed", "result"}};
   for (size_t i = 0; i < std::min(got.size(), ref.size()); ++i) {
     const std::string name = i < model->output_names().size() ? model->output_names()[i] : std::to_string(i);
-    Comparison c = compare(got[i], ref[i], options.tolerance);
+    Comparison c = compare(got[i], ref[i], flags.tolerance);
     if (!c.problem.empty()) {
       rows.push_back({name, shape_string(got[i].shape()), dtype_name(got[i].dtype()), "-", "-", "-", "-", "MISMATCH"});
       failures.push_back("output " + std::to_string(i) + " '" + name + "': " + c.problem);
@@ -151,7 +143,7 @@ int cmd_verify(const CommonOptions& common, const VerifyOptions& options) {
     return 0;
   }
   std::fflush(stdout);
-  for (const auto& f : failures) std::fprintf(stderr, "error: verify failed: %s: %s\n", options.model.c_str(), f.c_str());
+  for (const auto& f : failures) std::fprintf(stderr, "error: verify failed: %s: %s\n", flags.model.c_str(), f.c_str());
   return 1;
 }
 

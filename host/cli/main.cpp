@@ -1,9 +1,9 @@
 // switchyard: run models through plugin backends. See `switchyard --help`.
 #include "check_plugin.hpp"
 #include "commands.hpp"
-#include "util/log.hpp"
 
 #include <switchyard/error.hpp>
+#include <switchyard/runtime.hpp>
 #ifdef SWITCHYARD_WITH_TORCHSCRIPT
 #include <switchyard/torchscript.hpp>
 #endif
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
                "and in --plugin-path; a TOML config (--config) routes nodes to backends."};
   app.require_subcommand(1);
   app.fallthrough();  // subcommands inherit it: `run MODEL --config C` works like `--config C run MODEL`
-  cli::CommonOptions common;
+  cli::CommonFlags common;
   app.add_option("-c,--config", common.config, "TOML config (e.g. configs/default.toml)")->check(CLI::ExistingFile);
   app.add_option("--plugin-path", common.plugin_paths, "extra plugin directory (repeatable)");
   app.add_option("--log-level", common.log_level, "trace|debug|info|warn|error|off (or $SWITCHYARD_LOG_LEVEL)");
@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
         return "'" + s + "' is not a whole number >= 1";
       },
       "INT>=1");
-  cli::RunOptions run;
+  cli::RunFlags run;
   auto* run_cmd = app.add_subcommand("run", "run a model and print its outputs and which backend ran each node");
   run_cmd->add_option("model", run.model, kModelHelp)->required();
   run_cmd->add_option("--inputs", run.inputs, "inputs: .pt (torch.save of a tensor or a tuple, in input order) or "
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   auto* plugins_cmd = app.add_subcommand("plugins", "list loaded plugins, their versions and kernels");
   plugins_cmd->add_flag("-k,--kernels", verbose, "list every kernel");
 
-  cli::CheckPluginOptions check;
+  cli::CheckPluginFlags check;
   auto* check_cmd = app.add_subcommand(
       "check-plugin", "conformance kit: run every kernel of a plugin on generated cases and compare with aten");
   check_cmd->add_option("plugin", check.plugin, "the plugin's shared library (.so)")->required();
@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   check_cmd->add_flag("-v,--verbose", check.verbose, "print a line per case");
   check_cmd->add_flag("--require-all", check.require_all, "fail when a kernel has no case that ran (no generator, or all rejected)");
   check_cmd->footer("Prints PASS/FAIL/SKIP with the max error per kernel and dtype; exit code 1 on any failure.\n"
-                    "A kernel 'A+B' is a fused pair: the reference runs A then B. Cases: host/cli/conformance/.\n"
+                    "A kernel 'A+B' is a fused pair: the reference runs A then B. Cases: host/conformance/.\n"
                     "Example: switchyard check-plugin build/plugins/libswitchyard-plugin-linalg.so");
 
 #ifdef SWITCHYARD_WITH_TORCHSCRIPT
@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
   convert_cmd->footer("The graph file runs without LibTorch (e.g. on a machine with plugins only). Example:\n"
                       "  switchyard convert resnet18.pt resnet18.json && switchyard run resnet18.json");
 
-  cli::VerifyOptions verify;
+  cli::VerifyFlags verify;
   auto* verify_cmd = app.add_subcommand(
       "verify", "run a TorchScript .pt model through switchyard and LibTorch and compare the outputs");
   verify_cmd->add_option("model", verify.model, "TorchScript file (torch.jit.trace(...).save)")
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
 #endif
 
   CLI11_PARSE(app, argc, argv);
-  if (!common.log_level.empty() && !log::set_level(common.log_level)) {
+  if (!common.log_level.empty() && !set_log_level(common.log_level)) {
     std::fprintf(stderr, "error: --log-level '%s' is not one of trace|debug|info|warn|error|off\n",
                  common.log_level.c_str());
     return 2;

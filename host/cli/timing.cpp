@@ -64,9 +64,9 @@ void print_profile(const std::vector<NodeProfile>& sum, int runs, int top) {
 
 }  // namespace
 
-void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunOptions& options) {
-  const bool profiling = options.profile || !options.trace.empty();
-  const int runs = std::max(options.repeat, 1);
+void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFlags& flags) {
+  const bool profiling = flags.profile || !flags.trace.empty();
+  const int runs = std::max(flags.repeat, 1);
   model.set_profiling(profiling);
   std::vector<double> times;
   std::vector<NodeProfile> sum;  // per node, durations summed over the runs
@@ -85,17 +85,17 @@ void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunOpt
   }
   model.set_profiling(false);
 
-  if (options.repeat > 0) {
+  if (flags.repeat > 0) {
     std::printf("\ntiming: 1 warm-up run (the run above), %d timed run(s)\n", runs);
     std::printf("median_ms: %s\n", ms(median(times)).c_str());
     std::printf("min_ms: %s max_ms: %s\n", ms(*std::min_element(times.begin(), times.end())).c_str(),
                 ms(*std::max_element(times.begin(), times.end())).c_str());
   }
-  if (options.profile) print_profile(sum, runs, options.profile_top);
-  if (!options.trace.empty()) {
-    write_chrome_trace(options.trace, model.profile());
+  if (flags.profile) print_profile(sum, runs, flags.profile_top);
+  if (!flags.trace.empty()) {
+    write_chrome_trace(flags.trace, model.profile());
     std::printf("trace of the last run (%zu events) written to %s (open it in https://ui.perfetto.dev)\n",
-                model.profile().size(), options.trace.c_str());
+                model.profile().size(), flags.trace.c_str());
   }
 }
 

@@ -3,6 +3,8 @@
 #include "lower_internal.hpp"
 #include "util/log.hpp"
 
+#include <switchyard/aten_dtype.hpp>
+
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/jit/ir/constants.h>
@@ -50,33 +52,9 @@ std::string where(const jit::Node* node) {
 
 // ---- dtypes and tensors -------------------------------------------------------------------
 
-bool to_dl_dtype(at::ScalarType type, DLDataType* out) {
-  switch (type) {
-    case at::kFloat: *out = {kDLFloat, 32, 1}; return true;
-    case at::kDouble: *out = {kDLFloat, 64, 1}; return true;
-    case at::kHalf: *out = {kDLFloat, 16, 1}; return true;
-    case at::kBFloat16: *out = {kDLBfloat, 16, 1}; return true;
-    case at::kChar: *out = {kDLInt, 8, 1}; return true;
-    case at::kShort: *out = {kDLInt, 16, 1}; return true;
-    case at::kInt: *out = {kDLInt, 32, 1}; return true;
-    case at::kLong: *out = {kDLInt, 64, 1}; return true;
-    case at::kByte: *out = {kDLUInt, 8, 1}; return true;
-    case at::kBool: *out = {6 /* SY_DL_BOOL */, 8, 1}; return true;
-    case at::kComplexFloat: *out = {kDLComplex, 64, 1}; return true;
-    case at::kComplexDouble: *out = {kDLComplex, 128, 1}; return true;
-    default: return false;
-  }
-}
+bool to_dl_dtype(at::ScalarType type, DLDataType* out) { return sy::to_dl_dtype(type, out); }
 
-bool to_scalar_type(DLDataType dtype, at::ScalarType* out) {
-  for (at::ScalarType t : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kChar, at::kShort,
-                           at::kInt, at::kLong, at::kByte, at::kBool, at::kComplexFloat,
-                           at::kComplexDouble}) {
-    DLDataType d;
-    if (to_dl_dtype(t, &d) && same_dtype(d, dtype)) return *out = t, true;
-  }
-  return false;
-}
+bool to_scalar_type(DLDataType dtype, at::ScalarType* out) { return sy::to_scalar_type(dtype, out); }
 
 Tensor share(const at::Tensor& tensor, const std::string& what) {
   if (!tensor.defined()) throw Error(ErrorKind::Graph, what + " is an undefined tensor");

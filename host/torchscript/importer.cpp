@@ -17,6 +17,7 @@
 // What shapes an input takes is derived from the graph itself (ir/input_spec.hpp): its rank
 // and the dimensions the weights fix, e.g. [B, 3, H, W] for a convolution's input.
 #include "ir/input_spec.hpp"
+#include "api/internal.hpp"  // register_model_loader
 #include "lower_internal.hpp"
 #include "util/log.hpp"
 

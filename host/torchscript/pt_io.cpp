@@ -11,7 +11,7 @@
 // `torch.load(path)` reads our files in every torch version.
 #include "util/log.hpp"
 
-#include <switchyard/sdk.h>
+#include <switchyard/aten_dtype.hpp>
 #include <switchyard/torchscript.hpp>
 
 #include <torch/script.h>
@@ -36,47 +36,6 @@ std::string first_line(const std::string& what) {
 }
 std::string message_of(const c10::Error& e) { return first_line(e.what_without_backtrace()); }
 
-bool to_scalar_type(DLDataType dt, at::ScalarType* out) {
-  if (dt.lanes != 1) return false;
-  switch (dt.code) {
-    case kDLFloat:
-      if (dt.bits == 32) return *out = at::kFloat, true;
-      if (dt.bits == 64) return *out = at::kDouble, true;
-      if (dt.bits == 16) return *out = at::kHalf, true;
-      return false;
-    case kDLBfloat:
-      return dt.bits == 16 ? (*out = at::kBFloat16, true) : false;
-    case kDLInt:
-      if (dt.bits == 8) return *out = at::kChar, true;
-      if (dt.bits == 16) return *out = at::kShort, true;
-      if (dt.bits == 32) return *out = at::kInt, true;
-      if (dt.bits == 64) return *out = at::kLong, true;
-      return false;
-    case kDLUInt:
-      return dt.bits == 8 ? (*out = at::kByte, true) : false;
-    case SY_DL_BOOL:
-      return dt.bits == 8 ? (*out = at::kBool, true) : false;
-    default:
-      return false;
-  }
-}
-
-bool to_dl_dtype(at::ScalarType t, DLDataType* out) {
-  switch (t) {
-    case at::kFloat: return *out = {kDLFloat, 32, 1}, true;
-    case at::kDouble: return *out = {kDLFloat, 64, 1}, true;
-    case at::kHalf: return *out = {kDLFloat, 16, 1}, true;
-    case at::kBFloat16: return *out = {kDLBfloat, 16, 1}, true;
-    case at::kChar: return *out = {kDLInt, 8, 1}, true;
-    case at::kShort: return *out = {kDLInt, 16, 1}, true;
-    case at::kInt: return *out = {kDLInt, 32, 1}, true;
-    case at::kLong: return *out = {kDLInt, 64, 1}, true;
-    case at::kByte: return *out = {kDLUInt, 8, 1}, true;
-    case at::kBool: return *out = {SY_DL_BOOL, 8, 1}, true;
-    default: return false;
-  }
-}
-
 // Zero-copy: the switchyard tensor keeps a contiguous at::Tensor alive.
 // `where` prefixes errors, e.g. "x.pt: tensor 2".
 Tensor from_at(const at::Tensor& src, const std::string& where) {
@@ -86,9 +45,10 @@ Tensor from_at(const at::Tensor& src, const std::string& where) {
   if (src.is_quantized() || src.is_sparse())
     throw Error(ErrorKind::Unsupported, where + ": quantized and sparse tensors are not supported");
   DLDataType dt;
-  if (!to_dl_dtype(src.scalar_type(), &dt))
+  if (!sy::to_dl_dtype(src.scalar_type(), &dt))
     throw Error(ErrorKind::Unsupported, where + " has dtype " + std::string(c10::toString(src.scalar_type())) +
-                                            "; supported: float32/64/16, bfloat16, int8/16/32/64, uint8, bool");
+                                            "; supported: float32/64/16, bfloat16, int8/16/32/64, uint8, bool, "
+                                            "complex64/128");
   at::Tensor c = src.detach().contiguous();
   return Tensor::from_blob(c.data_ptr(), dt, c.sizes().vec(), {}, [keep = c]() mutable { keep.reset(); });
 }
@@ -99,7 +59,7 @@ at::Tensor to_at(const Tensor& t, const std::string& where) {
     throw Error(ErrorKind::Unsupported, where + " is not in CPU memory (device type " +
                                             std::to_string(t.device().device_type) + ")");
   at::ScalarType st;
-  if (!to_scalar_type(t.dtype(), &st))
+  if (!sy::to_scalar_type(t.dtype(), &st))
     throw Error(ErrorKind::Unsupported, where + " has dtype " + dtype_name(t.dtype()) + ", which LibTorch cannot hold");
   Tensor keep = t;
   return at::from_blob(t.raw_data(), t.shape(), t.strides(), [keep](void*) mutable { keep = Tensor(); },
@@ -195,6 +155,32 @@ void write_pickled(const std::string& path, const c10::IValue& value) {
   if (!out) throw Error(ErrorKind::Io, path + ": write failed (disk full?)");
 }
 
+// node_io's file format, written by save_node_io and the stream writer alike: a dict keyed
+// by node name of {"op", "backend", "module_path", "input_sources", "inputs", "outputs"}.
+c10::impl::GenericDict node_io_dict() { return c10::impl::GenericDict(c10::StringType::get(), c10::AnyType::get()); }
+
+// Adds one node's record (tensors, or None for an absent input); false if `node` is there.
+bool add_node_io_record(c10::impl::GenericDict& doc, const std::string& node, const std::string& op,
+                        const std::string& backend, const std::string& module_path,
+                        const std::vector<std::string>& input_sources, const std::vector<c10::IValue>& inputs,
+                        const std::vector<c10::IValue>& outputs) {
+  auto tensor_list = [](const std::vector<c10::IValue>& values) {
+    c10::impl::GenericList list(c10::OptionalType::create(c10::TensorType::get()));
+    for (const c10::IValue& v : values) list.push_back(v);
+    return list;
+  };
+  c10::List<std::string> sources;
+  for (const std::string& name : input_sources) sources.push_back(name);
+  c10::impl::GenericDict record(c10::StringType::get(), c10::AnyType::get());
+  record.insert("op", op);
+  record.insert("backend", backend);
+  record.insert("module_path", module_path);
+  record.insert("input_sources", sources);
+  record.insert("inputs", tensor_list(inputs));
+  record.insert("outputs", tensor_list(outputs));
+  return doc.insert(node, record).second;
+}
+
 // Flattens a tensor, or a (nested) tuple or list of tensors, in order.
 void flatten(const c10::IValue& v, const std::string& where, std::vector<at::Tensor>& out) {
   if (v.isTensor()) {
@@ -258,24 +244,16 @@ void save_tensors(const std::string& path, const std::vector<Tensor>& tensors, b
 
 void save_node_io(const std::string& path, const std::vector<NodeIO>& records) {
   AtCache cache;
-  c10::impl::GenericDict doc(c10::StringType::get(), c10::AnyType::get());
+  c10::impl::GenericDict doc = node_io_dict();
   for (const NodeIO& r : records) {
     auto tensors = [&](const std::vector<Tensor>& ts, const char* kind) {
-      c10::impl::GenericList list(c10::OptionalType::create(c10::TensorType::get()));
+      std::vector<c10::IValue> values;
       for (size_t i = 0; i < ts.size(); ++i)
-        list.push_back(cache.get(ts[i], path + ": node '" + r.node + "' " + kind + " " + std::to_string(i)));
-      return list;
+        values.push_back(cache.get(ts[i], path + ": node '" + r.node + "' " + kind + " " + std::to_string(i)));
+      return values;
     };
-    c10::List<std::string> sources;
-    for (const std::string& s : r.input_sources) sources.push_back(s);
-    c10::impl::GenericDict node(c10::StringType::get(), c10::AnyType::get());
-    node.insert("op", r.op);
-    node.insert("backend", r.backend);
-    node.insert("module_path", r.module_path);
-    node.insert("input_sources", sources);
-    node.insert("inputs", tensors(r.inputs, "input"));
-    node.insert("outputs", tensors(r.outputs, "output"));
-    if (!doc.insert(r.node, node).second)
+    if (!add_node_io_record(doc, r.node, r.op, r.backend, r.module_path, r.input_sources, tensors(r.inputs, "input"),
+                            tensors(r.outputs, "output")))
       throw Error(ErrorKind::Internal, path + ": node '" + r.node + "' recorded twice");
   }
   write_pickled(path, doc);
@@ -348,24 +326,9 @@ struct NodeIoStreamWriter::Impl {
   size_t finish() {
     finished = true;
     std::stable_sort(records.begin(), records.end(), [](const Record& a, const Record& b) { return a.index < b.index; });
-    c10::impl::GenericDict doc(c10::StringType::get(), c10::AnyType::get());
-    for (const Record& r : records) {
-      auto list = [](const std::vector<c10::IValue>& values) {
-        c10::impl::GenericList out(c10::OptionalType::create(c10::TensorType::get()));
-        for (const c10::IValue& v : values) out.push_back(v);
-        return out;
-      };
-      c10::List<std::string> sources;
-      for (const std::string& name : r.sources) sources.push_back(name);
-      c10::impl::GenericDict node(c10::StringType::get(), c10::AnyType::get());
-      node.insert("op", r.op);
-      node.insert("backend", r.backend);
-      node.insert("module_path", r.module_path);
-      node.insert("input_sources", sources);
-      node.insert("inputs", list(r.inputs));
-      node.insert("outputs", list(r.outputs));
-      doc.insert(r.node, node);
-    }
+    c10::impl::GenericDict doc = node_io_dict();
+    for (const Record& r : records)
+      add_node_io_record(doc, r.node, r.op, r.backend, r.module_path, r.sources, r.inputs, r.outputs);
     std::vector<char> pickle;
     torch::jit::Pickler pickler([&](const char* buf, size_t size) { pickle.insert(pickle.end(), buf, buf + size); },
                                 /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,

@@ -2,6 +2,8 @@
 // attributes as schema-typed values.
 #include "aten_ops.hpp"
 
+#include <switchyard/aten_dtype.hpp>
+
 #include <cctype>
 #include <cstdlib>
 #include <stdexcept>
@@ -13,53 +15,14 @@ namespace sy_aten {
 
 // ---- dtypes ------------------------------------------------------------------------------
 
-bool to_scalar_type(DLDataType dt, at::ScalarType* out) {
-  if (dt.lanes != 1) return false;
-  switch (dt.code) {
-    case kDLFloat:
-      if (dt.bits == 32) return *out = at::kFloat, true;
-      if (dt.bits == 64) return *out = at::kDouble, true;
-      if (dt.bits == 16) return *out = at::kHalf, true;
-      return false;
-    case kDLBfloat:
-      return dt.bits == 16 ? (*out = at::kBFloat16, true) : false;
-    case kDLInt:
-      if (dt.bits == 8) return *out = at::kChar, true;
-      if (dt.bits == 16) return *out = at::kShort, true;
-      if (dt.bits == 32) return *out = at::kInt, true;
-      if (dt.bits == 64) return *out = at::kLong, true;
-      return false;
-    case kDLUInt:
-      return dt.bits == 8 ? (*out = at::kByte, true) : false;
-    case SY_DL_BOOL:
-      return dt.bits == 8 ? (*out = at::kBool, true) : false;
-    case kDLComplex:
-      if (dt.bits == 64) return *out = at::kComplexFloat, true;
-      if (dt.bits == 128) return *out = at::kComplexDouble, true;
-      return false;
-    default:
-      return false;
-  }
-}
+bool to_scalar_type(DLDataType dt, at::ScalarType* out) { return sy::to_scalar_type(dt, out); }
 
 DLDataType to_dl_dtype(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat: return {kDLFloat, 32, 1};
-    case at::kDouble: return {kDLFloat, 64, 1};
-    case at::kHalf: return {kDLFloat, 16, 1};
-    case at::kBFloat16: return {kDLBfloat, 16, 1};
-    case at::kChar: return {kDLInt, 8, 1};
-    case at::kShort: return {kDLInt, 16, 1};
-    case at::kInt: return {kDLInt, 32, 1};
-    case at::kLong: return {kDLInt, 64, 1};
-    case at::kByte: return {kDLUInt, 8, 1};
-    case at::kBool: return {SY_DL_BOOL, 8, 1};
-    case at::kComplexFloat: return {kDLComplex, 64, 1};
-    case at::kComplexDouble: return {kDLComplex, 128, 1};
-    default:
-      throw sy::Error(std::string("result dtype ") + c10::toString(t) + " has no DLPack code",
-                      SY_ERROR_INTERNAL);
-  }
+  DLDataType dt;
+  if (!sy::to_dl_dtype(t, &dt))
+    throw sy::Error(std::string("result dtype ") + c10::toString(t) + " has no DLPack code",
+                    SY_ERROR_INTERNAL);
+  return dt;
 }
 
 std::string dl_name(DLDataType dt) {

@@ -69,18 +69,6 @@ void require_f32(const DLTensor& t, const std::string& name) {
   if (!is_f32(t)) throw sy::Unsupported("'" + name + "' is not float32 (only float32 is implemented)");
 }
 
-Shape shape_of(const DLTensor& t) { return Shape(t.shape, t.shape + t.ndim); }
-
-Shape strides_of(const DLTensor& t) {
-  Shape s(static_cast<size_t>(t.ndim));
-  int64_t compact = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    s[d] = t.strides != nullptr ? t.strides[d] : compact;
-    compact *= t.shape[d];
-  }
-  return s;
-}
-
 Shape broadcast(const Shape& a, const Shape& b, const std::string& what) {
   Shape out(std::max(a.size(), b.size()));
   for (size_t i = 1; i <= out.size(); ++i) {

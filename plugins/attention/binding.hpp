@@ -47,8 +47,8 @@ bool is_bool(const DLTensor& t);
 void require_f32(const DLTensor& t, const std::string& name);
 void require_cpu(const DLTensor& t, const std::string& name);
 
-Shape shape_of(const DLTensor& t);
-Shape strides_of(const DLTensor& t);  // element strides, filled in when NULL (compact)
+using sy::shape_of;
+using sy::strides_of;  // element strides, filled in when NULL (compact)
 // numpy broadcasting of two shapes; throws sy::Unsupported naming `what`.
 Shape broadcast(const Shape& a, const Shape& b, const std::string& what);
 // Strides of t's first (ndim - tail) dims, right-aligned to `lead`: 0 where t has no such

@@ -43,16 +43,6 @@ std::string dnnl_message(const dnnl::error& e) {
   return std::string(e.what()) + " (oneDNN status " + std::to_string(static_cast<int>(e.status)) + ")";
 }
 
-Dims strides_of(const DLTensor& t) {
-  Dims s(static_cast<size_t>(t.ndim));
-  int64_t compact = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    s[d] = t.strides != nullptr ? t.strides[d] : compact;
-    compact *= t.shape[d];
-  }
-  return s;
-}
-
 Dims compact_strides(const Dims& dims) {
   Dims s(dims.size());
   int64_t compact = 1;

@@ -51,7 +51,7 @@ std::string dnnl_message(const dnnl::error& e);  // "<what> (status N)"
 dnnl::memory::desc plain_desc(const DLTensor& t);
 // The same from explicit dims and element strides (to add a batch or group dimension).
 dnnl::memory::desc strided_desc(const Dims& dims, const Dims& strides);
-Dims strides_of(const DLTensor& t);  // element strides, filled in when compact
+using sy::strides_of;  // element strides, filled in when compact
 Dims compact_strides(const Dims& dims);
 // Rejects (sy::Unsupported) dtypes other than float32, non-CPU tensors, and zero or
 // negative strides on dimensions larger than 1 (oneDNN cannot describe them).

@@ -16,6 +16,7 @@
 //
 // The file is written to model.pt in a per-process temporary folder (on /dev/shm when it
 // exists; SWITCHYARD_FUZZ_TMPDIR overrides), removed at exit.
+#include "import_model.hpp"
 #include "ir/graph.hpp"
 #include "util/log.hpp"
 

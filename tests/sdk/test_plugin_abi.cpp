@@ -1,6 +1,7 @@
 // ABI negotiation: which plugin libraries the host loads and which it refuses, and what
 // the refusal says. The test plugins (tests/sdk/plugins/*.c, built as C) live in
 // SY_TEST_PLUGIN_DIR, away from the plugin folder the CLI searches.
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 #include "loader/plugin_manager.hpp"
 
@@ -216,7 +217,7 @@ TEST(PluginAbi, APluginBuiltAgainstTheOlderMinorHeaderRunsItsKernel) {
   g.add_node("first", "test::copy", {x}, {"a"});
   g.add_node("second", "test::copy", {g.find_value("a")}, {"b"});
   g.outputs = {g.find_value("b")};
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   for (int64_t n : {3, 5, 3}) {  // two signatures, one of them twice (the arena path)
     switchyard::Tensor in = switchyard::Tensor::empty(f32, {n});
     for (int64_t i = 0; i < n; ++i) in.data<float>()[i] = 0.5f * static_cast<float>(i) - 1.0f;

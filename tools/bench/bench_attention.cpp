@@ -15,6 +15,7 @@
 //
 //   bench_attention --sizes 512,2048,8192 --heads 4 --dim 64 --runs 5 --threads 2
 #include "bench_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include "../../plugins/attention/flash_attention.hpp"
@@ -94,9 +95,9 @@ int child(const Params& p, const std::string& plugin, int64_t l, const std::stri
   switchyard::Runtime rt(with_config(config(plugin, p.threads)));
   at::set_num_threads(p.threads);
   set_openblas_threads(p.threads);
-  auto warm = rt.load_graph(sdpa_graph(p.causal));
+  auto warm = load_graph(rt, sdpa_graph(p.causal));
   warm->run(qkv(p, 16));
-  auto model = rt.load_graph(sdpa_graph(p.causal));
+  auto model = load_graph(rt, sdpa_graph(p.causal));
   const std::vector<Tensor> inputs = qkv(p, l);
   for (const auto& e : model->plan(inputs))
     if (e.backend != plugin) throw std::runtime_error("node " + e.node + " ran on " + e.backend);

@@ -13,6 +13,7 @@
 //
 //   bench_conv --runs 30 --threads 1 --batch 1 --batch 4 [--filter stem]
 #include "bench_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -176,7 +177,7 @@ int main(int argc, char** argv) {
       std::unique_ptr<switchyard::Model> models[2];
       Tensor results[2];
       for (size_t k = 0; k < plugins.size(); ++k) {
-        models[k] = runtimes[k]->load_graph(c.graph);
+        models[k] = load_graph(*runtimes[k], c.graph);
         for (const auto& e : models[k]->plan(c.inputs))
           if (e.backend != plugins[k]) throw std::runtime_error(c.name + ": node " + e.node + " ran on " + e.backend);
         results[k] = models[k]->run(c.inputs)[0];

@@ -8,6 +8,7 @@
 //
 //   bench_linalg --runs 30 --warmup 5 --threads 2 [--filter ViT]
 #include "bench_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -151,8 +152,8 @@ int main(int argc, char** argv) {
   for (const Bench& b : benches()) {
     if (b.label.find(filter) == std::string::npos) continue;
     std::vector<Tensor> feeds, aten_feeds;
-    auto mine = linalg_rt.load_graph(graph_of(b, &feeds));
-    auto ref = aten_rt.load_graph(graph_of(b, &aten_feeds));
+    auto mine = load_graph(linalg_rt, graph_of(b, &feeds));
+    auto ref = load_graph(aten_rt, graph_of(b, &aten_feeds));
     for (const switchyard::PlanEntry& e : mine->plan(feeds))
       if (e.backend != "linalg") throw std::runtime_error(b.label + ": node " + e.node + " not on linalg");
     Tensor got = mine->run(feeds)[0].contiguous(), want = ref->run(aten_feeds)[0].contiguous();

@@ -7,6 +7,7 @@
 //
 //   bench_overhead --nodes 10000 --runs 20
 #include "bench_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -72,9 +73,9 @@ int bench(const Args& args) {
   switchyard::Runtime example_rt(with_config(args.example_config));  // example plugin takes aten::add
   switchyard::Runtime aten_rt(with_config(args.reference_config));
   switchyard::Runtime default_rt(with_config(args.default_config));
-  auto sy_example = example_rt.load_graph(chain_graph(nodes));
-  auto sy_aten = aten_rt.load_graph(chain_graph(nodes));
-  auto sy_default = default_rt.load_graph(chain_graph(nodes));
+  auto sy_example = load_graph(example_rt, chain_graph(nodes));
+  auto sy_aten = load_graph(aten_rt, chain_graph(nodes));
+  auto sy_default = load_graph(default_rt, chain_graph(nodes));
   const std::vector<Tensor> inputs{scalar_tensor(0.0f), scalar_tensor(1.0f)};
   const std::string default_backend = sy_default->plan(inputs).at(0).backend;
   switchyard::RunContext plain, profiled;

@@ -9,6 +9,7 @@
 //
 //   bench_shape --runs 50
 #include "bench_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -139,7 +140,7 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<switchyard::Model>> models;
     std::vector<uint8_t> reference;
     for (size_t k = 0; k < plugins.size(); ++k) {
-      models.push_back(runtimes[k]->load_graph(c.graph));
+      models.push_back(load_graph(*runtimes[k], c.graph));
       for (const auto& e : models[k]->plan(c.inputs))
         if (e.backend != plugins[k]) throw std::runtime_error(c.name + ": node " + e.node + " ran on " + e.backend);
       std::vector<uint8_t> got = bytes(models[k]->run(c.inputs)[0]);

@@ -1,9 +1,11 @@
 // switchyard's embedding API: load plugins and a model with a config, run it on
 // tensors, read the outputs, the plan and node_io, and watch each node as it runs.
-// The CLI is a thin shell over this header. Errors are thrown as switchyard::Error.
+// The CLI is a thin shell over this header (and graph.hpp, torchscript.hpp). Errors are
+// thrown as switchyard::Error.
 #pragma once
 
 #include <switchyard/error.hpp>
+#include <switchyard/graph.hpp>
 #include <switchyard/tensor.hpp>
 
 #include <functional>
@@ -128,6 +130,45 @@ struct NodeEvent {
 };
 using NodeCallback = std::function<void(const NodeEvent&)>;
 
+// ---- configuration -------------------------------------------------------------
+
+// One [[rules]] entry of a config: the non-empty fields must all match a node.
+struct ConfigRule {
+  std::string op, node, module, family;    // exact op, node-name glob, module-path glob, op family
+  std::vector<std::string> backends;       // in order of preference
+  std::string where;                       // "file:line:column" of the rule
+};
+
+// A config as the runtime reads it (docs/config.md names every key): the file's values,
+// defaults where it is silent, and, from Runtime::config(), the Options that override it.
+struct RuntimeConfig {
+  std::string source;                      // the file ("" = built-in defaults)
+  std::vector<std::string> plugin_paths;   // [plugins] paths, resolved against the file's folder
+  std::vector<std::string> load;           // [plugins] load: names or .so paths; empty = all found
+  std::vector<std::string> default_backends;  // [selection] default (Runtime::config(): as resolved)
+  bool builtin_default = false;            // the config names no default: the built-in routing
+  bool strict = false;                     // [selection] strict
+  bool fuse = true;                        // [selection] fuse
+  std::vector<ConfigRule> rules;           // [[rules]], first match wins
+  int intra_op_threads = 0;                // [runtime]; 0 = the library default
+  int inter_op_threads = 1;                // [runtime]; > 1 runs independent nodes at once; 0 = all cores
+  bool deterministic = false;              // [runtime]
+  bool memory_planner = true;              // [runtime]
+  int plan_cache = 16;                     // [runtime] plans kept, one per input-shape signature
+  double copy_warning_share = 0.25;        // [runtime] warn when conversions move more of a run's bytes
+  std::string capture = "none";            // [runtime] node_io: none|outputs|all|stream
+  std::string log_level = "info";          // [runtime] log_level
+  std::vector<std::string> warnings;       // unknown keys, "file:line:column: ..."
+};
+
+// Reads a config file without loading anything or logging (its warnings are returned).
+// Throws Error (Config) citing file:line:column, as Runtime does for the same file.
+RuntimeConfig read_config(const std::string& path);
+
+// The host's log level: trace|debug|info|warn|error|off. Returns false (and changes
+// nothing) for another name. Options::log_level sets it too, when a Runtime is made.
+bool set_log_level(const std::string& level);
+
 // ---- the runtime ---------------------------------------------------------------
 
 struct Options {
@@ -142,9 +183,6 @@ struct Options {
   bool check_finite = false;               // fail at the first node that makes a NaN or Inf
 };
 
-namespace ir {
-struct Graph;
-}
 class Runtime;
 class Model;
 
@@ -239,10 +277,12 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   std::vector<PluginInfo> plugins() const;
+  // The config this runtime runs with, Options' overrides (capture, strict, log level) applied.
+  const RuntimeConfig& config() const;
   // Loads a graph file (.json portable format; .pt TorchScript where built with it).
   std::unique_ptr<Model> load(const std::string& model_path) const;
-  // Takes a graph built in memory (importers, tests); validates it first.
-  std::unique_ptr<Model> load_graph(ir::Graph graph) const;
+  // Takes a graph read or built in memory (see graph.hpp); validates it first.
+  std::unique_ptr<Model> load(Graph graph) const;
 
   struct Impl;
 
@@ -250,11 +290,5 @@ class Runtime {
   std::unique_ptr<Model> make_model(std::unique_ptr<Model::Impl> impl) const;
   std::shared_ptr<Impl> impl_;  // models share it: a Model may outlive its Runtime
 };
-
-
-
-// Registers a loader for a file extension (".pt"); the TorchScript importer uses it.
-using ModelLoader = std::function<void(const std::string& path, ir::Graph& out)>;
-void register_model_loader(const std::string& extension, ModelLoader loader);
 
 }  // namespace switchyard

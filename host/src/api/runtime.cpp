@@ -1,32 +1,21 @@
 // The embedding API: wires config, plugins, graph loading and the executor together.
 #include <switchyard/runtime.hpp>
 
+#include "api/config_view.hpp"
+#include "api/internal.hpp"
 #include "config/config.hpp"
 #include "exec/executor.hpp"
 #include "exec/fusion.hpp"
 #include "exec/intra_op_pool.hpp"
 #include "exec/threads.hpp"
-#include "ir/graph_file.hpp"
 #include "loader/plugin_manager.hpp"
 #include "util/log.hpp"
 
 #include <cstdlib>
-#include <filesystem>
-#include <map>
-#include <mutex>
 #include <unordered_map>
 
 namespace switchyard {
 namespace {
-
-std::map<std::string, ModelLoader>& loaders() {
-  static std::map<std::string, ModelLoader> registry;
-  return registry;
-}
-std::mutex& loaders_mutex() {
-  static std::mutex m;
-  return m;
-}
 
 exec::Capture to_capture(config::CaptureMode mode) {
   switch (mode) {
@@ -77,15 +66,11 @@ std::string device_name(int32_t type) {
 
 }  // namespace
 
-void register_model_loader(const std::string& extension, ModelLoader loader) {
-  std::lock_guard<std::mutex> lock(loaders_mutex());
-  loaders()[extension] = std::move(loader);
-}
-
 // ---- Runtime ---------------------------------------------------------------------
 
 struct Runtime::Impl {
   config::Config config;
+  RuntimeConfig public_config;  // config, as Runtime::config() shows it
   bool check_finite = false;
   loader::PluginManager plugins;
 };
@@ -125,9 +110,13 @@ Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
     cfg.default_backends = config::builtin_routing(names);
     cfg.builtin_default = true;
   }
+  impl_->public_config = to_public(cfg);
+  impl_->public_config.log_level = log::level_name();  // after Options and $SWITCHYARD_LOG_LEVEL
 }
 
 Runtime::~Runtime() = default;
+
+const RuntimeConfig& Runtime::config() const { return impl_->public_config; }
 
 std::vector<PluginInfo> Runtime::plugins() const {
   std::vector<PluginInfo> out;
@@ -159,36 +148,15 @@ struct Model::Impl {
   std::vector<std::string> input_names, output_names;
 };
 
-std::unique_ptr<Model> Runtime::load_graph(ir::Graph graph) const {
-  ir::validate(graph);
+std::unique_ptr<Model> Runtime::load(Graph graph) const {
+  Graph::Impl& g = detail::GraphAccess::impl(graph);
+  if (!g.validated) ir::validate(g.graph);
   auto impl = std::make_unique<Model::Impl>();
-  impl->graph = std::move(graph);
+  impl->graph = std::move(g.graph);
   return make_model(std::move(impl));
 }
 
-std::unique_ptr<Model> Runtime::load(const std::string& model_path) const {
-  auto impl = std::make_unique<Model::Impl>();
-  std::string ext = std::filesystem::path(model_path).extension().string();
-  if (ext == ".json") {
-    impl->graph = ir::read_graph_file(model_path);
-  } else {
-    ModelLoader loader;
-    bool any_loader = false;
-    {
-      std::lock_guard<std::mutex> lock(loaders_mutex());
-      auto it = loaders().find(ext);
-      if (it != loaders().end()) loader = it->second;
-      any_loader = !loaders().empty();
-    }
-    if (!loader)
-      throw Error(ErrorKind::Io, model_path + ": unknown model format '" + ext +
-                                     "' (expected a .json portable graph" +
-                                     (any_loader ? ", or a registered format)" : std::string(")")));
-    loader(model_path, impl->graph);
-    ir::validate(impl->graph);
-  }
-  return make_model(std::move(impl));
-}
+std::unique_ptr<Model> Runtime::load(const std::string& model_path) const { return load(Graph::read(model_path)); }
 
 std::unique_ptr<Model> Runtime::make_model(std::unique_ptr<Model::Impl> impl) const {
   for (ir::ValueId v : impl->graph.inputs) impl->input_names.push_back(impl->graph.values[v].name);

@@ -122,7 +122,8 @@ namespace {
 // Walks one parsed document into a Config, throwing at the first error.
 class Reader {
  public:
-  Reader(Config& cfg, std::string source) : cfg_(cfg), source_(std::move(source)) {}
+  Reader(Config& cfg, std::string source, bool log_warnings)
+      : cfg_(cfg), source_(std::move(source)), log_warnings_(log_warnings) {}
 
   void read(const toml::table& root) {
     warn_unknown(root, {"plugins", "selection", "rules", "runtime"}, "the top level");
@@ -175,7 +176,7 @@ class Reader {
           pos(key.source()).str() + ": unknown key '" + name + "' in " + where + " (ignored)";
       std::string suggestion = nearest_name(name, known);
       if (!suggestion.empty()) message += "; did you mean '" + suggestion + "'?";
-      log::get().warn("{}", message);
+      if (log_warnings_) log::get().warn("{}", message);
       cfg_.warnings.push_back(std::move(message));
     }
   }
@@ -325,11 +326,12 @@ class Reader {
 
   Config& cfg_;
   std::string source_;
+  bool log_warnings_;
 };
 
 }  // namespace
 
-Config parse_config(const std::string& toml_text, const std::string& source_name) {
+Config parse_config(const std::string& toml_text, const std::string& source_name, bool log_warnings) {
   toml::table root;
   try {
     root = toml::parse(std::string_view(toml_text), std::string_view(source_name));
@@ -340,16 +342,16 @@ Config parse_config(const std::string& toml_text, const std::string& source_name
   }
   Config cfg;
   cfg.source = source_name;
-  Reader(cfg, source_name).read(root);
+  Reader(cfg, source_name, log_warnings).read(root);
   return cfg;
 }
 
-Config load_config(const std::string& path) {
+Config load_config(const std::string& path, bool log_warnings) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Config, path + ":0:0: cannot open config file");
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_config(text.str(), path);
+  return parse_config(text.str(), path, log_warnings);
 }
 
 std::vector<std::string> builtin_routing(const std::vector<std::string>& loaded) {

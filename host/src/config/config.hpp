@@ -53,9 +53,10 @@ struct Config {
 
 // Parses a config file. Throws switchyard::Error(ErrorKind::Config) with
 // "file:line:column: message" on syntax errors, wrong types, unknown values.
-// Unknown keys are warnings (logged, naming the nearest known key), not errors.
-Config load_config(const std::string& path);
-Config parse_config(const std::string& toml_text, const std::string& source_name);
+// Unknown keys are warnings (naming the nearest known key), not errors: in
+// Config::warnings, and logged as they are found unless `log_warnings` is false.
+Config load_config(const std::string& path, bool log_warnings = true);
+Config parse_config(const std::string& toml_text, const std::string& source_name, bool log_warnings = true);
 
 // Throws a Config error, citing the entry's file:line:column, for the first backend named
 // in [selection] default or a rule's `backends` that is not among the loaded plugins.

@@ -51,7 +51,7 @@ void check_kernels(const std::string& path, const SY_Plugin& table) {
     const SY_KernelDef* k = table.kernels[i];
     std::string where = "kernel #" + std::to_string(i);
     if (k == nullptr) fail(path, where + " is NULL");
-    if (k->struct_size < offsetof(SY_KernelDef, destroy) + sizeof(k->destroy))
+    if (!SY_STRUCT_HAS(k, SY_KernelDef, destroy))
       fail(path, where + " has struct_size " + std::to_string(k->struct_size) + ", too small for SDK 1.0");
     if (k->op == nullptr || *k->op == '\0') fail(path, where + " has no op name");
     where += " (" + std::string(k->op) + ")";
@@ -143,14 +143,14 @@ std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) 
   if (status != SY_OK) fail(path, "initialisation failed: " + describe_failure(status, call));
   const SY_Plugin* table = args.plugin;
   if (table == nullptr) fail(path, "initialisation returned no plugin table");
-  if (table->struct_size < offsetof(SY_Plugin, sdk_version_minor) + sizeof(uint32_t))
+  if (!SY_STRUCT_HAS(table, SY_Plugin, sdk_version_minor))
     fail(path, "plugin table is too small to carry a version (struct_size " +
                    std::to_string(table->struct_size) + ")");
 
   std::string version_problem = check_version(table->sdk_version_major, table->sdk_version_minor,
                                               host_major_, host_minor_);
   if (!version_problem.empty()) fail(path, "refused: " + version_problem);
-  if (table->struct_size < offsetof(SY_Plugin, shutdown) + sizeof(table->shutdown))
+  if (!SY_STRUCT_HAS(table, SY_Plugin, shutdown))
     fail(path, "plugin table struct_size " + std::to_string(table->struct_size) +
                    " is smaller than SDK 1.0's");
   plugin->table_ = table;      // from here on the destructor calls shutdown

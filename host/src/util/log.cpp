@@ -24,6 +24,11 @@ bool set_level(const std::string& name) {
   return true;
 }
 
+std::string level_name() {
+  const spdlog::level::level_enum level = get().level();
+  return level == spdlog::level::warn ? "warn" : std::string(spdlog::level::to_string_view(level).data());
+}
+
 void apply_env_level() {
   if (const char* env = std::getenv("SWITCHYARD_LOG_LEVEL")) {
     if (!set_level(env)) get().warn("SWITCHYARD_LOG_LEVEL='{}' is not a log level; ignored", env);

@@ -5,6 +5,7 @@
 // the demo MLP on configs/example.toml (example + aten; skipped where aten is not built).
 // Run it under TSan (cmake --preset tsan) to check the host for data races.
 #include "exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -186,10 +187,10 @@ TEST(Concurrency, ExampleGraphFromEightThreadsMatchesOneThread) {
     Runtime rt(Options{write_config("example_only", "[plugins]\nload = [\"example\"]\n"), {}, capture});
     const ir::Graph graph = example_graph();
     const size_t num_nodes = graph.nodes.size();
-    auto reference = rt.load_graph(graph);
+    auto reference = load_graph(rt, graph);
     std::vector<Workload> w = make_workloads(*reference, {{-1, 64}}, 3);
     // A fresh model: the threads' first runs plan concurrently (four signatures).
-    auto model = rt.load_graph(graph);
+    auto model = load_graph(rt, graph);
     run_concurrently(*model, w, num_nodes, std::string(capture) != "none");
     // The shared model still works the single-caller way afterwards.
     EXPECT_EQ(bytes_of(model->run(w[0].inputs[0])), w[0].expected[0]);
@@ -199,7 +200,7 @@ TEST(Concurrency, ExampleGraphFromEightThreadsMatchesOneThread) {
 
 TEST(Concurrency, PlanFromSeveralThreads) {
   Runtime rt(Options{write_config("example_only", "[plugins]\nload = [\"example\"]\n")});
-  auto model = rt.load_graph(example_graph());
+  auto model = load_graph(rt, example_graph());
   std::vector<std::thread> threads;
   std::atomic<int> bad{0};
   for (int t = 0; t < kThreads; ++t)
@@ -238,7 +239,7 @@ TEST(Concurrency, LoadFromSeveralThreadsOnOneRuntime) {
   // once on one Runtime; each thread then runs its own model.
   const std::string src = source_dir();
   Runtime rt(Options{write_config("example_only", "[plugins]\nload = [\"example\"]\n")});
-  auto reference = rt.load_graph(example_graph());
+  auto reference = load_graph(rt, example_graph());
   const std::vector<Tensor> in = {make_input({2, 64}, 7)};
   const auto expected = bytes_of(reference->run(in));
   std::atomic<int> bad{0};
@@ -246,7 +247,7 @@ TEST(Concurrency, LoadFromSeveralThreadsOnOneRuntime) {
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
       try {
-        std::unique_ptr<Model> m = t % 2 ? rt.load_graph(example_graph()) : rt.load(src + "/tools/demo/mlp.json");
+        std::unique_ptr<Model> m = t % 2 ? load_graph(rt, example_graph()) : rt.load(src + "/tools/demo/mlp.json");
         if (t % 2) {
           if (bytes_of(m->run(in)) != expected) ++bad;
         } else if (m->input_names() != std::vector<std::string>{"x"}) {

@@ -2,6 +2,7 @@
 // whose memory faults on any access but the plugin's own: the host never reads device
 // memory; copies are inserted exactly where values cross; node_io and graph outputs come
 // back as host tensors; device values get an arena and in-place writes of their own.
+#include "api/internal.hpp"
 #include "exec/storage.hpp"
 #include "exec_test_util.hpp"
 #include "ir/graph.hpp"
@@ -46,7 +47,7 @@ std::vector<float> expected(const std::vector<float>& x) {
 
 TEST(Devices, CopiesAreInsertedExactlyWhereValuesCross) {
   Runtime rt(Options{device_config()});
-  auto model = rt.load_graph(crossing_graph());
+  auto model = load_graph(rt, crossing_graph());
   const std::vector<float> x = {-1, 2, -3, 4.5f, 0.5f};
   EXPECT_EQ(values(model->run({f32({5}, x)})[0]), expected(x));
   auto plan = model->plan({f32({5}, x)});
@@ -68,7 +69,7 @@ TEST(Devices, CopiesAreInsertedExactlyWhereValuesCross) {
 
 TEST(Devices, RepeatedRunsUseTheDeviceArenaAndInPlaceWrites) {
   Runtime rt(Options{device_config()});
-  auto model = rt.load_graph(crossing_graph());
+  auto model = load_graph(rt, crossing_graph());
   const std::vector<float> x = {3, -1, 2, 7};
   for (int i = 0; i < 4; ++i) EXPECT_EQ(values(model->run({f32({4}, x)})[0]), expected(x)) << "run " << i;
   MemoryReport report = model->memory_plan({f32({4}, x)});
@@ -84,7 +85,7 @@ TEST(Devices, RepeatedRunsUseTheDeviceArenaAndInPlaceWrites) {
 
 TEST(Devices, NodeIoOfDeviceValuesIsCopiedBackToTheHost) {
   Runtime rt(Options{device_config("[runtime]\nnode_io = \"all\"\n")});
-  auto model = rt.load_graph(crossing_graph());
+  auto model = load_graph(rt, crossing_graph());
   const std::vector<float> x = {-2, 3};
   model->run({f32({2}, x)});
   const auto& io = model->node_io();
@@ -106,7 +107,7 @@ TEST(Devices, OutputsComeBackToTheHost) {
   g.add_node("dev.add", "aten::add", {g.find_value("a"), x}, {"out"});
   g.outputs = {g.find_value("a"), g.find_value("out")};
   Runtime rt(Options{device_config()});
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   for (int i = 0; i < 2; ++i) {
     auto out = model->run({f32({3}, {-1, 0.5f, 2})});
     ASSERT_EQ(out.size(), 2u);

@@ -18,6 +18,7 @@
 // their allocators (quarantine, shadow memory) change RSS, and LeakSanitizer checks for
 // leaks there instead.
 #include "exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -219,7 +220,7 @@ TEST(Endurance, SmallCnn) {
 
   if (!aten_plugin_built()) GTEST_SKIP() << "missing resource: the aten plugin (not built: SWITCHYARD_WITH_TORCH=OFF)";
   Runtime rt(Options{endurance_config()});
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   const std::vector<Tensor> inputs = {weight({1, 3, 32, 32}, 4.0f)};
   bool aten = false, example = false;
   for (const PlanEntry& e : model->plan(inputs)) {
@@ -244,7 +245,7 @@ TEST(Endurance, ExampleGraph) {
   }
   g.outputs = {h};
   Runtime rt(Options{write_config("example_only", "[plugins]\nload = [\"example\"]\n"), {}, "all"});
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   size_t events = 0;
   model->set_node_callback([&](const NodeEvent& e) { events += e.outputs.size(); });
   endure("example", *model, {filled({16, 4096}, 0.0f)});

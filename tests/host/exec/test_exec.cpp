@@ -1,6 +1,7 @@
 // Executor tests over the example plugin only (no LibTorch): numerics, early frees,
 // node_io, callbacks, input checks, unsupported ops and strict mode.
 #include "exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -31,7 +32,7 @@ ir::Graph small_graph() {
 
 TEST(Executor, ChainMatchesHandComputation) {
   Runtime rt(Options{example_only_config()});
-  auto model = rt.load_graph(small_graph());
+  auto model = load_graph(rt, small_graph());
   auto out = model->run({f32({5}, {-2, -1, 0, 1.5f, 3})});
   ASSERT_EQ(out.size(), 1u);
   // relu(x) + x = {-2, -1, 0, 3, 6}; squared:
@@ -41,7 +42,7 @@ TEST(Executor, ChainMatchesHandComputation) {
 
 TEST(Executor, ReplansWhenTheInputShapeChanges) {
   Runtime rt(Options{example_only_config()});
-  auto model = rt.load_graph(small_graph());
+  auto model = load_graph(rt, small_graph());
   EXPECT_EQ(values(model->run({f32({2}, {1, 2})})[0]), (std::vector<float>{4, 16}));
   EXPECT_EQ(values(model->run({f32({3}, {1, 2, -1})})[0]), (std::vector<float>{4, 16, 1}));
   EXPECT_EQ(values(model->run({f32({2}, {3, 0})})[0]), (std::vector<float>{36, 0}));
@@ -58,7 +59,7 @@ TEST(Executor, FreesTensorsAfterTheirLastConsumer) {
   }
   g.outputs = {v};
   Runtime rt(Options{example_only_config()});
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   std::vector<float> ones(64, 1.0f);
   auto out = model->run({f32({64}, ones)});
   EXPECT_FLOAT_EQ(values(out[0])[0], static_cast<float>(1 << (kNodes / 2)));
@@ -72,7 +73,7 @@ TEST(Executor, CapturesNodeIoWithDlBacktraceFields) {
   Options o{example_only_config()};
   o.capture = "all";
   Runtime rt(o);
-  auto model = rt.load_graph(small_graph());
+  auto model = load_graph(rt, small_graph());
   model->run({f32({3}, {-1, 2, 3})});
   const auto& io = model->node_io();
   ASSERT_EQ(io.size(), 3u);
@@ -92,7 +93,7 @@ TEST(Executor, OutputsCaptureModeKeepsNoInputs) {
   Options o{example_only_config()};
   o.capture = "outputs";
   Runtime rt(o);
-  auto model = rt.load_graph(small_graph());
+  auto model = load_graph(rt, small_graph());
   model->run({f32({2}, {1, 2})});
   ASSERT_EQ(model->node_io().size(), 3u);
   EXPECT_TRUE(model->node_io()[0].inputs.empty());
@@ -102,14 +103,14 @@ TEST(Executor, OutputsCaptureModeKeepsNoInputs) {
 
 TEST(Executor, NoCaptureRecordsNothing) {
   Runtime rt(Options{example_only_config()});
-  auto model = rt.load_graph(small_graph());
+  auto model = load_graph(rt, small_graph());
   model->run({f32({2}, {1, 2})});
   EXPECT_TRUE(model->node_io().empty());
 }
 
 TEST(Executor, CallbackSeesEveryNodeInOrder) {
   Runtime rt(Options{example_only_config()});
-  auto model = rt.load_graph(small_graph());
+  auto model = load_graph(rt, small_graph());
   std::vector<std::string> seen;
   model->set_node_callback([&](const NodeEvent& e) {
     seen.push_back(e.node + "@" + e.backend);
@@ -121,7 +122,7 @@ TEST(Executor, CallbackSeesEveryNodeInOrder) {
 
 TEST(Executor, CallbackEventsCarryIndexAndInputSources) {
   Runtime rt(Options{example_only_config()});
-  auto model = rt.load_graph(small_graph());
+  auto model = load_graph(rt, small_graph());
   std::vector<std::pair<size_t, std::vector<std::string>>> seen;
   model->set_node_callback([&](const NodeEvent& e) {
     ASSERT_NE(e.input_sources, nullptr) << e.node;
@@ -138,7 +139,7 @@ TEST(Executor, StreamCaptureNeedsASinkAndKeepsNothing) {
   Options o{example_only_config()};
   o.capture = "stream";
   Runtime rt(o);
-  auto model = rt.load_graph(small_graph());
+  auto model = load_graph(rt, small_graph());
   try {
     model->run({f32({2}, {1, 2})});
     ADD_FAILURE() << "a stream run without a sink ran";
@@ -165,7 +166,7 @@ TEST(Executor, InputErrorsNameTheInputAndWhatWasExpected) {
   ir::Graph g = small_graph();
   g.values[g.inputs[0]].shape = {4};
   Runtime rt(Options{example_only_config()});
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   EXPECT_NE(error_of([&] { model->run({}); }).find("takes 1 input(s), got 0"), std::string::npos);
   auto wrong_dtype = Tensor::empty(kI64, {4});
   std::string msg = error_of([&] { model->run({wrong_dtype}); });
@@ -182,7 +183,7 @@ TEST(Executor, UnsupportedOpNamesOpNodeModuleAndBackendsAsked) {
   g.add_node("encoder.mystery", "aten::frobnicate", {x}, {"y"}, {}, "encoder.layers.0");
   g.outputs = {g.find_value("y")};
   Runtime rt(Options{example_only_config("[selection]\ndefault = [\"example\"]\n")});
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   std::string msg = error_of([&] { model->run({f32({2}, {1, 2})}); });
   EXPECT_NE(msg.find("aten::frobnicate"), std::string::npos) << msg;
   EXPECT_NE(msg.find("encoder.mystery"), std::string::npos) << msg;
@@ -197,7 +198,7 @@ TEST(Executor, StrictModeTurnsARejectionIntoAnError) {
   g.outputs = {g.find_value("y")};
   Options o{example_only_config("[selection]\ndefault = [\"example\"]\nstrict = true\n")};
   Runtime rt(o);
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   auto ints = Tensor::empty(kI64, {2});
   std::string msg = error_of([&] { model->run({ints}); });
   EXPECT_NE(msg.find("strict mode"), std::string::npos) << msg;
@@ -207,7 +208,7 @@ TEST(Executor, StrictModeTurnsARejectionIntoAnError) {
 
 TEST(Executor, PlanReportsWinnerAndReason) {
   Runtime rt(Options{example_only_config("[selection]\ndefault = [\"example\"]\n")});
-  auto model = rt.load_graph(small_graph());
+  auto model = load_graph(rt, small_graph());
   auto plan = model->plan({f32({2}, {1, 2})});
   ASSERT_EQ(plan.size(), 3u);
   EXPECT_EQ(plan[0].backend, "example");
@@ -219,7 +220,7 @@ TEST(Executor, ModelAndOutputsOutliveTheRuntime) {
   std::unique_ptr<Model> model;
   {
     Runtime rt(Options{example_only_config()});
-    model = rt.load_graph(small_graph());
+    model = load_graph(rt, small_graph());
   }  // the Runtime is gone; the model keeps its plugins loaded
   std::vector<Tensor> out = model->run({f32({2}, {1, 2})});
   model.reset();

@@ -1,6 +1,7 @@
 // Executor numerics on hand-built graphs, run through the aten (and example) plugins,
 // checked against the same computation called directly in LibTorch.
 #include "exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -73,7 +74,7 @@ TEST_F(ExecutorTorch, MlpMatchesLibTorch) {
   for (const char* config : {"[plugins]\nload = [\"aten\"]\n",
                              "[plugins]\nload = [\"example\", \"aten\"]\n[selection]\ndefault = [\"example\", \"aten\"]\n"}) {
     Runtime rt(Options{write_config("mlp", config)});
-    auto model = rt.load_graph(g);
+    auto model = load_graph(rt, g);
     auto out = model->run({from_at(x)});
     ASSERT_EQ(out.size(), 2u);
     EXPECT_LT(max_abs_diff(to_at(out[0]), p), 1e-6) << config;
@@ -104,7 +105,7 @@ TEST_F(ExecutorTorch, ConvBlockMatchesLibTorch) {
 
   Runtime rt(Options{write_config("conv", "[plugins]\nload = [\"example\", \"aten\"]\n"
                                           "[selection]\ndefault = [\"example\", \"aten\"]\n")});
-  auto model = rt.load_graph(g);
+  auto model = load_graph(rt, g);
   auto out = model->run({from_at(x)});
   EXPECT_LT(max_abs_diff(to_at(out[0]), expected), 1e-4);
   auto plan = model->plan({from_at(x)});
@@ -119,7 +120,7 @@ TEST_F(ExecutorTorch, KernelErrorNamesNodeOpAndPlugin) {
   g.add_node("proj.mm", "aten::mm", {a, b}, {"c"}, {}, "proj");
   g.outputs = {g.find_value("c")};
   Runtime rt(Options{write_config("mm", "[plugins]\nload = [\"aten\"]\n")});
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   std::string msg = error_of([&] { model->run({from_at(at::ones({2, 3})), from_at(at::ones({2, 3}))}); });
   EXPECT_NE(msg.find("proj.mm"), std::string::npos) << msg;
   EXPECT_NE(msg.find("aten::mm"), std::string::npos) << msg;
@@ -136,7 +137,7 @@ TEST_F(ExecutorTorch, AdoptedOutputsOutliveModelAndRuntime) {
     ir::ValueId in = g.add_input("x", kF32, {3, 4});
     g.add_node("t", "aten::tanh", {in}, {"y"});
     g.outputs = {g.find_value("y")};
-    auto model = rt.load_graph(std::move(g));
+    auto model = load_graph(rt, std::move(g));
     out = model->run({from_at(x)});
   }
   EXPECT_LT(max_abs_diff(to_at(out[0]), at::tanh(x)), 1e-6);
@@ -185,7 +186,7 @@ TEST_F(ExecutorTorch, ViewOutputsKeepTheirParentAlive) {
   g.outputs = {g.find_value("vt"), y};
   Runtime rt(Options{write_config("views", "[plugins]\nload = [\"example\", \"aten\"]\n"
                                            "[[rules]]\nop = \"aten::relu\"\nbackends = [\"aten\"]\n")});
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   auto out = model->run({from_at(x)});
   auto plan = model->plan({from_at(x)});
   EXPECT_EQ(plan[1].backend, "aten");

@@ -2,6 +2,7 @@
 // producer's backend offers and accepts it (sdk.h, "Fused kernels"), and only then.
 // The `fusing` test plugin offers test::scale, test::shift and test::scale+test::shift.
 #include "exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -35,14 +36,14 @@ float fused_runs(const Runtime& rt) {
   ir::ValueId x = g.add_input("x", kF32, {-1});
   g.add_node("runs", "test::runs", {x}, {"n"});
   g.outputs = {g.find_value("n")};
-  return values(rt.load_graph(std::move(g))->run({f32({1}, {0})})[0])[0];
+  return values(load_graph(rt, std::move(g))->run({f32({1}, {0})})[0])[0];
 }
 
 }  // namespace
 
 TEST(Fusion, FusesWhenTheBackendOffersAndAccepts) {
   Runtime rt(Options{config()});
-  auto model = rt.load_graph(chain(2.0, 0.5));
+  auto model = load_graph(rt, chain(2.0, 0.5));
   const float before = fused_runs(rt);
   auto out = model->run({f32({3}, {1, -2, 3})});
   EXPECT_EQ(values(out[0]), (std::vector<float>{2.5f, -3.5f, 6.5f}));
@@ -61,7 +62,7 @@ TEST(Fusion, FusesWhenTheBackendOffersAndAccepts) {
 
 TEST(Fusion, RejectedFusedNodeRunsUnfused) {
   Runtime rt(Options{config()});
-  auto model = rt.load_graph(chain(-1.0, 0.5));  // the fused kernel declines k < 0
+  auto model = load_graph(rt, chain(-1.0, 0.5));  // the fused kernel declines k < 0
   const float before = fused_runs(rt);
   EXPECT_EQ(values(model->run({f32({2}, {1, 2})})[0]), (std::vector<float>{-0.5f, -1.5f}));
   EXPECT_EQ(fused_runs(rt), before);
@@ -71,7 +72,7 @@ TEST(Fusion, RejectedFusedNodeRunsUnfused) {
 
 TEST(Fusion, IntermediateThatIsAGraphOutputIsNotFused) {
   Runtime rt(Options{config()});
-  auto model = rt.load_graph(chain(2.0, 1.0, /*scaled_is_output=*/true));
+  auto model = load_graph(rt, chain(2.0, 1.0, /*scaled_is_output=*/true));
   auto out = model->run({f32({2}, {1, 2})});
   EXPECT_EQ(values(out[0]), (std::vector<float>{3, 5}));
   EXPECT_EQ(values(out[1]), (std::vector<float>{2, 4}));
@@ -83,7 +84,7 @@ TEST(Fusion, TwoConsumersAreNotFused) {
   ir::Graph g = chain(2.0, 1.0);
   g.add_node("shift2", "test::shift", {g.find_value("scaled")}, {"z"}, {{"by", ir::Attribute::of_float(3.0)}});
   g.outputs.push_back(g.find_value("z"));
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   auto out = model->run({f32({1}, {1})});
   EXPECT_EQ(values(out[0]), (std::vector<float>{3}));
   EXPECT_EQ(values(out[1]), (std::vector<float>{5}));
@@ -103,28 +104,28 @@ TEST(Fusion, ConsumerRoutedElsewhereIsNotFused) {
   // A rule sends the consumer to "example" only: the pair stays apart.
   Runtime apart(Options{config("[[rules]]\nnode = \"relu\"\nbackends = [\"example\"]\n"
                                "[selection]\ndefault = [\"fusing\"]\n")});
-  auto model = apart.load_graph(graph());
+  auto model = load_graph(apart, graph());
   EXPECT_EQ(values(model->run({f32({2}, {1, -1})})[0]), (std::vector<float>{0, 2}));
   auto plan = model->plan({f32({2}, {1, -1})});
   EXPECT_TRUE(plan[0].fused_from.empty());
   EXPECT_EQ(plan[1].backend, "example");
   // The consumer's routing allows the producer's backend: fused.
   Runtime together(Options{config("[[rules]]\nmodule = \"block.*\"\nbackends = [\"fusing\", \"example\"]\n")});
-  auto fused = together.load_graph(graph());
+  auto fused = load_graph(together, graph());
   EXPECT_EQ(values(fused->run({f32({2}, {1, -1})})[0]), (std::vector<float>{0, 2}));
   EXPECT_EQ(fused->plan({f32({2}, {1, -1})})[0].fused_from, (std::vector<std::string>{"scale", "relu"}));
 }
 
 TEST(Fusion, OffByConfigAndUnderFullCapture) {
   Runtime off(Options{config("[selection]\nfuse = false\n")});
-  auto model = off.load_graph(chain(2.0, 1.0));
+  auto model = load_graph(off, chain(2.0, 1.0));
   EXPECT_EQ(values(model->run({f32({1}, {1})})[0]), (std::vector<float>{3}));
   EXPECT_EQ(model->last_stats().nodes_run, 2u);
 
   Options all{config()};
   all.capture = "all";
   Runtime capture(all);
-  auto captured = capture.load_graph(chain(2.0, 1.0));
+  auto captured = load_graph(capture, chain(2.0, 1.0));
   captured->run({f32({1}, {1})});
   ASSERT_EQ(captured->node_io().size(), 2u) << "node_io 'all' records every original node";
   EXPECT_EQ(captured->node_io()[0].node, "scale");
@@ -141,7 +142,7 @@ TEST(Fusion, StreamCaptureSeesEveryOriginalNode) {
     EXPECT_EQ(e.input_sources->size(), e.inputs.size()) << e.node;
   };
   Runtime fusing(Options{config()});  // a callback alone leaves fusion on: one fused event
-  auto fused = fusing.load_graph(chain(2.0, 1.0));
+  auto fused = load_graph(fusing, chain(2.0, 1.0));
   fused->set_node_callback(record);
   EXPECT_EQ(values(fused->run({f32({1}, {1})})[0]), (std::vector<float>{3}));
   EXPECT_EQ(seen, (std::vector<std::string>{"scale#0 test::scale+test::shift (x;)"}));
@@ -150,7 +151,7 @@ TEST(Fusion, StreamCaptureSeesEveryOriginalNode) {
   Options o{config()};
   o.capture = "stream";
   Runtime stream(o);
-  auto model = stream.load_graph(chain(2.0, 1.0));
+  auto model = load_graph(stream, chain(2.0, 1.0));
   model->set_node_callback(record);
   EXPECT_EQ(values(model->run({f32({1}, {1})})[0]), (std::vector<float>{3}));
   EXPECT_EQ(model->last_stats().nodes_run, 2u);

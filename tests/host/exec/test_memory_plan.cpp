@@ -4,6 +4,7 @@
 // host-allocated kernels (test::scale, test::add) and views (test::alias).
 #include "exec/memory_plan.hpp"
 #include "exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -134,7 +135,7 @@ TEST(PlanMemory, WithoutTheArenaEverythingIsHeap) {
 
 TEST(MemoryPlan, AViewOutlivesItsProducersLastDirectReader) {
   Runtime rt(Options{config()});
-  auto model = rt.load_graph(view_outlives_producer());
+  auto model = load_graph(rt, view_outlives_producer());
   const std::vector<float> x = {1, -2, 3, 0.5f};
   for (int run = 0; run < 3; ++run) {  // run 0 plans; runs 1 and 2 use the arena
     auto out = model->run({f32({4}, x)});
@@ -152,7 +153,7 @@ TEST(MemoryPlan, AViewOutlivesItsProducersLastDirectReader) {
 
 TEST(MemoryPlan, ANewInputShapeMakesANewPlan) {
   Runtime rt(Options{config()});
-  auto model = rt.load_graph(view_outlives_producer());
+  auto model = load_graph(rt, view_outlives_producer());
   std::vector<float> small(16, 1.0f), large(1024, 1.0f);
   for (int run = 0; run < 2; ++run) {
     EXPECT_EQ(values(model->run({f32({16}, small)})[0]), times(small, 32));
@@ -169,7 +170,7 @@ TEST(MemoryPlan, ANewInputShapeMakesANewPlan) {
 
 TEST(MemoryPlan, AViewThePlanningRunDidNotSeeIsCopiedOutOfTheArena) {
   Runtime rt(Options{config()});
-  auto model = rt.load_graph(view_outlives_producer("test::late_alias"));
+  auto model = load_graph(rt, view_outlives_producer("test::late_alias"));
   const std::vector<float> x = {1, 2, 3, 4};
   model->run({f32({4}, x)});  // plans: late_alias copies, so a looks dead after b
   EXPECT_EQ(value(model->memory_plan({f32({4}, x)}), "v").placement, "heap");
@@ -186,7 +187,7 @@ TEST(MemoryPlan, CaptureAndTheConfigTurnTheArenaOff) {
 #endif
   for (const char* runtime : runtimes) {
     Runtime rt(Options{config(runtime)});
-    auto model = rt.load_graph(view_outlives_producer());
+    auto model = load_graph(rt, view_outlives_producer());
     const std::vector<float> x = {1, 2};
     for (int run = 0; run < 2; ++run) {
       EXPECT_EQ(values(model->run({f32({2}, x)})[0]), times(x, 32)) << runtime;
@@ -198,7 +199,7 @@ TEST(MemoryPlan, CaptureAndTheConfigTurnTheArenaOff) {
 
 TEST(MemoryPlan, ConcurrentRunsEachTakeTheirOwnArena) {
   Runtime rt(Options{config()});
-  auto model = rt.load_graph(view_outlives_producer());
+  auto model = load_graph(rt, view_outlives_producer());
   std::vector<float> x(4096);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 97) - 48.0f;
   model->run({f32({4096}, x)});  // plan once
@@ -217,7 +218,7 @@ TEST(MemoryPlan, ConcurrentRunsEachTakeTheirOwnArena) {
 
 TEST(MemoryPlan, AMeasuredRunCountsTheArena) {
   Runtime rt(Options{config()});
-  auto model = rt.load_graph(view_outlives_producer());
+  auto model = load_graph(rt, view_outlives_producer());
   std::vector<float> x(1 << 16, 1.0f);  // 256 KiB per value
   model->run({f32({1 << 16}, x)});
   RunContext ctx;

@@ -1,6 +1,7 @@
 // Plugins that misbehave: every case is reported with the node, the op and the plugin,
 // and nothing crashes or passes a broken result on.
 #include "exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -23,7 +24,7 @@ std::string run_bad(const std::string& op, bool check_finite = false) {
                                     "/libswitchyard-misbehaving.so\"]\n[selection]\nstrict = true\n")};
   o.check_finite = check_finite;
   Runtime rt(o);
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   return error_of([&] { model->run({f32({3}, {1, 2, 3})}); });
 }
 

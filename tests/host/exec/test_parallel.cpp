@@ -4,6 +4,7 @@
 // schedules, on aten kernels that use threads inside (OpenMP, OpenBLAS).
 #include "config/config.hpp"
 #include "exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -100,8 +101,8 @@ TEST(Parallel, SameResultsAsSequentialNodeIoInGraphOrder) {
   Options seq_opts{example_config(1)}, par_opts{example_config(4)};
   seq_opts.capture = par_opts.capture = "outputs";
   Runtime seq_rt(seq_opts), par_rt(par_opts);
-  auto seq = seq_rt.load_graph(wide_graph(8, 6));
-  auto par = par_rt.load_graph(wide_graph(8, 6));
+  auto seq = load_graph(seq_rt, wide_graph(8, 6));
+  auto par = load_graph(par_rt, wide_graph(8, 6));
   for (uint32_t seed = 0; seed < 20; ++seed) {  // the first run plans (sequentially), the rest are parallel
     const std::vector<Tensor> in{random_tensor({257}, seed)};
     const auto want = seq->run(in);
@@ -123,7 +124,7 @@ TEST(Parallel, SameResultsAsSequentialNodeIoInGraphOrder) {
 TEST(Parallel, ProfilesEveryNodeWithItsWorker) {
   SKIP_UNDER_TSAN();
   Runtime rt(Options{example_config(3)});
-  auto model = rt.load_graph(wide_graph(6, 4));
+  auto model = load_graph(rt, wide_graph(6, 4));
   RunContext ctx;
   ctx.set_profiling(true);
   const std::vector<Tensor> in{random_tensor({64}, 1)};
@@ -145,7 +146,7 @@ TEST(Parallel, AKernelErrorNamesTheNode) {
   Options o{example_config(4)};
   o.check_finite = true;
   Runtime rt(o);
-  auto model = rt.load_graph(wide_graph(4, 3));
+  auto model = load_graph(rt, wide_graph(4, 3));
   model->run({random_tensor({8}, 2)});  // plan
   Tensor bad = random_tensor({8}, 3);
   bad.data<float>()[5] = std::numeric_limits<float>::infinity();
@@ -157,9 +158,9 @@ TEST(Parallel, AKernelErrorNamesTheNode) {
 TEST(Parallel, ManyCallersAtOnce) {
   SKIP_UNDER_TSAN();
   Runtime rt(Options{example_config(2)});
-  auto model = rt.load_graph(wide_graph(4, 5));
+  auto model = load_graph(rt, wide_graph(4, 5));
   Runtime seq_rt(Options{example_config(1)});
-  auto seq = seq_rt.load_graph(wide_graph(4, 5));
+  auto seq = load_graph(seq_rt, wide_graph(4, 5));
   std::vector<std::thread> threads;
   std::vector<int> mismatches(4, 0);
   for (int t = 0; t < 4; ++t)
@@ -222,8 +223,8 @@ TEST(Parallel, DeterministicModeIsBitIdenticalSequentialVsParallel) {
   SKIP_UNDER_TSAN();
   Runtime seq_rt(Options{aten_config(1)});
   Runtime par_rt(Options{aten_config(4)});
-  auto seq = seq_rt.load_graph(aten_graph());
-  auto par = par_rt.load_graph(aten_graph());
+  auto seq = load_graph(seq_rt, aten_graph());
+  auto par = load_graph(par_rt, aten_graph());
   for (uint32_t seed = 0; seed < 3; ++seed) {
     const std::vector<Tensor> in{random_tensor({128, 512}, 100 + seed)};
     const auto first = seq->run(in);

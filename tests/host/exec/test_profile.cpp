@@ -2,6 +2,7 @@
 // every node timed when on, nothing recorded when off; the trace is valid JSON with one
 // complete event per node. Example plugin only; no timing assertions.
 #include "exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -34,7 +35,7 @@ ir::Graph graph_with(int extra) {
   return g;
 }
 
-std::unique_ptr<Model> load(const Runtime& rt, int extra) { return rt.load_graph(graph_with(extra)); }
+std::unique_ptr<Model> load(const Runtime& rt, int extra) { return load_graph(rt, graph_with(extra)); }
 
 Runtime example_runtime() {
   return Runtime(Options{write_config("profile_example", "[plugins]\nload = [\"example\"]\n")});

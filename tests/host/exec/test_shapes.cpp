@@ -2,6 +2,7 @@
 // evaluated from the actual input shapes, bound attributes are resolved per signature,
 // and plans are cached per signature in a bounded cache.
 #include "exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -40,7 +41,7 @@ Tensor filled(int64_t rows, float start) {
 
 TEST(RunTimeShapes, SizesAreComputedFromEachRunsInputs) {
   Runtime rt(Options{example_config()});
-  auto model = rt.load_graph(scaled_by_size());
+  auto model = load_graph(rt, scaled_by_size());
   for (int64_t rows : {1, 4, 2, 7}) {
     Tensor x = filled(rows, 0.5f);
     std::vector<float> got = values(model->run({x})[0]), in = values(x);
@@ -52,7 +53,7 @@ TEST(RunTimeShapes, SizesAreComputedFromEachRunsInputs) {
 
 TEST(RunTimeShapes, ANewSignaturePlansOnceAndARepeatedOneReusesItsPlan) {
   Runtime rt(Options{example_config()});
-  auto model = rt.load_graph(scaled_by_size());
+  auto model = load_graph(rt, scaled_by_size());
   model->run({filled(2, 0)});
   EXPECT_TRUE(model->last_stats().planned);
   model->run({filled(2, 1)});
@@ -67,7 +68,7 @@ TEST(RunTimeShapes, ANewSignaturePlansOnceAndARepeatedOneReusesItsPlan) {
 
 TEST(RunTimeShapes, ThePlanCacheIsBoundedAndDropsTheLeastRecentlyUsed) {
   Runtime rt(Options{example_config("[runtime]\nplan_cache = 2\n")});
-  auto model = rt.load_graph(scaled_by_size());
+  auto model = load_graph(rt, scaled_by_size());
   auto planned = [&](int64_t rows) {
     model->run({filled(rows, 0)});
     return model->last_stats().planned;
@@ -88,7 +89,7 @@ TEST(RunTimeShapes, ASizeErrorNamesTheSymNodeAndTheShape) {
   g.add_node("scale", "aten::mul", {x}, {"out"}, {{"other", ir::Attribute::of_ref(d, ir::AttrKind::Float)}});
   g.outputs = {g.find_value("out")};
   Runtime rt(Options{example_config()});
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   const std::string error = error_of([&] { model->run({f32({2}, {1, 2})}); });
   EXPECT_NE(error.find("node 'tail' (sym::size)"), std::string::npos) << error;
   EXPECT_NE(error.find("out of range for a tensor of shape [2]"), std::string::npos) << error;
@@ -96,7 +97,7 @@ TEST(RunTimeShapes, ASizeErrorNamesTheSymNodeAndTheShape) {
 
 TEST(RunTimeShapes, PlanShowsSymNodesOnTheHost) {
   Runtime rt(Options{example_config()});
-  auto model = rt.load_graph(scaled_by_size());
+  auto model = load_graph(rt, scaled_by_size());
   auto plan = model->plan({filled(3, 0)});
   ASSERT_EQ(plan.size(), 5u);
   size_t host = 0;

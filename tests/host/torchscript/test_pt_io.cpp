@@ -213,6 +213,29 @@ torch.save((x, 3), d + "/mixed.pt")
   }
 }
 
+// Complex tensors (complex64/128) cross both ways: the dtype table is the SDK's
+// aten_dtype.hpp, the same one the importer and the aten plugin use.
+TEST_F(PtIo, ComplexTensorsRoundTripWithPython) {
+  REQUIRE_PYTHON();
+  ASSERT_EQ(python("torch.save((torch.tensor([1 + 2j, -3.5j]), torch.tensor([0.25 - 1j], dtype=torch.complex128)),"
+                   " d + '/c.pt')"),
+            0);
+  const std::vector<Tensor> t = ts::load_tensors(path("c.pt"));
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_TRUE(same_dtype(t[0].dtype(), DLDataType{kDLComplex, 64, 1}));
+  EXPECT_TRUE(same_dtype(t[1].dtype(), DLDataType{kDLComplex, 128, 1}));
+  ASSERT_EQ(t[0].shape(), (std::vector<int64_t>{2}));
+  const float* c64 = t[0].data<float>();  // interleaved real, imaginary
+  EXPECT_EQ((std::vector<float>(c64, c64 + 4)), (std::vector<float>{1, 2, 0, -3.5f}));
+  EXPECT_EQ(t[1].data<double>()[0], 0.25);
+  EXPECT_EQ(t[1].data<double>()[1], -1.0);
+  ts::save_tensors(path("back.pt"), t);
+  EXPECT_EQ(python("a, b = torch.load(d + '/back.pt')\n"
+                   "assert a.dtype == torch.complex64 and a.tolist() == [1 + 2j, -3.5j], a\n"
+                   "assert b.dtype == torch.complex128 and b.tolist() == [0.25 - 1j], b"),
+            0);
+}
+
 TEST_F(PtIo, NodeIoIsADictPythonReads) {
   REQUIRE_PYTHON();
   Tensor x = pattern(kF32, {2, 3}), w = pattern(kF32, {4, 3}), h = pattern(kF32, {2, 4});

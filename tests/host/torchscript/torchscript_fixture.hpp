@@ -6,6 +6,7 @@
 // (sym nodes included) directly on LibTorch.
 #pragma once
 
+#include "import_model.hpp"
 #include "ir/graph.hpp"
 #include "ir/sym.hpp"
 #include "ir_interpreter.hpp"

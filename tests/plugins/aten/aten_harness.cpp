@@ -1,6 +1,8 @@
 // Test harness for the aten plugin (see aten_harness.hpp).
 #include "aten_harness.hpp"
 
+#include <switchyard/aten_dtype.hpp>
+
 #include <c10/util/accumulate.h>
 #include <dlfcn.h>
 
@@ -242,29 +244,12 @@ int64_t deleter_calls() { return g_deleted.load(); }
 
 // ---- tensors -------------------------------------------------------------------------------
 DLDataType dl_dtype(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat: return {kDLFloat, 32, 1};
-    case at::kDouble: return {kDLFloat, 64, 1};
-    case at::kHalf: return {kDLFloat, 16, 1};
-    case at::kBFloat16: return {kDLBfloat, 16, 1};
-    case at::kChar: return {kDLInt, 8, 1};
-    case at::kShort: return {kDLInt, 16, 1};
-    case at::kInt: return {kDLInt, 32, 1};
-    case at::kLong: return {kDLInt, 64, 1};
-    case at::kByte: return {kDLUInt, 8, 1};
-    case at::kBool: return {SY_DL_BOOL, 8, 1};
-    default: throw std::runtime_error("test: no DLPack dtype for " + dtype_name(t));
-  }
+  DLDataType d;
+  if (!sy::to_dl_dtype(t, &d)) throw std::runtime_error("test: no DLPack dtype for " + dtype_name(t));
+  return d;
 }
 
-bool from_dl_dtype(DLDataType d, at::ScalarType* out) {
-  for (at::ScalarType t : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kChar,
-                           at::kShort, at::kInt, at::kLong, at::kByte, at::kBool}) {
-    DLDataType x = dl_dtype(t);
-    if (x.code == d.code && x.bits == d.bits && x.lanes == d.lanes) return *out = t, true;
-  }
-  return false;
-}
+bool from_dl_dtype(DLDataType d, at::ScalarType* out) { return sy::to_scalar_type(d, out); }
 
 std::string dtype_name(at::ScalarType t) { return c10::toString(t); }
 

@@ -6,6 +6,7 @@
 // strided and broadcast inputs, the weights output, the transformer fast-path ops, runs
 // from several threads, and the rejections.
 #include "../../host/exec/exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -111,7 +112,7 @@ std::unique_ptr<Model> load(const std::string& backend, const OpCase& c, std::ve
   for (size_t i = 0; i < c.outputs; ++i) names.push_back("y" + std::to_string(i));
   g.add_node("n", c.op, ids, names, c.attrs);
   for (const std::string& name : names) g.outputs.push_back(g.find_value(name));
-  return runtime(backend).load_graph(std::move(g));
+  return load_graph(runtime(backend), std::move(g));
 }
 
 std::vector<Tensor> run_on(const std::string& backend, const OpCase& c) {
@@ -302,8 +303,8 @@ TEST(AttentionPlugin, MhaSameQueryValueFeedsAllThree) {
   g.add_node("n", kMha, ids, {"y", "w"}, c.attrs);
   g.outputs = {g.find_value("y")};
   ir::Graph g2 = g;
-  auto ours = runtime("attention").load_graph(std::move(g))->run({*c.inputs[0]});
-  auto ref = runtime("aten").load_graph(std::move(g2))->run({*c.inputs[0]});
+  auto ours = load_graph(runtime("attention"), std::move(g))->run({*c.inputs[0]});
+  auto ref = load_graph(runtime("aten"), std::move(g2))->run({*c.inputs[0]});
   std::vector<float> a = values(ours[0]), b = values(ref[0]);
   ASSERT_EQ(a.size(), b.size());
   for (size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(a[k], b[k], 2e-5 + 1e-4 * std::fabs(b[k])) << k;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "../../host/exec/exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -139,7 +140,7 @@ inline Built chain(const std::vector<Step>& steps, const std::vector<std::option
 inline Tensor run_on(const std::string& backend, const std::vector<Step>& steps,
                      const std::vector<std::optional<Arg>>& args) {
   Built b = chain(steps, args);
-  auto model = runtime(backend).load_graph(std::move(b.graph));
+  auto model = load_graph(runtime(backend), std::move(b.graph));
   for (const switchyard::PlanEntry& e : model->plan(b.feeds)) EXPECT_EQ(e.backend, backend) << e.node;
   std::vector<Tensor> out = model->run(b.feeds);
   EXPECT_EQ(out.size(), 1u);
@@ -187,7 +188,7 @@ inline void compare(const std::string& what, const std::string& op, const std::v
 inline std::string rejection(const std::string& op, const std::vector<std::optional<Arg>>& args,
                              ir::Attributes attrs = {}) {
   Built b = chain({{op, std::move(attrs)}}, args);
-  auto model = runtime("conv").load_graph(std::move(b.graph));
+  auto model = load_graph(runtime("conv"), std::move(b.graph));
   try {
     for (const switchyard::PlanEntry& e : model->plan(b.feeds)) EXPECT_EQ(e.backend, "conv");
   } catch (const switchyard::Error& e) {

@@ -134,8 +134,8 @@ TEST(ConvPlugin, ShapesChangeBetweenRuns) {
                   {in(random({1, 4, 9, 9}, 1)), weight(random({8, 4, 3, 3}, 2)), weight(random({8}, 3))});
   Built r = chain({{"aten::conv2d", conv_attrs({2, 2}, {1, 1}, {1, 1}, 1)}},
                   {in(random({1, 4, 9, 9}, 1)), weight(random({8, 4, 3, 3}, 2)), weight(random({8}, 3))});
-  auto model = runtime("conv").load_graph(std::move(b.graph));
-  auto ref = runtime("aten").load_graph(std::move(r.graph));
+  auto model = load_graph(runtime("conv"), std::move(b.graph));
+  auto ref = load_graph(runtime("aten"), std::move(r.graph));
   uint32_t seed = 10;
   for (Shape x : {Shape{1, 4, 9, 9}, Shape{3, 4, 9, 9}, Shape{2, 4, 16, 5}, Shape{1, 4, 9, 9}}) {
     Tensor input = random(x, seed++);
@@ -146,7 +146,7 @@ TEST(ConvPlugin, ShapesChangeBetweenRuns) {
 TEST(ConvPlugin, ConcurrentRunsAgree) {
   Built b = chain({{"aten::conv2d", conv_attrs({1, 1}, {1, 1}, {1, 1}, 1)}},
                   {in(random({2, 8, 12, 12}, 1)), weight(random({16, 8, 3, 3}, 2)), weight(random({16}, 3))});
-  auto model = runtime("conv").load_graph(std::move(b.graph));
+  auto model = load_graph(runtime("conv"), std::move(b.graph));
   std::vector<Tensor> inputs;
   std::vector<std::vector<float>> expected;
   for (uint32_t i = 0; i < 4; ++i) {

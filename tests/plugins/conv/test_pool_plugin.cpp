@@ -95,8 +95,8 @@ TEST(ConvPluginPool, SpatialSizeChangesBetweenRuns) {
   // A global pool over whatever size arrives: the plan (and the primitive) per shape.
   Built b = chain({{"aten::adaptive_avg_pool2d", {{"output_size", ints({1, 1})}}}}, {in(random({1, 4, 7, 7}, 1))});
   Built r = chain({{"aten::adaptive_avg_pool2d", {{"output_size", ints({1, 1})}}}}, {in(random({1, 4, 7, 7}, 1))});
-  auto model = runtime("conv").load_graph(std::move(b.graph));
-  auto ref = runtime("aten").load_graph(std::move(r.graph));
+  auto model = load_graph(runtime("conv"), std::move(b.graph));
+  auto ref = load_graph(runtime("aten"), std::move(r.graph));
   uint32_t seed = 20;
   for (Shape x : {Shape{1, 4, 7, 7}, Shape{2, 4, 3, 5}, Shape{1, 4, 7, 7}}) {
     Tensor input = random(x, seed++);
@@ -131,7 +131,7 @@ TEST(ConvPluginRejects, DeclinedNodesFallBackToAten) {
   // conv first, aten second: the uneven adaptive pool goes to aten, with conv's reason kept.
   Tensor x = random({2, 3, 7, 10}, 1);
   Built b = chain({{"aten::adaptive_avg_pool2d", {{"output_size", ints({3, 4})}}}}, {in(x)});
-  auto model = runtime("both").load_graph(std::move(b.graph));
+  auto model = load_graph(runtime("both"), std::move(b.graph));
   std::vector<switchyard::PlanEntry> plan = model->plan({x});
   ASSERT_EQ(plan.size(), 1u);
   EXPECT_EQ(plan[0].backend, "aten");

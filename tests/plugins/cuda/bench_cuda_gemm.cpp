@@ -8,6 +8,7 @@
 // (float32, TF32 off), timed with CUDA events.
 //
 //   bench_cuda_gemm [--repeat N] [--markdown FILE]
+#include "api/internal.hpp"
 #include "cuda_test_util.hpp"
 
 #include <cublas_v2.h>
@@ -47,7 +48,7 @@ double switchyard_ms(const Shape3& s, int pairs, bool bias, int repeat) {
                                           bias ? weight(random({s.k}, 3)) : absent()}});
   }
   Built b = chain(steps, first);
-  auto model = cuda_runtime().load_graph(std::move(b.graph));
+  auto model = load_graph(cuda_runtime(), std::move(b.graph));
   for (const switchyard::PlanEntry& e : model->plan(b.feeds))
     if (e.backend != "cuda") throw std::runtime_error("node " + e.node + " ran on '" + e.backend + "', not cuda");
   for (int i = 0; i < 3; ++i) model->run(b.feeds);

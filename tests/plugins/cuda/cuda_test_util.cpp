@@ -1,4 +1,5 @@
 // Helpers for the cuda plugin's tests (cuda_test_util.hpp).
+#include "api/internal.hpp"
 #include "cuda_test_util.hpp"
 
 #include <algorithm>
@@ -189,7 +190,7 @@ Built chain(const std::vector<Step>& steps, const std::vector<Arg>& args) {
 
 std::vector<Tensor> run_cuda(const std::vector<Step>& steps, const std::vector<Arg>& args, switchyard::Runtime* rt) {
   Built b = chain(steps, args);
-  auto model = (rt ? *rt : cuda_runtime()).load_graph(std::move(b.graph));
+  auto model = load_graph(rt ? *rt : cuda_runtime(), std::move(b.graph));
   for (const switchyard::PlanEntry& e : model->plan(b.feeds)) EXPECT_EQ(e.backend, "cuda") << e.node << " " << e.op;
   return model->run(b.feeds);
 }
@@ -197,7 +198,7 @@ std::vector<Tensor> run_cuda(const std::vector<Step>& steps, const std::vector<A
 std::string cuda_error(const std::vector<Step>& steps, const std::vector<Arg>& args) {
   Built b = chain(steps, args);
   return sytest::error_of([&] {
-    auto model = cuda_runtime().load_graph(std::move(b.graph));
+    auto model = load_graph(cuda_runtime(), std::move(b.graph));
     model->plan(b.feeds);
     model->run(b.feeds);
   });

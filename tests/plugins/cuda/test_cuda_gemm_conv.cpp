@@ -2,6 +2,7 @@
 // plugin alone (strict), against host references written out here in double precision,
 // at several shapes (broadcast batches, 1-D operands, odd sizes) and dtypes. Without a GPU
 // every test skips, naming the reason the plugin gives.
+#include "api/internal.hpp"
 #include "cuda_test_util.hpp"
 
 #include <algorithm>
@@ -206,7 +207,7 @@ TEST(CudaGemm, PrecisionOptionIsHonouredAndTyposAreDeclined) {
   switchyard::Runtime rt(switchyard::Options{cuda_only_config(
       "[[rules]]\nop = \"aten::linear\"\nbackends = [\"cuda\"]\noptions = { precision = \"float61\" }\n")});
   Built b = chain({{"aten::linear", {}, {}}}, {in(x), weight(w)});
-  auto model = rt.load_graph(std::move(b.graph));
+  auto model = load_graph(rt, std::move(b.graph));
   const std::string err = sytest::error_of([&] { model->plan(b.feeds); });
   EXPECT_NE(err.find("float61"), std::string::npos) << err;
 }

@@ -3,6 +3,7 @@
 // fills, softmax, layer_norm, shape ops, gathers and the fused attention, each against a
 // host reference; then chains that keep values on the device, concurrent runs and node_io
 // capture of device values. Without a GPU every test skips, naming the reason.
+#include "api/internal.hpp"
 #include "cuda_test_util.hpp"
 #include "elementwise_math.hpp"
 
@@ -519,7 +520,7 @@ TEST(CudaChain, ConcurrentRunsOfOneModel) {
   REQUIRE_GPU();
   const Tensor w1 = random({64, 32}, 2), b1 = random({64}, 3), w2 = random({16, 64}, 4);
   Built b = chain(mlp_steps(w2), {in(random({9, 32}, 1)), weight(w1), weight(b1)});
-  auto model = cuda_runtime().load_graph(std::move(b.graph));
+  auto model = load_graph(cuda_runtime(), std::move(b.graph));
   std::vector<std::thread> threads;
   std::vector<std::string> failures(4);
   for (int t = 0; t < 4; ++t)
@@ -546,7 +547,7 @@ TEST(CudaChain, NodeIoCaptureCopiesDeviceValuesBack) {
   switchyard::Runtime rt(switchyard::Options{cuda_only_config("[runtime]\nnode_io = \"all\"\n")});
   const Tensor x = random({3, 8}, 1), w1 = random({6, 8}, 2), b1 = random({6}, 3), w2 = random({4, 6}, 4);
   Built b = chain(mlp_steps(w2), {in(x), weight(w1), weight(b1)});
-  auto model = rt.load_graph(std::move(b.graph));
+  auto model = load_graph(rt, std::move(b.graph));
   const std::vector<Tensor> out = model->run(b.feeds);
   const std::vector<switchyard::NodeIO>& io = model->node_io();
   ASSERT_EQ(io.size(), 4u);

@@ -2,6 +2,7 @@
 // functions, the "cuda" storage), the no-GPU path (it loads, and every kernel declines with
 // the probe's reason, so selection falls through and `plan` says why), and, with a GPU, the
 // storage's allocator and host <-> device conversions called through the SDK table.
+#include "api/internal.hpp"
 #include "cuda_test_util.hpp"
 #include "loader/host_api.hpp"
 #include "loader/plugin_manager.hpp"
@@ -127,7 +128,7 @@ TEST(CudaPluginWithoutGpu, SelectionFallsThroughAndPlanSaysWhy) {
   for (const Case& c : cases) {
     if (!loaded_plugins.count(c.fallback)) continue;  // not in this build
     Built b = chain({{c.op, c.attrs, {}}}, c.args);
-    auto model = rt.load_graph(std::move(b.graph));
+    auto model = load_graph(rt, std::move(b.graph));
     const std::vector<switchyard::PlanEntry> plan = model->plan(b.feeds);
     ASSERT_EQ(plan.size(), 1u);
     EXPECT_EQ(plan[0].backend, c.fallback) << c.op;

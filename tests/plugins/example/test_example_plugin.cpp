@@ -4,6 +4,7 @@
 // Strict selection with only "example" loaded, so nothing falls back silently.
 // Expected values are worked out by hand (no LibTorch).
 #include "../../host/exec/exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -49,7 +50,7 @@ ir::Graph one_node(const std::string& op, const std::vector<DLDataType>& dtypes,
 // Runs `graph` on `inputs`, checks that "example" ran every node, returns the output.
 Tensor run_graph(ir::Graph graph, const std::vector<Tensor>& inputs) {
   Runtime rt(Options{strict_example_config()});
-  auto model = rt.load_graph(std::move(graph));
+  auto model = load_graph(rt, std::move(graph));
   for (const PlanEntry& e : model->plan(inputs)) EXPECT_EQ(e.backend, "example") << e.node;
   std::vector<Tensor> out = model->run(inputs);
   EXPECT_EQ(out.size(), 1u);
@@ -70,7 +71,7 @@ std::string run_error(const std::string& op, const std::vector<Tensor>& inputs,
   std::vector<DLDataType> dtypes;
   for (const Tensor& t : inputs) dtypes.push_back(t.dtype());
   Runtime rt(Options{strict_example_config()});
-  auto model = rt.load_graph(one_node(op, dtypes, std::move(attrs), node));
+  auto model = load_graph(rt, one_node(op, dtypes, std::move(attrs), node));
   return error_of([&] { model->run(inputs); });
 }
 
@@ -342,7 +343,7 @@ TEST(ExamplePlugin, FullyExpandedScalarAndAnExpandedInputThatAlsoBroadcasts) {
 TEST(ExamplePlugin, ContiguousThenStridedInputsOfOneShapeShareAPlanButReadCorrectly) {
   // Plans are cached per dtype+shape, not strides: the second run must still honour them.
   Runtime rt(Options{strict_example_config()});
-  auto model = rt.load_graph(one_node("aten::relu", {kF32}));
+  auto model = load_graph(rt, one_node("aten::relu", {kF32}));
   EXPECT_EQ(values(model->run({f32({3, 2}, {-1, 2, 3, -4, 5, -6})})[0]), (Floats{0, 2, 3, 0, 5, 0}));
   Floats storage{-1, 2, 3, -4, 5, -6};
   EXPECT_EQ(values(model->run({transposed(storage)})[0]), (Floats{0, 0, 2, 5, 3, 0}));

@@ -5,6 +5,7 @@
 // 1), beta/alpha, einsum equations, the fused linear+activation kernels (directly and as
 // the host's fusion makes them), float64, concurrent runs, and the reasons it declines.
 #include "../../host/exec/exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -120,7 +121,7 @@ std::vector<std::string> split_fused(const std::string& op) {
 Tensor run_with(const std::string& config, ir::Graph g, const std::vector<Tensor>& inputs,
                 const std::string& backend) {
   Runtime rt(Options{config});
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   for (const PlanEntry& e : model->plan(inputs)) EXPECT_EQ(e.backend, backend) << e.node;
   std::vector<Tensor> out = model->run(inputs);
   EXPECT_EQ(out.size(), 1u);
@@ -155,7 +156,7 @@ std::string rejection(const std::string& op, const std::vector<Arg>& args,
                       const ir::Attributes& attrs = {}) {
   std::vector<Tensor> inputs;
   Runtime rt(Options{linalg_config()});
-  auto model = rt.load_graph(chain({op}, args, attrs, &inputs));
+  auto model = load_graph(rt, chain({op}, args, attrs, &inputs));
   std::string msg = error_of([&] { model->plan(inputs); });
   EXPECT_TRUE(msg.find("linalg") != std::string::npos) << msg;
   return msg;
@@ -252,7 +253,7 @@ TEST(LinalgFused, TheHostFusesLinearAndGeluOntoLinalg) {
   std::vector<Arg> args{in(rand({6, 16})), weight(rand({10, 16})), weight(rand({10}))};
   ir::Attributes a = attrs({{"post.approximate", text("tanh")}});
   Runtime rt(Options{linalg_config()});
-  auto model = rt.load_graph(chain({"aten::linear", "aten::gelu"}, args, a, &inputs));
+  auto model = load_graph(rt, chain({"aten::linear", "aten::gelu"}, args, a, &inputs));
   bool fused = false;
   for (const PlanEntry& e : model->plan(inputs)) {
     EXPECT_EQ(e.backend, "linalg") << e.node;
@@ -382,7 +383,7 @@ TEST(LinalgThreads, ConcurrentRunsOfOneModelAgree) {
                       {in(strided({40, 32}, {64, 2}, 2560)), weight(strided({48, 32}, {64, 2}, 3072)),
                        weight(rand({48}))}, {}, &inputs);
   Runtime rt(Options{linalg_config()});
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
   std::vector<float> expected = values(model->run(inputs)[0]);
   std::vector<int> mismatches(4, 0);
   std::vector<std::thread> threads;
@@ -447,7 +448,7 @@ TEST(LinalgDeclines, EinsumEquationsItDoesNotHandle) {
 TEST(LinalgDeclines, StrictSelectionReportsTheReason) {
   std::vector<Tensor> inputs;
   Runtime rt(Options{linalg_config()});
-  auto model = rt.load_graph(chain({"aten::mm"}, {in(rand({2, 3})), in(rand({4, 5}))}, {}, &inputs));
+  auto model = load_graph(rt, chain({"aten::mm"}, {in(rand({2, 3})), in(rand({4, 5}))}, {}, &inputs));
   std::string msg = error_of([&] { model->run(inputs); });
   EXPECT_TRUE(contains(msg, "linalg")) << msg;
   EXPECT_TRUE(contains(msg, "shapes cannot be multiplied (2x3 and 4x5)")) << msg;

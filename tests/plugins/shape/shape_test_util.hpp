@@ -5,6 +5,7 @@
 #pragma once
 
 #include "../../host/exec/exec_test_util.hpp"
+#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -122,7 +123,7 @@ inline ir::Graph one_node(const Op& op, const std::vector<Tensor>& inputs) {
 // Runs the node on `plugin` alone; checks that it ran there.
 inline std::vector<Tensor> run_on(const std::string& plugin, const Op& op, const std::vector<Tensor>& inputs) {
   switchyard::Runtime rt(switchyard::Options{strict_config(plugin)});
-  auto model = rt.load_graph(one_node(op, inputs));
+  auto model = load_graph(rt, one_node(op, inputs));
   for (const auto& e : model->plan(inputs)) EXPECT_EQ(e.backend, plugin) << e.node;
   return model->run(inputs);
 }
@@ -130,7 +131,7 @@ inline std::vector<Tensor> run_on(const std::string& plugin, const Op& op, const
 // The error of running the node on the shape plugin alone ("" if it ran).
 inline std::string shape_error(const Op& op, const std::vector<Tensor>& inputs) {
   switchyard::Runtime rt(switchyard::Options{strict_config("shape")});
-  auto model = rt.load_graph(one_node(op, inputs));
+  auto model = load_graph(rt, one_node(op, inputs));
   return sytest::error_of([&] { model->run(inputs); });
 }
 

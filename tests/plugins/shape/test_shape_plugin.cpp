@@ -185,7 +185,7 @@ TEST(ShapeKeepAlive, AViewOutlivesItsParentsOtherConsumers) {
   g.add_node("q", "aten::relu", {g.find_value("p")}, {"q"});
   g.outputs = {g.find_value("v"), g.find_value("c"), g.find_value("q")};
   switchyard::Runtime rt(switchyard::Options{shape_then_aten_config()});
-  auto model = rt.load_graph(std::move(g));
+  auto model = load_graph(rt, std::move(g));
 
   std::vector<const void*> p_data(1, nullptr);
   int64_t p_bytes = 0;
@@ -219,7 +219,7 @@ TEST(ShapeKeepAlive, AViewOutlivesItsParentsOtherConsumers) {
 
 TEST(ShapeKeepAlive, AViewOfAGraphInputKeepsTheCallersMemory) {
   switchyard::Runtime rt(switchyard::Options{strict_config("shape")});
-  auto model = rt.load_graph(one_node({"aten::select", {{"dim", I(0)}, {"index", I(1)}}}, {filled(kI32, {3, 2})}));
+  auto model = load_graph(rt, one_node({"aten::select", {{"dim", I(0)}, {"index", I(1)}}}, {filled(kI32, {3, 2})}));
   Tensor y;
   const void* input_data = nullptr;
   {

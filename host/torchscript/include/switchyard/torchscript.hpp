@@ -10,13 +10,15 @@
 
 namespace switchyard::torchscript {
 
-// Makes Runtime::load accept ".pt" TorchScript files (idempotent).
+// Makes Runtime::load and Graph::read accept ".pt" TorchScript files (idempotent): the
+// importer runs torch::jit::load, freeze and inline, then lowers every aten:: node. Weights
+// are shared with the loaded module, not copied. Unsupported constructs (prim::If,
+// prim::Loop) are errors naming the construct and its source range.
 void register_loader();
 
-// torch::jit::load, freeze, inline, then lower every aten:: node into `out`. Weights are
-// shared with the loaded module, not copied. Throws Error naming the construct (and its
-// source range) for anything it cannot lower, e.g. prim::If or prim::Loop.
-void import_model(const std::string& path, ir::Graph& out);
+// Imports a TorchScript file, whatever its name, as a validated Graph (e.g. to save it as a
+// portable graph file: read_model(pt).save(json)). Throws Error as Graph::read does.
+Graph read_model(const std::string& path);
 
 // Tensors saved by Python's torch.save: one tensor, or a tuple/list of tensors.
 std::vector<Tensor> load_tensors(const std::string& path);

@@ -1,5 +1,6 @@
 // Conformance cases for element-wise ops: broadcasting, strides, scalars, edge sizes.
-#include "conformance/cases.hpp"
+#include "case_makers.hpp"
+#include "families.hpp"
 
 namespace switchyard::conformance {
 
@@ -10,13 +11,13 @@ std::vector<Case> binary_cases(DLDataType dtype, bool with_alpha) {
   Rng rng(11);
   auto t = [&](std::vector<int64_t> shape) { return random_tensor(rng, dtype, std::move(shape)); };
   std::vector<Case> cases;
-  auto add = [&](std::string label, std::optional<Tensor> a, std::optional<Tensor> b, ir::Attributes attrs = {}) {
+  auto add = [&](std::string label, std::optional<Tensor> a, std::optional<Tensor> b, Attributes attrs = {}) {
     Case c;
     c.label = std::move(label);
     c.inputs = {std::move(a)};
     if (b) c.inputs.push_back(std::move(b));
     c.attrs = std::move(attrs);
-    if (with_alpha && !ir::find_attr(c.attrs, "alpha")) c.attrs.emplace_back("alpha", integer(1));
+    if (with_alpha && !find_attr(c.attrs, "alpha")) c.attrs.emplace_back("alpha", integer(1));
     cases.push_back(std::move(c));
   };
   add("same shape [4, 5]", t({4, 5}), t({4, 5}));
@@ -32,7 +33,7 @@ std::vector<Case> binary_cases(DLDataType dtype, bool with_alpha) {
   return cases;
 }
 
-std::vector<Case> unary_cases(DLDataType dtype, ir::Attributes attrs = {}) {
+std::vector<Case> unary_cases(DLDataType dtype, Attributes attrs = {}) {
   if (!is_f32(dtype)) return {};
   Rng rng(12);
   std::vector<Case> cases;

@@ -6,7 +6,8 @@
 // tokens, 4 heads of 32, key-padding masks), odd lengths (1, 7, 129), Lq != Lk, head
 // dims 32/64/80, batch > 1, causal, bool and additive masks, fully masked rows (NaN, as
 // ATen), strided and broadcast operands, empty sequences, weights as graph constants.
-#include "conformance/cases.hpp"
+#include "case_makers.hpp"
+#include "families.hpp"
 
 #include <switchyard/sdk.h>
 
@@ -66,7 +67,7 @@ class Maker {
   }
 
   Case& add(std::string label, std::vector<std::optional<Tensor>> inputs, std::vector<bool> constant,
-            ir::Attributes attrs, bool bool_mask) {
+            Attributes attrs, bool bool_mask) {
     Case c;
     c.label = std::move(label);
     c.inputs = std::move(inputs);
@@ -95,7 +96,7 @@ std::vector<Case> sdpa_cases(DLDataType dtype, bool torch2) {
   if (!is_f32(dtype) && !is_bool(dtype)) return {};
   Maker m(torch2 ? 41 : 40);
   auto attrs = [&](bool causal) {
-    ir::Attributes a = {{"dropout_p", number(0.0)}, {"is_causal", integer(causal)}};
+    Attributes a = {{"dropout_p", number(0.0)}, {"is_causal", integer(causal)}};
     if (!torch2) a.push_back({"need_attn_weights", integer(0)});
     return a;
   };
@@ -151,7 +152,7 @@ std::vector<Case> mha_cases(DLDataType dtype) {
   auto add = [&](const std::string& label, Tensor q, std::optional<Tensor> k, std::optional<Tensor> v, int64_t heads,
                  std::optional<Tensor> mask = std::nullopt, std::optional<int64_t> mask_type = std::nullopt) {
     const int64_t D = q.shape()[2];
-    ir::Attributes a = {{"embed_dim", integer(D)}, {"num_head", integer(heads)}, {"need_weights", integer(0)},
+    Attributes a = {{"embed_dim", integer(D)}, {"num_head", integer(heads)}, {"need_weights", integer(0)},
                         {"average_attn_weights", integer(1)}, {"mask_type", mask_type ? integer(*mask_type) : none()}};
     Case& c = m.add(label, {q, k ? *k : q, v ? *v : q, m.w({3 * D, D}), m.t({3 * D}, -0.1, 0.1), m.w({D, D}),
                             m.t({D}, -0.1, 0.1), mask},

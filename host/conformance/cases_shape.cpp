@@ -5,7 +5,8 @@
 // negative dims and indices, and non-contiguous inputs (transposed, strided rows,
 // broadcast). The ops move elements without arithmetic, so every dtype gets the same
 // cases.
-#include "conformance/cases.hpp"
+#include "case_makers.hpp"
+#include "families.hpp"
 
 #include <limits>
 
@@ -41,7 +42,7 @@ class Cases {
     return view;
   }
 
-  void add(std::string label, std::vector<Tensor> inputs, ir::Attributes attrs = {}, size_t outputs = 1) {
+  void add(std::string label, std::vector<Tensor> inputs, Attributes attrs = {}, size_t outputs = 1) {
     Case c;
     c.label = std::move(label);
     for (Tensor& x : inputs) c.inputs.emplace_back(std::move(x));

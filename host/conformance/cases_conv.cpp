@@ -7,7 +7,8 @@
 // pools) plus odd sizes, asymmetric strides and padding, dilation, groups, padding
 // strings, unbatched and empty-batch inputs, weights as constants and as run-time inputs,
 // absent bias, and non-contiguous inputs (H/W swapped in memory, every other batch item).
-#include "conformance/cases.hpp"
+#include "case_makers.hpp"
+#include "families.hpp"
 
 #include <cmath>
 #include <limits>
@@ -148,8 +149,8 @@ std::vector<ConvSpec> conv_nd_extras(size_t sp) {
 
 enum class ConvOp { Conv1d, Conv2d, Convolution, UnderscoreConvolution };
 
-ir::Attributes conv_attrs(ConvOp op, const ConvSpec& s) {
-  ir::Attributes a = {{"stride", ints(s.stride)}};
+Attributes conv_attrs(ConvOp op, const ConvSpec& s) {
+  Attributes a = {{"stride", ints(s.stride)}};
   a.push_back({"padding", s.pad_string.empty() ? ints(s.padding) : text(s.pad_string)});
   a.push_back({"dilation", ints(s.dilation)});
   if (op == ConvOp::Convolution || op == ConvOp::UnderscoreConvolution) {
@@ -199,7 +200,7 @@ std::vector<std::pair<ConvOp, ConvSpec>> specs_for(ConvOp op) {
 // Activations the conv plugin fuses, with attribute variants ("post." is added).
 struct Activation {
   const char* op;
-  std::vector<ir::Attributes> variants;
+  std::vector<Attributes> variants;
 };
 const std::vector<Activation>& activations() {
   static const std::vector<Activation> table = {
@@ -247,7 +248,7 @@ void add_conv_ops(CaseTable& table) {
               picks.push_back(k);
               break;
             }
-        for (const ir::Attributes& variant : act.variants)
+        for (const Attributes& variant : act.variants)
           for (size_t k : picks) {
             // Inputs in [-3, 3]: both sides of every activation's knees.
             Case c = conv_case(m, specs[k].first, specs[k].second, -3.0, 3.0);
@@ -271,10 +272,10 @@ void add_conv_ops(CaseTable& table) {
 
 // ---- pooling -------------------------------------------------------------------------------
 
-ir::Attributes pool(Shape kernel, Shape stride, Shape padding) {
+Attributes pool(Shape kernel, Shape stride, Shape padding) {
   return {{"kernel_size", ints(std::move(kernel))}, {"stride", ints(std::move(stride))}, {"padding", ints(std::move(padding))}};
 }
-ir::Attributes with(ir::Attributes a, const char* name, ir::Attribute v) {
+Attributes with(Attributes a, const char* name, Attribute v) {
   a.push_back({name, std::move(v)});
   return a;
 }
@@ -284,7 +285,7 @@ void add_pool_ops(CaseTable& table) {
     std::vector<Case> cases;
     if (!is_f32(dtype)) return cases;
     Maker m(21);
-    auto add = [&](std::string label, Tensor x, ir::Attributes a) {
+    auto add = [&](std::string label, Tensor x, Attributes a) {
       cases.push_back(Case{std::move(label), {std::move(x)}, {}, std::move(a)});
     };
     add("resnet 3x3 s2 p1", m.t({2, 16, 28, 28}), pool({3, 3}, {2, 2}, {1, 1}));
@@ -307,7 +308,7 @@ void add_pool_ops(CaseTable& table) {
     std::vector<Case> cases;
     if (!is_f32(dtype)) return cases;
     Maker m(22);
-    auto add = [&](std::string label, Tensor x, ir::Attributes a) {
+    auto add = [&](std::string label, Tensor x, Attributes a) {
       cases.push_back(Case{std::move(label), {std::move(x)}, {}, std::move(a)});
     };
     add("2x2 s2", m.t({2, 6, 10, 10}), pool({2, 2}, {2, 2}, {0, 0}));

@@ -3,7 +3,8 @@
 // float64. Shapes from the zoo (BERT/GPT linears, ViT's MLP and attention, the resnet
 // classifier), odd and edge sizes (0, 1), constant weights, transposed and strided
 // operands that BLAS reads with a transpose flag or that need a copy, broadcasting.
-#include "conformance/cases.hpp"
+#include "case_makers.hpp"
+#include "families.hpp"
 
 #include <cmath>
 #include <string>
@@ -51,7 +52,7 @@ class Maker {
 
   // Adds a case; `constant` marks graph constants (weights), as in the zoo.
   Case& add(std::string label, std::vector<std::optional<Tensor>> inputs, std::vector<bool> constant = {},
-            ir::Attributes attrs = {}) {
+            Attributes attrs = {}) {
     Case c;
     c.label = std::move(label);
     c.inputs = std::move(inputs);
@@ -72,11 +73,11 @@ class Maker {
 // linear(input, weight, bias?) and the fused linear+<post> kernels: `post` holds the
 // consumer's attributes ("post.approximate"); `range` widens the inputs so activations
 // see both tails.
-std::vector<Case> linear_cases(DLDataType dtype, const ir::Attributes& post, double range, bool zoo_mlp) {
+std::vector<Case> linear_cases(DLDataType dtype, const Attributes& post, double range, bool zoo_mlp) {
   Maker m(dtype, 21);
   if (!m.ok()) return {};
   const std::vector<bool> w = {false, true, true};  // weight and bias are constants
-  auto with_post = [&](ir::Attributes a) {
+  auto with_post = [&](Attributes a) {
     a.insert(a.end(), post.begin(), post.end());
     return a;
   };
@@ -113,7 +114,7 @@ std::vector<Case> linear_cases(DLDataType dtype, const ir::Attributes& post, dou
 std::vector<Case> addmm_cases(DLDataType dtype) {
   Maker m(dtype, 22);
   if (!m.ok()) return {};
-  auto ba = [](double beta, double alpha) { return ir::Attributes{{"beta", number(beta)}, {"alpha", number(alpha)}}; };
+  auto ba = [](double beta, double alpha) { return Attributes{{"beta", number(beta)}, {"alpha", number(alpha)}}; };
   m.add("classifier: bias [1000], [4, 512] x constant [512, 1000]", {m.t({1000}), m.t({4, 512}), m.transposed({512, 1000})},
         {true, false, true});
   m.add("self [M, N], beta 0.5, alpha 2", {m.t({6, 5}), m.t({6, 7}), m.t({7, 5})}, {}, ba(0.5, 2.0));

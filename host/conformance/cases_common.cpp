@@ -1,5 +1,6 @@
-// Tensor makers shared by the conformance case generators.
-#include "conformance/cases.hpp"
+// Tensor makers shared by the conformance case generators, and the table of them all.
+#include "case_makers.hpp"
+#include "families.hpp"
 
 #include <switchyard/error.hpp>
 #include <switchyard/sdk.h>
@@ -109,6 +110,22 @@ Tensor strided_rows(Rng& rng, DLDataType dtype, std::vector<int64_t> shape) {
   Tensor view = Tensor::from_blob(storage.raw_data(), dtype, std::move(shape), strides);
   view.keep_alive(storage.owner());
   return view;
+}
+
+const Attribute* find_attr(const Attributes& attrs, const std::string& name) {
+  for (const auto& [attr_name, value] : attrs)
+    if (attr_name == name) return &value;
+  return nullptr;
+}
+
+CaseTable all_cases() {
+  CaseTable table;
+  add_elementwise_cases(table);
+  add_linalg_cases(table);
+  add_conv_cases(table);
+  add_attention_cases(table);
+  add_shape_cases(table);
+  return table;
 }
 
 }  // namespace switchyard::conformance

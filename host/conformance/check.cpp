@@ -1,0 +1,263 @@
+// The conformance kit's runner: for each kernel and dtype a plugin declares, builds one
+// single-node graph per generated case, runs it on the plugin and on the reference (a
+// fused "A+B" as A then B), and compares the outputs. Public embedding API only.
+#include "case_makers.hpp"
+
+#include <switchyard/error.hpp>
+#include <switchyard/sdk.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+namespace switchyard::conformance {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A runtime loading only `plugin` (a name or a .so path): every node goes to it, or to nothing.
+Runtime runtime_for(const std::string& tag, const std::string& plugin, Options options) {
+  const fs::path path =
+      fs::temp_directory_path() / ("switchyard-check-" + tag + "-" + std::to_string(::getpid()) + ".toml");
+  {
+    std::ofstream out(path);
+    out << "[plugins]\nload = [\"" << plugin << "\"]\n[selection]\nstrict = false\n[runtime]\nnode_io = \"none\"\n";
+    if (!out) throw Error(ErrorKind::Io, "cannot write " + path.string());
+  }
+  options.config_path = path.string();
+  struct Remove {
+    fs::path path;
+    ~Remove() {
+      std::error_code ec;
+      fs::remove(path, ec);
+    }
+  } remove{path};
+  return Runtime(options);
+}
+
+double element(const Tensor& t, int64_t i) {
+  const void* p = t.raw_data();
+  const DLDataType d = t.dtype();
+  switch (d.code) {
+    case kDLFloat:
+      if (d.bits == 32) return static_cast<const float*>(p)[i];
+      if (d.bits == 64) return static_cast<const double*>(p)[i];
+      if (d.bits == 16) return from_half_bits(static_cast<const uint16_t*>(p)[i]);
+      break;
+    case kDLBfloat:
+      if (d.bits == 16) return from_bfloat16_bits(static_cast<const uint16_t*>(p)[i]);
+      break;
+    case kDLInt:
+      if (d.bits == 8) return static_cast<const int8_t*>(p)[i];
+      if (d.bits == 16) return static_cast<const int16_t*>(p)[i];
+      if (d.bits == 32) return static_cast<const int32_t*>(p)[i];
+      if (d.bits == 64) return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+      break;
+    case kDLUInt:
+      if (d.bits == 8) return static_cast<const uint8_t*>(p)[i];
+      break;
+    case SY_DL_BOOL:
+      return static_cast<const uint8_t*>(p)[i];
+    default:
+      break;
+  }
+  throw Error(ErrorKind::Unsupported, "cannot compare dtype " + dtype_name(d));
+}
+
+// "" when `got` matches `ref`; else what differs. Adds the max abs error to `max_err`.
+std::string compare(const Tensor& got, const Tensor& ref, const Case& c, double& max_err) {
+  if (!same_dtype(got.dtype(), ref.dtype()))
+    return "dtype " + dtype_name(got.dtype()) + ", reference " + dtype_name(ref.dtype());
+  if (got.shape() != ref.shape()) return "shape " + shape_string(got.shape()) + ", reference " + shape_string(ref.shape());
+  const Tensor g = got.contiguous(), r = ref.contiguous();
+  const bool exact = ref.dtype().code != kDLFloat && ref.dtype().code != kDLBfloat;
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    const double a = element(g, i), b = element(r, i);
+    if (std::isnan(a) || std::isnan(b)) {
+      if (std::isnan(a) != std::isnan(b)) return "element " + std::to_string(i) + " is " + std::to_string(a) + ", reference " + std::to_string(b);
+      continue;
+    }
+    const double err = std::fabs(a - b);
+    if (!std::isfinite(err) && a == b) continue;  // the same infinity
+    max_err = std::max(max_err, err);
+    const bool ok = exact ? a == b : err <= c.atol + c.rtol * std::fabs(b);
+    if (!ok) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "element %lld is %.9g, reference %.9g (|diff| %.3g > %.3g)",
+                    static_cast<long long>(i), a, b, err, c.atol + c.rtol * std::fabs(b));
+      return buf;
+    }
+  }
+  return "";
+}
+
+struct Built {
+  Graph graph;
+  std::vector<Tensor> feeds;  // the non-constant inputs, in graph input order
+};
+
+// One node `op` over the case's inputs; for a fused "A+B", A then B when `split`.
+Built build(const std::string& op, const Case& c, bool split) {
+  Built b;
+  std::vector<Graph::ValueId> ids;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!c.inputs[i]) {
+      ids.push_back(Graph::kNoValue);
+      continue;
+    }
+    const std::string name = "in" + std::to_string(i);
+    if (i < c.constant.size() && c.constant[i]) {
+      ids.push_back(b.graph.add_constant(name, *c.inputs[i]));
+    } else {
+      ids.push_back(b.graph.add_input(name, c.inputs[i]->dtype(), c.inputs[i]->shape()));
+      b.feeds.push_back(*c.inputs[i]);
+    }
+  }
+  std::vector<std::string> outs;
+  for (size_t i = 0; i < c.num_outputs; ++i) outs.push_back("out" + std::to_string(i));
+  std::vector<Graph::ValueId> out_ids;
+  const size_t plus = op.find('+');
+  if (!split || plus == std::string::npos) {
+    out_ids = b.graph.add_node("check", op, ids, outs, c.attrs);
+  } else {
+    const size_t n_producer = c.producer_inputs == 0 ? ids.size() : c.producer_inputs;
+    Attributes producer_attrs, consumer_attrs;
+    for (const auto& [name, value] : c.attrs) {
+      if (name.rfind("post.", 0) == 0) consumer_attrs.emplace_back(name.substr(5), value);
+      else producer_attrs.emplace_back(name, value);
+    }
+    const Graph::ValueId mid = b.graph.add_node("producer", op.substr(0, plus),
+                                                {ids.begin(), ids.begin() + n_producer}, {"mid"}, producer_attrs)[0];
+    std::vector<Graph::ValueId> consumer_in = {mid};
+    consumer_in.insert(consumer_in.end(), ids.begin() + n_producer, ids.end());
+    out_ids = b.graph.add_node("check", op.substr(plus + 1), consumer_in, outs, consumer_attrs);
+  }
+  for (Graph::ValueId o : out_ids) b.graph.add_output(o);
+  return b;
+}
+
+const char* verdict_name(Verdict v) { return v == Verdict::Pass ? "PASS" : v == Verdict::Fail ? "FAIL" : "SKIP"; }
+
+}  // namespace
+
+size_t Report::count(Verdict verdict) const {
+  return static_cast<size_t>(
+      std::count_if(kernels.begin(), kernels.end(), [&](const KernelResult& k) { return k.verdict == verdict; }));
+}
+
+std::string describe(const KernelResult& r) {
+  return std::string(verdict_name(r.verdict)) + " " + r.op + " " + r.dtype + (r.detail.empty() ? "" : ": " + r.detail);
+}
+
+struct PluginCheck::Impl {
+  CheckOptions options;
+  CaseTable table;
+  Runtime plugin_rt, reference_rt;
+  PluginInfo plugin;
+
+  Impl(CheckOptions o, CaseTable t)
+      : options(std::move(o)),
+        table(std::move(t)),
+        plugin_rt(runtime_for("plugin", fs::absolute(options.plugin).string(), options.runtime)),
+        reference_rt(runtime_for("reference", options.reference, options.runtime)) {}
+
+  void note(const std::string& line) const {
+    if (options.on_case) options.on_case(line);
+  }
+};
+
+namespace {
+const std::string& existing(const std::string& plugin) {
+  if (!fs::exists(plugin)) throw Error(ErrorKind::Plugin, "check-plugin: no such file: " + plugin);
+  return plugin;
+}
+}  // namespace
+
+PluginCheck::PluginCheck(CheckOptions options, CaseTable table) {
+  existing(options.plugin);
+  impl_ = std::make_unique<Impl>(std::move(options), std::move(table));
+  const std::vector<PluginInfo> loaded = impl_->plugin_rt.plugins();
+  if (loaded.size() != 1)
+    throw Error(ErrorKind::Plugin, "check-plugin: " + impl_->options.plugin + " did not load as one plugin");
+  impl_->plugin = loaded[0];
+  if (impl_->reference_rt.plugins().empty())
+    throw Error(ErrorKind::Plugin, "check-plugin: the reference plugin '" + impl_->options.reference + "' was not found");
+}
+
+PluginCheck::~PluginCheck() = default;
+
+const PluginInfo& PluginCheck::plugin() const { return impl_->plugin; }
+
+KernelResult PluginCheck::check(const KernelInfo& kernel, const std::string& dtype_text) const {
+  const Impl& s = *impl_;
+  KernelResult r;
+  r.op = kernel.op;
+  r.dtype = dtype_text;
+  auto finish = [&](Verdict verdict, std::string detail) {
+    r.verdict = verdict;
+    r.detail = std::move(detail);
+    return r;
+  };
+  DLDataType dtype{};
+  if (!parse_dtype(dtype_text, &dtype)) return finish(Verdict::Skip, "unknown dtype name");
+  const CaseGenerator* generator = s.table.find(kernel.op);
+  if (generator == nullptr) return finish(Verdict::Skip, "no generated cases for this op");
+  const std::vector<Case> cases = (*generator)(dtype);
+  if (cases.empty()) return finish(Verdict::Skip, "no generated cases at this dtype");
+  std::string first_rejection;
+  for (const Case& c : cases) {
+    const std::string where = "case '" + c.label + "': ";
+    Built mine = build(kernel.op, c, false);
+    auto model = s.plugin_rt.load(std::move(mine.graph));
+    const std::vector<PlanEntry> plan = model->plan(mine.feeds);
+    if (plan.size() != 1 || plan[0].backend != s.plugin.name) {
+      ++r.rejected;
+      if (first_rejection.empty())
+        first_rejection = where + (plan.empty() || plan[0].rejected.empty() ? "not selected" : plan[0].rejected[0].reason);
+      s.note(where + "rejected");
+      continue;
+    }
+    std::vector<Tensor> got, ref;
+    try {
+      got = model->run(mine.feeds);
+    } catch (const Error& e) {
+      return finish(Verdict::Fail, where + "the plugin failed: " + e.what());
+    }
+    Built theirs = build(kernel.op, c, true);
+    try {
+      ref = s.reference_rt.load(std::move(theirs.graph))->run(theirs.feeds);
+    } catch (const Error& e) {
+      return finish(Verdict::Fail, where + "the reference failed (bad case?): " + e.what());
+    }
+    if (got.size() != ref.size())
+      return finish(Verdict::Fail, where + std::to_string(got.size()) + " outputs, reference " + std::to_string(ref.size()));
+    for (size_t i = 0; i < got.size(); ++i) {
+      const std::string diff = compare(got[i], ref[i], c, r.max_err);
+      if (!diff.empty()) return finish(Verdict::Fail, where + "output " + std::to_string(i) + ": " + diff);
+    }
+    ++r.passed;
+    s.note(where + "ok");
+  }
+  if (r.passed == 0) return finish(Verdict::Skip, "every case rejected, e.g. " + first_rejection);
+  return finish(Verdict::Pass, r.rejected > 0 ? std::to_string(r.rejected) + " cases rejected by supports" : "");
+}
+
+Report PluginCheck::run() const {
+  Report report;
+  report.plugin = impl_->plugin;
+  report.reference = impl_->options.reference;
+  for (const KernelInfo& kernel : impl_->plugin.kernels) {
+    if (!impl_->options.op.empty() && kernel.op != impl_->options.op) continue;
+    for (const std::string& dtype : kernel.dtypes) report.kernels.push_back(check(kernel, dtype));
+  }
+  return report;
+}
+
+Report check_plugin(const CheckOptions& options, const CaseTable& table) { return PluginCheck(options, table).run(); }
+
+}  // namespace switchyard::conformance

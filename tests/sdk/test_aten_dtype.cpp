@@ -1,0 +1,43 @@
+// switchyard/aten_dtype.hpp, the one DLPack <-> ATen dtype table (aten plugin, TorchScript
+// bridge, aten tests): it agrees with ATen's own DLPack conversion and round-trips.
+#include <switchyard/aten_dtype.hpp>
+
+#include <ATen/ATen.h>
+#include <ATen/DLConvertor.h>
+#include <gtest/gtest.h>
+
+namespace {
+
+bool same(DLDataType a, DLDataType b) { return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes; }
+
+TEST(AtenDtype, AgreesWithATensOwnDLPackConversion) {
+  for (const sy::AtenDtype& d : sy::kAtenDtypes) {
+    SCOPED_TRACE(c10::toString(d.scalar_type));
+    if (d.scalar_type == at::kBool) {  // DLPack 0.6 has no bool: the SDK names it SY_DL_BOOL
+      EXPECT_TRUE(same(d.dl, DLDataType{SY_DL_BOOL, 8, 1}));
+      continue;
+    }
+    EXPECT_TRUE(same(d.dl, at::getDLDataType(at::empty({1}, at::TensorOptions().dtype(d.scalar_type)))));
+  }
+}
+
+TEST(AtenDtype, RoundTripsEveryEntry) {
+  for (const sy::AtenDtype& d : sy::kAtenDtypes) {
+    DLDataType dl{};
+    c10::ScalarType back = c10::ScalarType::Undefined;
+    ASSERT_TRUE(sy::to_dl_dtype(d.scalar_type, &dl));
+    ASSERT_TRUE(sy::to_scalar_type(dl, &back));
+    EXPECT_EQ(back, d.scalar_type);
+  }
+  EXPECT_EQ(std::size(sy::kAtenDtypes), 12u);  // complex included: every type DLPack 0.6 names
+}
+
+TEST(AtenDtype, RefusesWhatTheOtherSideCannotName) {
+  DLDataType dl{};
+  EXPECT_FALSE(sy::to_dl_dtype(at::kQInt8, &dl));
+  c10::ScalarType st{};
+  EXPECT_FALSE(sy::to_scalar_type(DLDataType{kDLFloat, 32, 4}, &st));  // vector lanes
+  EXPECT_FALSE(sy::to_scalar_type(DLDataType{kDLUInt, 16, 1}, &st));
+}
+
+}  // namespace
