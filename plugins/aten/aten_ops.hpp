@@ -10,8 +10,15 @@
 //         -> inputs[0] = input, inputs[1] = weight, inputs[2] = bias
 //   * An optional tensor argument (`Tensor?`) that is absent is a NULL inputs entry, or is
 //     simply left off the end of the inputs array.
-//   * A tensor-list argument (`Tensor[]`, e.g. aten::cat's `tensors`) takes all remaining
-//     inputs. (`Tensor?[]`, e.g. aten::index's `indices`, may hold NULL entries.)
+//   * A tensor-list argument (`Tensor[]`, e.g. aten::cat's `tensors`) takes consecutive
+//     inputs. (`Tensor?[]`, e.g. aten::index's `indices`, may hold NULL entries.) How many:
+//       - every `Tensor[]` that is not the last tensor list of its schema: the node carries
+//         the int attribute `<arg>.len` (aten::lstm: `hx.len` = 2, so inputs are
+//         [input, h0, c0, params...]). Without it the table's `Tensor[N]` length applies
+//         (lstm and lstm_cell write `Tensor[2] hx`), so hand-written graphs work too;
+//       - the last tensor list: all remaining inputs except one for each tensor argument
+//         after it (aten::index_put: [self, indices..., values]), unless `<arg>.len` says.
+//     A `<arg>.len` attribute is accepted on any tensor list and must fit the inputs.
 //   * Every non-tensor argument is a node attribute named exactly as in the ATen schema
 //     (`dim`, `alpha`, `eps`, `normalized_shape`, `approximate`, ...). Attributes with a
 //     schema default may be omitted; optional ones (`int?`, `ScalarType?`, ...) may be
@@ -23,7 +30,8 @@
 //   * A constant tensor may also arrive as an SY_ATTR_TENSOR attribute named like its
 //     schema argument; it then takes no input slot.
 //   * An attribute the schema doesn't name is declined (unless its value is None): ignoring
-//     it could silently compute something else.
+//     it could silently compute something else. Attributes whose names start with '@' are
+//     config options (SDK 1.1): none is known to this plugin, and all are ignored.
 //   * An op with several ATen overloads (aten::max: .dim / .other / all) is one kernel; the
 //     first overload (in table order) that the node's inputs, attributes and number of
 //     outputs fit is used. Outputs are the schema's returns in order; a node may use fewer,
@@ -40,7 +48,8 @@
 //     r.def("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", kF,
 //           [](const Call& c) { return at::softmax(c.t(0), c.i(1), c.dtype(2)); });
 //   The schema is ATen's (aliasing annotations such as (a!) are allowed and ignored), with
-//   two extensions: `Tensor|Scalar` (see above) and a per-argument dtype set written
+//   three extensions: `Tensor|Scalar` (see above), `Tensor[N]` (a list's length when the
+//   node has no `.len` attribute, see above) and a per-argument dtype set written
 //   `Tensor<idx>` (int32/int64), `Tensor<long>`, `Tensor<bool>`, `Tensor<float>`,
 //   `Tensor<any>`, or several joined by '|' where `main` names the op's own set
 //   (`Tensor<bool|main>? attn_mask`); other tensor arguments must have one of the dtypes
@@ -48,7 +57,8 @@
 //   argument), so the lambda reads like the schema. The kernel's SY_KernelDef.dtypes is
 //   the union of all these sets: every dtype that may appear on some input.
 //   Then add an OP_CASE in tests/plugins/aten/test_ops_*.cpp; the test fails for a kernel
-//   without a case, or for a claimed dtype no case exercised.
+//   without a case, or for a claimed dtype no case exercised. docs/ops.md lists the ops;
+//   `tools/list_model_ops.py --missing` shows what traced models use that is still absent.
 //
 // ---- Outputs -----------------------------------------------------------------------------
 //   Results go to the host zero-copy as DLManagedTensor. A result that aliases an input
@@ -112,7 +122,9 @@ struct ArgSpec {
   bool optional = false;        // `?`: may be None / absent
   bool elems_optional = false;  // `Tensor?[]`
   bool has_default = false;
-  int fixed_len = 0;            // int[2]: a single value is repeated to this length
+  int fixed_len = 0;            // int[2]: a single value is repeated to this length;
+                                // Tensor[2]: the list's length when `<name>.len` is absent
+  bool needs_len = false;       // Tensor[] followed by another list or an optional tensor
   DtypeMask dtypes = 0;         // tensors: 0 = the overload's set
   bool main_dtypes = false;     // <...|main>: `dtypes` includes the overload's set
   Value def;
@@ -161,8 +173,13 @@ class Registry {
 };
 
 void register_elementwise_ops(Registry& r);
+void register_index_ops(Registry& r);
 void register_linalg_ops(Registry& r);
+void register_loss_ops(Registry& r);
 void register_nn_ops(Registry& r);
+void register_pool_ops(Registry& r);
+void register_reduce_ops(Registry& r);
+void register_rnn_ops(Registry& r);
 void register_shape_ops(Registry& r);
 
 // ---- binding: one node's inputs and attributes matched to one overload ------------------

@@ -101,9 +101,50 @@ void check_tensor(const DLTensor& d, DtypeMask allowed, const std::string& what)
       if (d.strides[i] < 0) throw sy::Unsupported(what + " has a negative stride");
 }
 
+bool takes_input_slot(const ArgSpec& a, const sy::Node& n) {
+  if (a.type == ArgType::TensorList) return true;
+  if (a.type != ArgType::Tensor && a.type != ArgType::TensorOrScalar) return false;
+  SY_AttrKind kind = n.attrs.kind(a.name.c_str());
+  if (kind == SY_ATTR_TENSOR) return false;
+  return a.type == ArgType::Tensor || (kind != SY_ATTR_INT && kind != SY_ATTR_FLOAT);
+}
+
+// How many of the `remaining` inputs the tensor list ov.args[k] takes: the `<name>.len`
+// attribute if the node has one, else the table's `Tensor[N]`, else (when only required
+// tensors follow it) all but one input for each tensor argument after it.
+size_t list_length(const Overload& ov, size_t k, const sy::Node& n, size_t remaining) {
+  const ArgSpec& a = ov.args[k];
+  const std::string len_name = a.name + ".len";
+  SY_AttrKind kind = n.attrs.kind(len_name.c_str());
+  size_t count = 0;
+  if (kind == SY_ATTR_INT) {
+    int64_t len = n.attrs.i(len_name.c_str());
+    if (len < 0 || static_cast<uint64_t>(len) > remaining)
+      throw sy::Unsupported("attribute '" + len_name + "' is " + std::to_string(len) + ", but " +
+                            std::to_string(remaining) + " inputs remain for the list");
+    return static_cast<size_t>(len);
+  }
+  if (kind != SY_ATTR_MISSING && kind != SY_ATTR_NONE)
+    throw sy::Unsupported("attribute '" + len_name + "' is " + kind_name(kind) + ", expected an int");
+  if (a.fixed_len > 0) {
+    count = static_cast<size_t>(a.fixed_len);
+  } else if (a.needs_len) {
+    throw sy::Unsupported("tensor list '" + a.name + "' is followed by other tensor arguments; "
+                          "the node needs the int attribute '" + len_name + "' to split its inputs");
+  } else {
+    size_t after = 0;
+    for (size_t j = k + 1; j < ov.args.size(); ++j) after += takes_input_slot(ov.args[j], n);
+    count = remaining > after ? remaining - after : 0;
+  }
+  if (count > remaining)
+    throw sy::Unsupported("tensor list '" + a.name + "' takes " + std::to_string(count) +
+                          " inputs, " + std::to_string(remaining) + " remain");
+  return count;
+}
+
 // Matches node `n` to overload `ov`; throws sy::Unsupported with the reason if it can't.
-// An attribute the schema doesn't name is a mismatch unless its value is None: ignoring
-// it could silently compute something else. `wrap_attrs`: wrap constant tensor attributes
+// An attribute the schema doesn't name is a mismatch unless its value is None or its name
+// starts with '@' (a config option): ignoring it could silently compute something else. `wrap_attrs`: wrap constant tensor attributes
 // as at::Tensor (create time; supports() only looks at metadata).
 Bound bind(const Overload& ov, const sy::Node& n, bool wrap_attrs) {
   Bound b;
@@ -149,12 +190,13 @@ Bound bind(const Overload& ov, const sy::Node& n, bool wrap_attrs) {
         else input(a, ab, false);
         break;
       case ArgType::TensorList: {
+        size_t count = list_length(ov, k, n, n_in - slot);
         ab.slot = static_cast<int32_t>(slot);
-        ab.count = static_cast<int32_t>(n_in - slot);
+        ab.count = static_cast<int32_t>(count);
         if (ab.count == 0 && !a.optional)
           throw sy::Unsupported("tensor list '" + a.name + "' (inputs " + std::to_string(slot) +
                                 "...) is empty");
-        for (; slot < n_in; ++slot) {
+        for (const size_t end = slot + count; slot < end; ++slot) {
           std::string what = "input " + std::to_string(slot) + " ('" + a.name + "')";
           if (n.inputs[slot] != nullptr) check_tensor(*n.inputs[slot], a.dtypes ? a.dtypes : ov.dtypes, what);
           else if (!a.elems_optional) throw sy::Unsupported(what + " is missing");
@@ -189,9 +231,12 @@ Bound bind(const Overload& ov, const sy::Node& n, bool wrap_attrs) {
     size_t count = h->attr_count(n.attrs.raw());
     for (size_t i = 0; i < count; ++i) {
       const char* name = h->attr_name(n.attrs.raw(), i);
-      if (name == nullptr || n.attrs.kind(name) == SY_ATTR_NONE) continue;
+      // '@' attributes are config options (SDK 1.1): never a reason to decline.
+      if (name == nullptr || name[0] == '@' || n.attrs.kind(name) == SY_ATTR_NONE) continue;
       bool known = false;
-      for (const ArgSpec& a : ov.args) known = known || a.name == name;
+      for (const ArgSpec& a : ov.args)
+        known = known || a.name == name ||
+                (a.type == ArgType::TensorList && a.name + ".len" == name);
       if (!known) throw sy::Unsupported(std::string("unexpected attribute '") + name + "'");
     }
   }
@@ -364,7 +409,12 @@ struct AtenPlugin {
     register_elementwise_ops(registry);
     register_linalg_ops(registry);
     register_nn_ops(registry);
+    register_pool_ops(registry);
+    register_loss_ops(registry);
+    register_rnn_ops(registry);
     register_shape_ops(registry);
+    register_index_ops(registry);
+    register_reduce_ops(registry);
     for (const Overload& ov : registry.overloads()) {
       OpDef* op = nullptr;
       for (OpDef& o : ops)

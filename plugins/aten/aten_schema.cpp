@@ -219,6 +219,11 @@ Value parse_default(const std::string& schema, const ArgSpec& a, std::string d) 
   return v;
 }
 
+bool is_tensor_arg(const ArgSpec& a) {
+  return a.type == ArgType::Tensor || a.type == ArgType::TensorOrScalar ||
+         a.type == ArgType::TensorList;
+}
+
 ArgSpec parse_arg(const std::string& schema, const std::string& text) {
   ArgSpec a;
   // The type runs up to the first space outside parentheses/angle brackets.
@@ -316,13 +321,17 @@ void parse_schema(Overload& ov) {
     if (part == "*") continue;  // keyword-only marker: attributes are named anyway
     ov.args.push_back(parse_arg(s, part));
   }
-  bool seen_list = false;
   for (ArgSpec& a : ov.args)
     if (a.main_dtypes) a.dtypes |= ov.dtypes;
-  for (const ArgSpec& a : ov.args) {
-    bool is_tensor = a.type == ArgType::Tensor || a.type == ArgType::TensorOrScalar;
-    if (seen_list && is_tensor) bad_schema(s, "a tensor argument after a tensor list");
-    if (a.type == ArgType::TensorList) seen_list = true;
+  // A tensor list followed by optional tensors or by another list can only be split with a
+  // `<name>.len` attribute; `Tensor[N]` gives the length to assume when that is absent.
+  for (size_t k = 0; k < ov.args.size(); ++k) {
+    ArgSpec& a = ov.args[k];
+    if (a.type != ArgType::TensorList) continue;
+    for (size_t j = k + 1; j < ov.args.size(); ++j) {
+      const ArgSpec& b = ov.args[j];
+      if (b.type == ArgType::TensorList || (is_tensor_arg(b) && b.optional)) a.needs_len = true;
+    }
   }
 
   std::string ret = trim(s.substr(arrow + 2));

@@ -28,6 +28,7 @@ at::Tensor clamp(const Call& c) { return at::clamp(c.t(0), c.oscalar(1), c.oscal
 constexpr DtypeMask kNum = kFH | kI;        // all but bool
 constexpr DtypeMask kFIB = kF | kI | kB;    // all but float16
 constexpr DtypeMask kFI = kF | kI;          // neither float16 nor bool
+constexpr DtypeMask kF32_64 = bit(at::kFloat) | bit(at::kDouble);
 constexpr DtypeMask kSignedInts = bit(at::kChar) | bit(at::kShort) | bit(at::kInt) | bit(at::kLong);
 
 }  // namespace
@@ -61,6 +62,17 @@ void register_elementwise_ops(Registry& r) {
         [](const Call& c) { return at::pow(c.t(0), c.t(1)); });
   r.def("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", kNum,
         [](const Call& c) { return at::pow(c.scalar(0), c.t(1)); });
+  SY_BINARY(fmax, kFI);
+  SY_BINARY(fmin, kFI);
+  SY_BINARY(hypot, kF);
+  SY_BINARY(logaddexp, kF);
+  SY_BINARY(logaddexp2, kF);
+  SY_BINARY(nextafter, kF32_64);
+  SY_BINARY(copysign, kFIB);
+  SY_BINARY(xlogy, kFIB);
+  r.def("heaviside(Tensor self, Tensor values) -> Tensor", kFIB,
+        [](const Call& c) { return at::heaviside(c.t(0), c.t(1)); });
+  SY_BINARY(true_divide, kAll);
   r.def("minimum(Tensor self, Tensor other) -> Tensor", kAll,
         [](const Call& c) { return at::minimum(c.t(0), c.t(1)); });
   r.def("maximum(Tensor self, Tensor other) -> Tensor", kAll,
@@ -105,6 +117,24 @@ void register_elementwise_ops(Registry& r) {
   SY_UNARY(tan, kFIB);
   SY_UNARY(atan, kFIB);
   SY_UNARY(erf, kFIB);
+  SY_UNARY(erfc, kFIB);
+  SY_UNARY(erfinv, kFIB);
+  SY_UNARY(exp2, kFIB);
+  SY_UNARY(asin, kFIB);
+  SY_UNARY(acos, kFIB);
+  SY_UNARY(sinh, kFIB);
+  SY_UNARY(cosh, kFIB);
+  SY_UNARY(asinh, kFIB);
+  SY_UNARY(acosh, kFIB);
+  SY_UNARY(atanh, kFIB);
+  SY_UNARY(lgamma, kFIB);
+  SY_UNARY(digamma, kFIB);
+  SY_UNARY(frac, kF);
+  SY_UNARY(angle, kFI);
+  SY_UNARY(signbit, kFI);
+  r.def("positive(Tensor(a) self) -> Tensor(a)", kNum, [](const Call& c) { return c.t(0); });
+  r.def("round.decimals(Tensor self, *, int decimals) -> Tensor", kF,
+        [](const Call& c) { return at::round(c.t(0), c.i(1)); });
   SY_UNARY(floor, kFI);
   SY_UNARY(ceil, kFI);
   SY_UNARY(round, kFI);
@@ -120,6 +150,13 @@ void register_elementwise_ops(Registry& r) {
   SY_BINARY(gt, kAll);
   SY_BINARY(ge, kAll);
   SY_UNARY(isnan, kAll);
+  SY_UNARY(isinf, kAll);
+  SY_UNARY(isfinite, kAll);
+  SY_UNARY(isposinf, kFI);
+  SY_UNARY(isneginf, kFI);
+  r.def("isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, "
+        "bool equal_nan=False) -> Tensor", kFI,
+        [](const Call& c) { return at::isclose(c.t(0), c.t(1), c.f(2), c.f(3), c.b(4)); });
   SY_UNARY(logical_not, kAll);
   r.def("logical_and(Tensor self, Tensor other) -> Tensor", kAll,
         [](const Call& c) { return at::logical_and(c.t(0), c.t(1)); });
@@ -131,6 +168,14 @@ void register_elementwise_ops(Registry& r) {
   SY_BINARY(bitwise_and, kI | kB);
   SY_BINARY(bitwise_or, kI | kB);
   SY_BINARY(bitwise_xor, kI | kB);
+  SY_BINARY(bitwise_left_shift, kI);
+  SY_BINARY(bitwise_right_shift, kI);
+  // TorchScript's spelling of Python's &, |, ^, <<, >> on tensors.
+  SY_BINARY(__and__, kI | kB);
+  SY_BINARY(__or__, kI | kB);
+  SY_BINARY(__xor__, kI | kB);
+  SY_BINARY(__lshift__, kI);
+  SY_BINARY(__rshift__, kI);
   r.def("where.self(Tensor<bool> condition, Tensor|Scalar self, Tensor|Scalar other) -> Tensor",
         kAll, [](const Call& c) { return at::where(c.t(0), c.tos(1), c.tos(2)); });
   r.def("masked_fill(Tensor self, Tensor<bool> mask, Tensor|Scalar value) -> Tensor", kAll,
@@ -172,6 +217,21 @@ void register_elementwise_ops(Registry& r) {
         [](const Call& c) { return at::mish(c.t(0)); });
   r.def("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", kF,
         [](const Call& c) { return at::hardshrink(c.t(0), c.scalar(1)); });
+  r.def("softshrink(Tensor self, Scalar lambd=0.5) -> Tensor", kF,
+        [](const Call& c) { return at::softshrink(c.t(0), c.scalar(1)); });
+  // Eval mode (training=False) is deterministic: a leaky relu of slope (lower + upper) / 2.
+  r.def("rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, "
+        "bool training=False) -> Tensor", kF,
+        [](const Call& c) { return at::rrelu(c.t(0), c.scalar(1), c.scalar(2), c.b(3)); });
+  r.def("elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> "
+        "Tensor(a!)", kF,
+        [](const Call& c) { return at::elu(c.t(0), c.scalar(1), c.scalar(2), c.scalar(3)); });
+  r.def("hardsigmoid_(Tensor(a!) self) -> Tensor(a!)", kF,
+        [](const Call& c) { return at::hardsigmoid(c.t(0)); });
+  r.def("relu6_(Tensor(a!) self) -> Tensor(a!)", kFI,
+        [](const Call& c) { return at::relu6(c.t(0)); });
+  r.def("threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)", kFI,
+        [](const Call& c) { return at::threshold(c.t(0), c.scalar(1), c.scalar(2)); });
   r.def("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", kFI,
         [](const Call& c) { return at::threshold(c.t(0), c.scalar(1), c.scalar(2)); });
   r.def("logit(Tensor self, float? eps=None) -> Tensor", kFIB,

@@ -63,6 +63,63 @@ void register_linalg_ops(Registry& r) {
         [](const Call& c) { return at::einsum(c.s(0), c.list(1), c.oints(2)); });
   r.def("tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor", kFI,
         [](const Call& c) { return at::tensordot(c.t(0), c.t(1), c.ints(2), c.ints(3)); });
+  r.def("addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
+        "Tensor", kFI,
+        [](const Call& c) { return at::addbmm(c.t(0), c.t(1), c.t(2), c.scalar(3), c.scalar(4)); });
+  r.def("addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        kFI, [](const Call& c) { return at::addr(c.t(0), c.t(1), c.t(2), c.scalar(3), c.scalar(4)); });
+  r.def("inner(Tensor self, Tensor other) -> Tensor", kFI,
+        [](const Call& c) { return at::inner(c.t(0), c.t(1)); });
+  r.def("vdot(Tensor self, Tensor other) -> Tensor", kF32_64,
+        [](const Call& c) { return at::vdot(c.t(0), c.t(1)); });
+  r.def("kron(Tensor self, Tensor other) -> Tensor", kAll,
+        [](const Call& c) { return at::kron(c.t(0), c.t(1)); });
+  r.def("linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor", kF,
+        [](const Call& c) { return at::linalg_vecdot(c.t(0), c.t(1), c.i(2)); });
+  r.def("linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", kFI,
+        [](const Call& c) { return at::linalg_cross(c.t(0), c.t(1), c.i(2)); });
+  r.def("cross(Tensor self, Tensor other, int? dim=None) -> Tensor", kFI,
+        [](const Call& c) { return at::cross(c.t(0), c.t(1), c.oi(2)); });
+  r.def("linalg_multi_dot(Tensor[] tensors) -> Tensor", kFI,
+        [](const Call& c) { return at::linalg_multi_dot(c.list(0)); });
+  r.def("chain_matmul(Tensor[] matrices) -> Tensor", kFI,
+        [](const Call& c) { return at::chain_matmul(c.list(0)); });
+  r.def("bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor", kF,
+        [](const Call& c) { return at::bilinear(c.t(0), c.t(1), c.t(2), c.ot(3)); });
+
+  // Solvers and decompositions (LAPACK: float32/float64 only).
+  r.family("linalg_solve");
+  r.def("linalg_det(Tensor A) -> Tensor", kF32_64, [](const Call& c) { return at::linalg_det(c.t(0)); });
+  r.def("det(Tensor self) -> Tensor", kF32_64, [](const Call& c) { return at::det(c.t(0)); });
+  r.def("logdet(Tensor self) -> Tensor", kF32_64, [](const Call& c) { return at::logdet(c.t(0)); });
+  r.def("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", kF32_64,
+        [](const Call& c) { return outs(at::linalg_slogdet(c.t(0))); });
+  r.def("slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)", kF32_64,
+        [](const Call& c) { return outs(at::slogdet(c.t(0))); });
+  r.def("linalg_inv(Tensor A) -> Tensor", kF32_64, [](const Call& c) { return at::linalg_inv(c.t(0)); });
+  r.def("inverse(Tensor self) -> Tensor", kF32_64, [](const Call& c) { return at::inverse(c.t(0)); });
+  r.def("linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", kF32_64,
+        [](const Call& c) { return at::linalg_solve(c.t(0), c.t(1), c.b(2)); });
+  r.def("linalg_matrix_power(Tensor self, int n) -> Tensor", kF32_64,
+        [](const Call& c) { return at::linalg_matrix_power(c.t(0), c.i(1)); });
+  r.def("matrix_power(Tensor self, int n) -> Tensor", kF32_64,
+        [](const Call& c) { return at::matrix_power(c.t(0), c.i(1)); });
+  r.def("linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", kF32_64,
+        [](const Call& c) { return at::linalg_cholesky(c.t(0), c.b(1)); });
+  r.def("linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor", kF32_64,
+        [](const Call& c) { return at::linalg_pinv(c.t(0), c.f(1), c.b(2)); });
+  r.def("pinverse(Tensor self, float rcond=1e-15) -> Tensor", kF32_64,
+        [](const Call& c) { return at::pinverse(c.t(0), c.f(1)); });
+
+  r.family("distance");
+  r.def("cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor", kF32_64,
+        [](const Call& c) { return at::cdist(c.t(0), c.t(1), c.f(2), c.oi(3)); });
+  r.def("pdist(Tensor self, float p=2) -> Tensor", kF32_64,
+        [](const Call& c) { return at::pdist(c.t(0), c.f(1)); });
+  r.def("pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> "
+        "Tensor", kF, [](const Call& c) {
+          return at::pairwise_distance(c.t(0), c.t(1), c.f(2), c.f(3), c.b(4));
+        });
 
   // Integer convolution exists in ATen 1.13 only without dilation: not claimed.
   r.family("conv");
@@ -100,6 +157,19 @@ void register_linalg_ops(Registry& r) {
           return at::conv_transpose2d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5),
                                       c.i(6), c.ints(7));
         });
+  r.def("conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, "
+        "int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor",
+        kF32_64, [](const Call& c) {
+          return at::conv_transpose3d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5),
+                                      c.i(6), c.ints(7));
+        });
+  // conv2d(padding="same") as traced (the op behind F.conv*d with a string padding).
+  r.def("_convolution_mode(Tensor input, Tensor weight, Tensor? bias, int[] stride, str padding, "
+        "int[] dilation, int groups) -> Tensor", kF32_64, [](const Call& c) {
+          return at::_convolution_mode(c.t(0), c.t(1), c.ot(2), c.ints(3), c.s(4), c.ints(5), c.i(6));
+        });
+  r.def("conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor", kF32_64,
+        [](const Call& c) { return at::conv_tbc(c.t(0), c.t(1), c.t(2), c.i(3)); });
   r.def("convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
         "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor", kF32_64,
         [](const Call& c) {

@@ -1,4 +1,4 @@
-// aten plugin: softmax, normalization, pooling, dropout, embedding, padding, resampling.
+// aten plugin: softmax, normalization, dropout, embedding, distances.
 // One table line per ATen overload; see aten_ops.hpp for the schema conventions.
 #include "aten_ops.hpp"
 
@@ -79,40 +79,6 @@ void register_nn_ops(Registry& r) {
                                    c.f(7), c.b(8));
         });
 
-  r.family("pool");
-  r.def("max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
-        "int[1] dilation=[1], bool ceil_mode=False) -> Tensor", kF, [](const Call& c) {
-          return at::max_pool1d(c.t(0), c.ints(1), c.ints(2), c.ints(3), c.ints(4), c.b(5));
-        });
-  r.def("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
-        "int[2] dilation=1, bool ceil_mode=False) -> Tensor", kF, [](const Call& c) {
-          return at::max_pool2d(c.t(0), c.ints(1), c.ints(2), c.ints(3), c.ints(4), c.b(5));
-        });
-  r.def("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
-        "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", kF,
-        [](const Call& c) {
-          return outs(at::max_pool2d_with_indices(c.t(0), c.ints(1), c.ints(2), c.ints(3),
-                                                  c.ints(4), c.b(5)));
-        });
-  r.def("avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
-        "bool ceil_mode=False, bool count_include_pad=True) -> Tensor", kF | bit(at::kLong),
-        [](const Call& c) {
-          return at::avg_pool1d(c.t(0), c.ints(1), c.ints(2), c.ints(3), c.b(4), c.b(5));
-        });
-  r.def("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
-        "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-        kF | bit(at::kLong), [](const Call& c) {
-          return at::avg_pool2d(c.t(0), c.ints(1), c.ints(2), c.ints(3), c.b(4), c.b(5), c.oi(6));
-        });
-  r.def("adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor", kF,
-        [](const Call& c) { return at::adaptive_avg_pool1d(c.t(0), c.ints(1)); });
-  r.def("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", kF,
-        [](const Call& c) { return at::adaptive_avg_pool2d(c.t(0), c.ints(1)); });
-  r.def("adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)", kF,
-        [](const Call& c) { return outs(at::adaptive_max_pool1d(c.t(0), c.ints(1))); });
-  r.def("adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)", kF,
-        [](const Call& c) { return outs(at::adaptive_max_pool2d(c.t(0), c.ints(1))); });
-
   r.family("misc");
   // Eval mode (train=False) returns the input: the result is then a copy (see run()).
   r.def("dropout(Tensor input, float p=0.5, bool train=False) -> Tensor", kAll, dropout);
@@ -121,6 +87,8 @@ void register_nn_ops(Registry& r) {
         [](const Call& c) { return at::feature_dropout(c.t(0), c.f(1), c.b(2)); });
   r.def("alpha_dropout(Tensor input, float p=0.5, bool train=False) -> Tensor", kAll,
         [](const Call& c) { return at::alpha_dropout(c.t(0), c.f(1), c.b(2)); });
+  r.def("feature_alpha_dropout(Tensor input, float p=0.5, bool train=False) -> Tensor", kAll,
+        [](const Call& c) { return at::feature_alpha_dropout(c.t(0), c.f(1), c.b(2)); });
   r.def("cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor", kF,
         [](const Call& c) { return at::cosine_similarity(c.t(0), c.t(1), c.i(2), c.f(3)); });
 
@@ -129,40 +97,25 @@ void register_nn_ops(Registry& r) {
         "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", kAll, [](const Call& c) {
           return at::embedding(c.t(0), c.t(1), c.i(2), c.b(3), c.b(4));
         });
+  // mode 0/1/2 = sum/mean/max; outputs: result, offset2bag, bag_size, max_indices.
+  r.def("embedding_bag(Tensor weight, Tensor<idx> indices, Tensor<idx> offsets, "
+        "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, "
+        "Tensor? per_sample_weights=None, bool include_last_offset=False) -> "
+        "(Tensor, Tensor, Tensor, Tensor)", kF32_64, [](const Call& c) {
+          auto r = at::embedding_bag(c.t(0), c.t(1), c.t(2), c.b(3), c.i(4), c.b(5), c.ot(6), c.b(7));
+          return std::vector<at::Tensor>{std::get<0>(r), std::get<1>(r), std::get<2>(r), std::get<3>(r)};
+        });
+  r.def("embedding_bag.padding_idx(Tensor weight, Tensor<idx> indices, Tensor<idx> offsets, "
+        "bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, "
+        "bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)", kF32_64,
+        [](const Call& c) {
+          auto r = at::embedding_bag(c.t(0), c.t(1), c.t(2), c.b(3), c.i(4), c.b(5), c.ot(6),
+                                     c.b(7), c.oi(8));
+          return std::vector<at::Tensor>{std::get<0>(r), std::get<1>(r), std::get<2>(r), std::get<3>(r)};
+        });
   r.def("one_hot(Tensor self, int num_classes=-1) -> Tensor", bit(at::kLong),
         [](const Call& c) { return at::one_hot(c.t(0), c.i(1)); });
 
-  r.family("resample");
-  r.def("constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor", kAll,
-        [](const Call& c) { return at::constant_pad_nd(c.t(0), c.ints(1), c.scalar(2)); });
-  r.def("pad(Tensor self, SymInt[] pad, str mode=\"constant\", float? value=None) -> Tensor", kF,
-        [](const Call& c) { return at::pad(c.t(0), c.ints(1), c.s(2), c.of(3)); });
-  r.def("reflection_pad1d(Tensor self, int[2] padding) -> Tensor", kF32_64,
-        [](const Call& c) { return at::reflection_pad1d(c.t(0), c.ints(1)); });
-  r.def("reflection_pad2d(Tensor self, int[4] padding) -> Tensor", kF32_64,
-        [](const Call& c) { return at::reflection_pad2d(c.t(0), c.ints(1)); });
-  r.def("replication_pad2d(Tensor self, int[4] padding) -> Tensor", kF32_64,
-        [](const Call& c) { return at::replication_pad2d(c.t(0), c.ints(1)); });
-  r.def("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", kAll,
-        [](const Call& c) { return at::pixel_shuffle(c.t(0), c.i(1)); });
-  r.def("pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor", kAll,
-        [](const Call& c) { return at::pixel_unshuffle(c.t(0), c.i(1)); });
-  r.def("upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, "
-        "float? scales_w=None) -> Tensor", kF | bit(at::kByte), [](const Call& c) {
-          return at::upsample_nearest2d(c.t(0), c.ints(1), c.of(2), c.of(3));
-        });
-  r.def("upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> "
-        "Tensor", kF | bit(at::kByte), [](const Call& c) {
-          return at::upsample_nearest2d(c.t(0), c.oints(1), c.ofloats(2));
-        });
-  r.def("upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, "
-        "float? scales_h=None, float? scales_w=None) -> Tensor", kF, [](const Call& c) {
-          return at::upsample_bilinear2d(c.t(0), c.ints(1), c.b(2), c.of(3), c.of(4));
-        });
-  r.def("upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
-        "float[]? scale_factors) -> Tensor", kF, [](const Call& c) {
-          return at::upsample_bilinear2d(c.t(0), c.oints(1), c.b(2), c.ofloats(3));
-        });
 }
 
 }  // namespace sy_aten

@@ -1,5 +1,5 @@
-// aten plugin: views and reshapes, joins and splits, indexing, dtype casts, tensor
-// creation, reductions. One table line per ATen overload; see aten_ops.hpp.
+// aten plugin: views and reshapes, joins and splits, dtype casts, tensor creation.
+// One table line per ATen overload; see aten_ops.hpp.
 //
 // View ops return an alias of their input in ATen; run() copies such results (the host
 // owns the input), so here they cost one copy. See the note in aten_plugin.cpp.
@@ -104,42 +104,45 @@ void register_shape_ops(Registry& r) {
         "int? output_size=None) -> Tensor", kAll, [](const Call& c) {
           return at::repeat_interleave(c.t(0), c.i(1), c.oi(2), c.oi(3));
         });
-
-  r.family("indexing");
-  r.def("select.int(Tensor(a) self, int dim, int index) -> Tensor(a)", kAll,
-        [](const Call& c) { return at::select(c.t(0), c.i(1), c.i(2)); });
-  r.def("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
-        "SymInt step=1) -> Tensor(a)", kAll,
-        [](const Call& c) { return at::slice(c.t(0), c.i(1), c.oi(2), c.oi(3), c.i(4)); });
-  r.def("narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)", kAll,
-        [](const Call& c) { return at::narrow(c.t(0), c.i(1), c.i(2), c.i(3)); });
-  r.def("unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", kAll,
-        [](const Call& c) { return c.t(0).unfold(c.i(1), c.i(2), c.i(3)); });
-  r.def("index.Tensor(Tensor self, Tensor<any>?[] indices) -> Tensor", kAll,
-        [](const Call& c) { return at::index(c.t(0), c.opt_list(1)); });
-  r.def("index_select(Tensor self, int dim, Tensor<idx> index) -> Tensor", kAll,
-        [](const Call& c) { return at::index_select(c.t(0), c.i(1), c.t(2)); });
-  r.def("gather(Tensor self, int dim, Tensor<long> index, *, bool sparse_grad=False) -> Tensor",
-        kAll, [](const Call& c) { return at::gather(c.t(0), c.i(1), c.t(2), c.b(3)); });
-  r.def("scatter.src(Tensor self, int dim, Tensor<long> index, Tensor src) -> Tensor", kAll,
-        [](const Call& c) { return at::scatter(c.t(0), c.i(1), c.t(2), c.t(3)); });
-  r.def("scatter.value(Tensor self, int dim, Tensor<long> index, Scalar value) -> Tensor", kAll,
-        [](const Call& c) { return at::scatter(c.t(0), c.i(1), c.t(2), c.scalar(3)); });
-  r.def("scatter_add(Tensor self, int dim, Tensor<long> index, Tensor src) -> Tensor", kFI,
-        [](const Call& c) { return at::scatter_add(c.t(0), c.i(1), c.t(2), c.t(3)); });
-  r.def("slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, "
-        "SymInt step=1) -> Tensor", kAll, [](const Call& c) {
-          return at::slice_scatter(c.t(0), c.t(1), c.i(2), c.oi(3), c.oi(4), c.i(5));
+  r.def("repeat_interleave.self_Tensor(Tensor self, Tensor<idx> repeats, int? dim=None, *, "
+        "int? output_size=None) -> Tensor", kAll, [](const Call& c) {
+          return at::repeat_interleave(c.t(0), c.t(1), c.oi(2), c.oi(3));
         });
-  r.def("select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor", kAll,
-        [](const Call& c) { return at::select_scatter(c.t(0), c.t(1), c.i(2), c.i(3)); });
-  r.def("masked_select(Tensor self, Tensor<bool> mask) -> Tensor", kAll,
-        [](const Call& c) { return at::masked_select(c.t(0), c.t(1)); });
-  r.def("nonzero(Tensor self) -> Tensor", kAll, [](const Call& c) { return at::nonzero(c.t(0)); });
-  r.def("triu(Tensor self, int diagonal=0) -> Tensor", kAll,
-        [](const Call& c) { return at::triu(c.t(0), c.i(1)); });
-  r.def("tril(Tensor self, int diagonal=0) -> Tensor", kAll,
-        [](const Call& c) { return at::tril(c.t(0), c.i(1)); });
+  r.def("repeat_interleave.Tensor(Tensor<idx> repeats, *, int? output_size=None) -> Tensor", kIdx,
+        [](const Call& c) { return at::repeat_interleave(c.t(0), c.oi(1)); });
+  r.def("swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", kAll,
+        [](const Call& c) { return at::swapaxes(c.t(0), c.i(1), c.i(2)); });
+  r.def("swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", kAll,
+        [](const Call& c) { return at::swapdims(c.t(0), c.i(1), c.i(2)); });
+  r.def("mT(Tensor(a) self) -> Tensor(a)", kAll, [](const Call& c) { return c.t(0).mT(); });
+  r.def("numpy_T(Tensor(a) self) -> Tensor(a)", kAll, [](const Call& c) { return c.t(0).numpy_T(); });
+  r.def("ravel(Tensor(a) self) -> Tensor(a)", kAll, [](const Call& c) { return at::ravel(c.t(0)); });
+  r.def("fliplr(Tensor self) -> Tensor", kAll, [](const Call& c) { return at::fliplr(c.t(0)); });
+  r.def("flipud(Tensor self) -> Tensor", kAll, [](const Call& c) { return at::flipud(c.t(0)); });
+  r.def("rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor", kAll,
+        [](const Call& c) { return at::rot90(c.t(0), c.i(1), c.ints(2)); });
+  r.def("tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]", kAll,
+        [](const Call& c) { return at::tensor_split(c.t(0), c.i(1), c.i(2)); });
+  r.def("tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]", kAll,
+        [](const Call& c) { return at::tensor_split(c.t(0), c.ints(1), c.i(2)); });
+  r.def("unsafe_split.Tensor(Tensor self, int split_size, int dim=0) -> Tensor[]", kAll,
+        [](const Call& c) { return at::unsafe_split(c.t(0), c.i(1), c.i(2)); });
+  r.def("unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]", kAll,
+        [](const Call& c) { return at::unsafe_chunk(c.t(0), c.i(1), c.i(2)); });
+  r.def("broadcast_tensors(Tensor[] tensors) -> Tensor[]", kAll,
+        [](const Call& c) { return at::broadcast_tensors(c.list(0)); });
+  r.def("meshgrid(Tensor[] tensors) -> Tensor[]", kAll,
+        [](const Call& c) { return at::meshgrid(c.list(0)); });
+  r.def("meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]", kAll,
+        [](const Call& c) { return at::meshgrid(c.list(0), c.s(1)); });
+  r.def("dstack(Tensor[] tensors) -> Tensor", kAll,
+        [](const Call& c) { return at::dstack(c.list(0)); });
+  r.def("column_stack(Tensor[] tensors) -> Tensor", kAll,
+        [](const Call& c) { return at::column_stack(c.list(0)); });
+  r.def("block_diag(Tensor[] tensors) -> Tensor", kAll,
+        [](const Call& c) { return at::block_diag(c.list(0)); });
+  r.def("cartesian_prod(Tensor[] tensors) -> Tensor", kAll,
+        [](const Call& c) { return at::cartesian_prod(c.list(0)); });
 
   r.family("cast");
   r.def("to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
@@ -205,76 +208,48 @@ void register_shape_ops(Registry& r) {
         "Device? device=None, bool? pin_memory=None) -> Tensor", kAll, [](const Call& c) {
           return at::ones(c.ints(1), options(c, 2).dtype(c.dtype(2).value_or(c.t(0).scalar_type())));
         });
+  // Uninitialised memory in ATen: zeros here, so that results are reproducible.
+  r.def("empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+        kAll, [](const Call& c) { return at::zeros(c.ints(0), options(c, 1)); });
+  r.def("empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,"
+        " bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", kAll,
+        [](const Call& c) { return at::zeros_like(c.t(0), c.dtype(1), {}, {}, {}, memory_format(c, 5)); });
+  r.def("new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None) -> Tensor", kAll, [](const Call& c) {
+          return at::zeros(c.ints(1), options(c, 2).dtype(c.dtype(2).value_or(c.t(0).scalar_type())));
+        });
+  r.def("new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, "
+        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", kAll,
+        [](const Call& c) {
+          return at::full(c.ints(1), c.scalar(2),
+                          options(c, 3).dtype(c.dtype(3).value_or(c.t(0).scalar_type())));
+        });
+  r.def("eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+        "bool? pin_memory=None) -> Tensor", kAll & ~bit(at::kBFloat16),
+        [](const Call& c) { return at::eye(c.i(0), options(c, 1)); });
+  r.def("eye.m(int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+        "bool? pin_memory=None) -> Tensor", kAll & ~bit(at::kBFloat16),
+        [](const Call& c) { return at::eye(c.i(0), c.i(1), options(c, 2)); });
+  r.def("linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, "
+        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", kFI,
+        [](const Call& c) { return at::linspace(c.scalar(0), c.scalar(1), c.i(2), options(c, 3)); });
+  r.def("logspace(Scalar start, Scalar end, int steps, float base=10.0, *, ScalarType? dtype=None, "
+        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", kFI,
+        [](const Call& c) {
+          return at::logspace(c.scalar(0), c.scalar(1), c.i(2), c.f(3), options(c, 4));
+        });
+  r.def("tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None) -> Tensor", kIdx,
+        [](const Call& c) { return at::tril_indices(c.i(0), c.i(1), c.i(2), options(c, 3)); });
+  r.def("triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None) -> Tensor", kIdx,
+        [](const Call& c) { return at::triu_indices(c.i(0), c.i(1), c.i(2), options(c, 3)); });
+  r.def("fill.Tensor(Tensor self, Tensor<any> value) -> Tensor", kAll,
+        [](const Call& c) { return at::fill(c.t(0), c.t(1)); });
   r.def("fill.Scalar(Tensor self, Scalar value) -> Tensor", kAll,
         [](const Call& c) { return at::fill(c.t(0), c.scalar(1)); });
 
-  r.family("reduction");
-  r.def("sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
-        "ScalarType? dtype=None) -> Tensor", kAll,
-        [](const Call& c) { return at::sum(c.t(0), c.oints(1), c.b(2), c.dtype(3)); });
-  r.def("mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> "
-        "Tensor", kFH, [](const Call& c) { return at::mean(c.t(0), c.oints(1), c.b(2), c.dtype(3)); });
-  r.def("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-        kF32_64 | kI | kB, [](const Call& c) { return at::prod(c.t(0), c.i(1), c.b(2), c.dtype(3)); });
-  r.def("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", kF32_64 | kI | kB,
-        [](const Call& c) { return at::prod(c.t(0), c.dtype(1)); });
-  r.def("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", kAll,
-        [](const Call& c) { return at::amax(c.t(0), c.ints(1), c.b(2)); });
-  r.def("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", kAll,
-        [](const Call& c) { return at::amin(c.t(0), c.ints(1), c.b(2)); });
-  r.def("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", kAll,
-        [](const Call& c) { return outs(at::max(c.t(0), c.i(1), c.b(2))); });
-  r.def("max.other(Tensor self, Tensor other) -> Tensor", kAll,
-        [](const Call& c) { return at::max(c.t(0), c.t(1)); });
-  r.def("max(Tensor self) -> Tensor", kAll, [](const Call& c) { return at::max(c.t(0)); });
-  r.def("min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", kAll,
-        [](const Call& c) { return outs(at::min(c.t(0), c.i(1), c.b(2))); });
-  r.def("min.other(Tensor self, Tensor other) -> Tensor", kAll,
-        [](const Call& c) { return at::min(c.t(0), c.t(1)); });
-  r.def("min(Tensor self) -> Tensor", kAll, [](const Call& c) { return at::min(c.t(0)); });
-  r.def("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", kFH | kI,
-        [](const Call& c) { return at::argmax(c.t(0), c.oi(1), c.b(2)); });
-  r.def("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", kFH | kI,
-        [](const Call& c) { return at::argmin(c.t(0), c.oi(1), c.b(2)); });
-  r.def("any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", kAll,
-        [](const Call& c) { return at::any(c.t(0), c.i(1), c.b(2)); });
-  r.def("any(Tensor self) -> Tensor", kAll, [](const Call& c) { return at::any(c.t(0)); });
-  r.def("all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", kAll,
-        [](const Call& c) { return at::all(c.t(0), c.i(1), c.b(2)); });
-  r.def("all(Tensor self) -> Tensor", kAll, [](const Call& c) { return at::all(c.t(0)); });
-  r.def("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", kFIB,
-        [](const Call& c) { return at::cumsum(c.t(0), c.i(1), c.dtype(2)); });
-  r.def("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", kFIB,
-        [](const Call& c) { return at::cumprod(c.t(0), c.i(1), c.dtype(2)); });
-  r.def("var.dim(Tensor self, int[1]? dim=None, bool unbiased=True, bool keepdim=False) -> Tensor",
-        kFH, [](const Call& c) { return at::var(c.t(0), c.oints(1), c.b(2), c.b(3)); });
-  r.def("var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, "
-        "bool keepdim=False) -> Tensor", kFH,
-        [](const Call& c) { return at::var(c.t(0), c.oints(1), c.oi(2), c.b(3)); });
-  r.def("std.dim(Tensor self, int[1]? dim=None, bool unbiased=True, bool keepdim=False) -> Tensor",
-        kFH, [](const Call& c) { return at::std(c.t(0), c.oints(1), c.b(2), c.b(3)); });
-  r.def("std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, "
-        "bool keepdim=False) -> Tensor", kFH,
-        [](const Call& c) { return at::std(c.t(0), c.oints(1), c.oi(2), c.b(3)); });
-  r.def("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", kFIB,
-        [](const Call& c) { return at::logsumexp(c.t(0), c.ints(1), c.b(2)); });
-  r.def("norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor", kFH,
-        [](const Call& c) { return at::norm(c.t(0), c.oscalar(1), c.ints(2), c.b(3)); });
-  r.def("norm.Scalar(Tensor self, Scalar p=2) -> Tensor", kFH,
-        [](const Call& c) { return at::norm(c.t(0), c.scalar(1)); });
-  r.def("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
-        "ScalarType? dtype=None) -> Tensor", kFH, [](const Call& c) {
-          return at::linalg_vector_norm(c.t(0), c.scalar(1), c.oints(2), c.b(3), c.dtype(4));
-        });
-  r.def("count_nonzero(Tensor self, int? dim=None) -> Tensor", kAll,
-        [](const Call& c) { return at::count_nonzero(c.t(0), c.oi(1)); });
-  r.def("topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> "
-        "(Tensor values, Tensor indices)", kFI,
-        [](const Call& c) { return outs(at::topk(c.t(0), c.i(1), c.i(2), c.b(3), c.b(4))); });
-  r.def("sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
-        kAll, [](const Call& c) { return outs(at::sort(c.t(0), c.i(1), c.b(2))); });
-  r.def("argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", kAll,
-        [](const Call& c) { return at::argsort(c.t(0), c.i(1), c.b(2)); });
 }
 
 }  // namespace sy_aten

@@ -3,6 +3,9 @@
 // the plugin's result with LibTorch's.
 #include "aten_harness.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 using namespace sy_test;
 
 namespace {
@@ -286,4 +289,128 @@ OP_CASE("aten::glu", "dim") {
   at::Tensor x = rnd(dt, {3, 4});
   check("aten::glu", {x}, {}, at::glu(x));
   check("aten::glu", {x}, Attrs().i("dim", 1), at::glu(x, 1));
+}
+
+// ---- more unary math, with inputs inside each function's domain
+namespace {
+// Values in [lo, hi]: uniform for floating dtypes, integers in range otherwise.
+at::Tensor in_range(at::ScalarType dt, at::IntArrayRef shape, double lo, double hi) {
+  if (at::isFloatingType(dt)) return (at::rand(shape) * (hi - lo) + lo).to(dt);
+  if (dt == at::kBool) return rnd(dt, shape);
+  int64_t l = static_cast<int64_t>(std::ceil(dt == at::kByte ? std::max(lo, 0.0) : lo));
+  return at::randint(l, static_cast<int64_t>(std::floor(hi)) + 1, shape, at::kLong).to(dt);
+}
+}  // namespace
+#define SY_RANGE_CASE(NAME, LO, HI)                                                 \
+  OP_CASE("aten::" #NAME, "strided_in_domain") {                                    \
+    at::Tensor x = in_range(dt, {5, 3}, LO, HI).t();                                \
+    check("aten::" #NAME, {x}, {}, at::NAME(x));                                    \
+  }
+SY_RANGE_CASE(erfc, -3, 3)
+SY_RANGE_CASE(erfinv, -0.95, 0.95)
+SY_RANGE_CASE(exp2, -4, 4)
+SY_RANGE_CASE(asin, -1, 1)
+SY_RANGE_CASE(acos, -1, 1)
+SY_RANGE_CASE(sinh, -3, 3)
+SY_RANGE_CASE(cosh, -3, 3)
+SY_RANGE_CASE(asinh, -4, 4)
+SY_RANGE_CASE(acosh, 1, 5)
+SY_RANGE_CASE(atanh, -0.9, 0.9)
+SY_RANGE_CASE(lgamma, 0.1, 6)
+SY_RANGE_CASE(digamma, 0.1, 6)
+SY_RANGE_CASE(frac, -4, 4)
+SY_RANGE_CASE(angle, -4, 4)
+SY_RANGE_CASE(signbit, -4, 4)
+SY_RANGE_CASE(isposinf, -4, 4)
+SY_RANGE_CASE(isneginf, -4, 4)
+SY_UNARY_CASE(isinf)
+SY_UNARY_CASE(isfinite)
+
+OP_CASE("aten::isinf", "infinities", at::kFloat, at::kDouble) {
+  at::Tensor x = at::tensor({1.0, INFINITY, -INFINITY, NAN}, at::kDouble).to(dt);
+  check("aten::isinf", {x}, {}, at::isinf(x));
+  check("aten::isfinite", {x}, {}, at::isfinite(x));
+  check("aten::isposinf", {x}, {}, at::isposinf(x));
+  check("aten::isneginf", {x}, {}, at::isneginf(x));
+}
+OP_CASE("aten::positive", "identity") {
+  at::Tensor x = rnd(dt, {5, 3}).t();
+  check("aten::positive", {x}, {}, at::positive(x));
+}
+OP_CASE("aten::round", "decimals", at::kFloat, at::kDouble) {
+  at::Tensor x = rnd(dt, {3, 4}) * 100;
+  check("aten::round", {x}, Attrs().i("decimals", 2), at::round(x, 2));
+  check("aten::round", {x}, Attrs().i("decimals", -1), at::round(x, -1));
+}
+
+// ---- more binary ops
+SY_TENSOR2_CASE(fmax)
+SY_TENSOR2_CASE(fmin)
+SY_TENSOR2_CASE(hypot)
+SY_TENSOR2_CASE(logaddexp)
+SY_TENSOR2_CASE(logaddexp2)
+SY_TENSOR2_CASE(nextafter)
+SY_TENSOR2_CASE(copysign)
+SY_TENSOR2_CASE(heaviside)
+SY_TENSOR2_CASE(isclose)
+SY_ARITH_CASE(__and__)
+SY_ARITH_CASE(__or__)
+SY_ARITH_CASE(__xor__)
+OP_CASE("aten::fmax", "nan_ignored", at::kFloat, at::kDouble) {
+  at::Tensor a = at::tensor({1.0, NAN, 3.0, NAN}, at::kDouble).to(dt);
+  at::Tensor b = at::tensor({NAN, 2.0, 1.0, NAN}, at::kDouble).to(dt);
+  check("aten::fmax", {a, b}, {}, at::fmax(a, b));
+  check("aten::fmin", {a, b}, {}, at::fmin(a, b));
+}
+OP_CASE("aten::xlogy", "tensor_scalar") {
+  at::Tensor a = rnd(dt, {3, 4}), b = rnd_pos(dt, {4});
+  check("aten::xlogy", {a, b}, {}, at::xlogy(a, b));
+  check("aten::xlogy", {a}, Attrs().i("other", 3), at::xlogy(a, 3));
+}
+OP_CASE("aten::isclose", "tolerances_nan", at::kFloat, at::kDouble) {
+  at::Tensor a = rnd(dt, {3, 4}), b = a + 1e-3;
+  b[0][0] = NAN;
+  a[0][0] = NAN;
+  auto attrs = Attrs().f("rtol", 0).f("atol", 2e-3).b("equal_nan", true);
+  check("aten::isclose", {a, b}, attrs, at::isclose(a, b, 0, 2e-3, true));
+}
+OP_CASE("aten::true_divide", "tensor_scalar") {
+  at::Tensor a = rnd(dt, {3, 4}), b = nonzero_divisor(dt, {4});
+  check("aten::true_divide", {a, b}, {}, at::true_divide(a, b));
+  check("aten::true_divide", {a}, Attrs().i("other", 4), at::true_divide(a, 4));
+}
+// Shift counts stay within the type's width (larger ones are undefined behaviour in C++).
+#define SY_SHIFT_CASE(NAME)                                                         \
+  OP_CASE("aten::" #NAME, "tensor_scalar") {                                        \
+    at::Tensor a = rnd(dt, {3, 4}), b = at::randint(0, 4, {4}, at::kLong).to(dt);   \
+    check("aten::" #NAME, {a, b}, {}, at::NAME(a, b));                              \
+    check("aten::" #NAME, {a}, Attrs().i("other", 2), at::NAME(a, 2));              \
+  }
+SY_SHIFT_CASE(bitwise_left_shift)
+SY_SHIFT_CASE(bitwise_right_shift)
+SY_SHIFT_CASE(__lshift__)
+SY_SHIFT_CASE(__rshift__)
+
+// ---- more activations
+OP_CASE("aten::softshrink", "lambd") {
+  at::Tensor x = rnd(dt, {4, 3}).t();
+  check("aten::softshrink", {x}, {}, at::softshrink(x));
+  check("aten::softshrink", {x}, Attrs().f("lambd", 0.2), at::softshrink(x, 0.2));
+}
+OP_CASE("aten::rrelu", "eval_is_deterministic") {
+  at::Tensor x = rnd(dt, {3, 4});
+  check("aten::rrelu", {x}, {}, at::rrelu(x));
+  check("aten::rrelu", {x}, Attrs().f("lower", 0.1).f("upper", 0.5).b("training", false).none("generator"),
+        at::leaky_relu(x, 0.3));
+}
+SY_INPLACE_CASE(hardsigmoid_, hardsigmoid)
+SY_INPLACE_CASE(relu6_, relu6)
+OP_CASE("aten::elu_", "out_of_place") {
+  at::Tensor x = rnd(dt, {3, 4}), copy = x.clone();
+  check("aten::elu_", {x}, Attrs().f("alpha", 0.5), at::elu(x, 0.5));
+  EXPECT_TRUE(at::equal(x, copy));
+}
+OP_CASE("aten::threshold_", "out_of_place") {
+  at::Tensor x = rnd(dt, {3, 4});
+  check("aten::threshold_", {x}, Attrs().i("threshold", 0).i("value", 5), at::threshold(x, 0, 5));
 }
