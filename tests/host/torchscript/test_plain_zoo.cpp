@@ -1,0 +1,201 @@
+// The plain zoo (tools/export_plain_zoo.py): traces saved as users save them, with no
+// switchyard_inputs.json and no extra files, loaded with no hints and run only at shapes
+// other than the traced one (other batch sizes; sequence models also at other lengths),
+// on reference.toml and default.toml, against PyTorch's eager outputs.
+// Criterion: max |switchyard - pytorch| <= 1e-4 * max(1, max |pytorch|), per output.
+// At the end a summary lists each model, config and shape as ok or with its first error line.
+#include <switchyard/runtime.hpp>
+#include <switchyard/torchscript.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace switchyard;
+
+namespace {
+
+struct InputSet {
+  std::string label, inputs, expected;
+};
+
+struct Case {
+  std::string stem, family, module, traced_at;
+  std::vector<InputSet> sets;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.stem; }  // not gtest's byte dump
+
+std::string zoo_dir() {
+  const char* dir = std::getenv("SWITCHYARD_PLAIN_ZOO_DIR");
+  return dir != nullptr ? dir : "";
+}
+
+std::vector<Case> zoo_cases() {
+  std::vector<Case> cases;
+  std::ifstream in(zoo_dir() + "/zoo.json");
+  if (!in) return cases;
+  nlohmann::json zoo = nlohmann::json::parse(in);
+  for (const auto& m : zoo["models"]) {
+    Case c{m["stem"], m["family"], m["module"], m["traced_at"]["shape"].dump(), {}};
+    for (const auto& s : m["sets"]) c.sets.push_back(InputSet{s["label"], s["inputs"], s["expected"]});
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+std::string config_path(const char* name) {
+  return std::string(std::getenv("SWITCHYARD_SOURCE_DIR")) + "/configs/" + name;
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// max |a - b| and max |b| over every element, in double; a NaN on one side only is infinite.
+std::pair<double, double> diff_and_scale(const Tensor& got, const Tensor& want) {
+  Tensor a = got.contiguous(), b = want.contiguous();
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < b.numel(); ++i) {
+    double x = a.data<float>()[i], y = b.data<float>()[i];
+    diff = std::max(diff, std::abs(x - y));
+    if (std::isnan(x) != std::isnan(y)) diff = INFINITY;
+    scale = std::max(scale, std::abs(y));
+  }
+  return {diff, scale};
+}
+
+// One line per model, config and shape, printed after the last test: the importer's to-do list.
+class Summary : public ::testing::Environment {
+ public:
+  static void add(const std::string& line) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    lines_.push_back(line);
+  }
+  void TearDown() override {
+    size_t ok = 0;
+    for (const auto& l : lines_) ok += l.find(" ok ") != std::string::npos;
+    std::printf("\nplain zoo summary: %zu of %zu model/config/shape runs match PyTorch\n", ok, lines_.size());
+    for (const auto& l : lines_) std::printf("  %s\n", l.c_str());
+  }
+
+ private:
+  static inline std::mutex mutex_;
+  static inline std::vector<std::string> lines_;
+};
+[[maybe_unused]] auto* const summary = ::testing::AddGlobalTestEnvironment(new Summary);
+
+void record(const Case& c, const char* config, const std::string& label, const std::string& verdict) {
+  char head[160];
+  std::snprintf(head, sizeof head, "%-20s %-15s %-7s", c.stem.c_str(), config, label.c_str());
+  Summary::add(head + (" " + verdict));
+}
+
+// Compares one run's outputs; returns "" when all are within the bound, else the first failure.
+std::string compare(const std::vector<Tensor>& out, const std::vector<Tensor>& expected, double* worst) {
+  if (out.size() != expected.size())
+    return std::to_string(out.size()) + " outputs, PyTorch gives " + std::to_string(expected.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].shape() != expected[i].shape() || out[i].dtype().code != expected[i].dtype().code ||
+        out[i].dtype().bits != expected[i].dtype().bits)
+      return "output " + std::to_string(i) + " has the wrong shape or dtype (" + dtype_name(out[i].dtype()) + ")";
+    if (dtype_name(expected[i].dtype()) != "float32")
+      return "output " + std::to_string(i) + " is " + dtype_name(expected[i].dtype()) + "; this test compares float32";
+    auto [diff, scale] = diff_and_scale(out[i], expected[i]);
+    const double bound = 1e-4 * std::max(1.0, scale);
+    *worst = std::max(*worst, diff / bound);
+    if (!(diff <= bound)) {
+      char msg[160];
+      std::snprintf(msg, sizeof msg, "output %zu: max|diff| %.3g > bound %.3g (max|ref| %.3g)", i, diff, bound, scale);
+      return msg;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+class PlainZoo : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PlainZoo, MatchesPyTorchAtOtherShapes) {
+  const Case& c = GetParam();
+  torchscript::register_loader();
+  const std::string dir = zoo_dir() + "/";
+  for (const char* config : {"reference.toml", "default.toml"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Runtime rt(Options{config_path(config)});
+    std::unique_ptr<Model> model;
+    try {
+      model = rt.load(dir + c.module);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << c.stem << " (traced at " << c.traced_at << ") does not load on " << config << ": " << e.what();
+      record(c, config, "load", "FAIL " + first_line(e.what()));
+      continue;
+    }
+    for (const InputSet& s : c.sets) {
+      const std::vector<Tensor> inputs = torchscript::load_tensors(dir + s.inputs);
+      const std::vector<Tensor> expected = torchscript::load_tensors(dir + s.expected);
+      std::string failure;
+      double worst = 0;  // max|diff| / bound over the outputs
+      try {
+        failure = compare(model->run(inputs), expected, &worst);
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+      if (!failure.empty()) {
+        ADD_FAILURE() << c.stem << " at " << s.label << " on " << config << ": " << failure;
+        record(c, config, s.label, "FAIL " + first_line(failure));
+      } else {
+        char verdict[64];
+        std::snprintf(verdict, sizeof verdict, " ok (max|diff| at %.3g of the bound)", worst);
+        record(c, config, s.label, verdict);
+      }
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("  %-20s %-15s load and %zu runs: %.2f s\n", c.stem.c_str(), config, c.sets.size(), seconds);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Plain, PlainZoo, ::testing::ValuesIn(zoo_cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.stem; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PlainZoo);
+
+// The zoo_plain_export fixture runs first; a short zoo would make the suite vacuous.
+TEST(PlainZooFiles, EveryModelIsPresent) {
+  std::set<std::string> stems;
+  for (const Case& c : zoo_cases()) {
+    stems.insert(c.stem);
+    EXPECT_FALSE(c.sets.empty()) << c.stem << " has no input sets";
+  }
+  EXPECT_GE(stems.size(), 20u) << "in " << zoo_dir();
+  for (const char* stem : {"resnet18", "resnext50_32x4d", "wide_resnet50_2", "densenet121", "googlenet", "inception_v3",
+                           "mobilenet_v2", "mobilenet_v3_small", "mnasnet0_5", "shufflenet_v2_x0_5", "squeezenet1_1",
+                           "efficientnet_b0", "regnet_y_400mf", "convnext_tiny", "vit_b_16", "swin_t", "maxvit_t",
+                           "alexnet", "vgg11", "transformer_seq2seq", "lstm_bidir", "gru_stateful", "bert_hf",
+                           "llama_like"})
+    EXPECT_TRUE(stems.count(stem)) << stem << " is missing from " << zoo_dir();
+}
+
+// The traces are plain: the archive's central directory (its last bytes) names no extra
+// files, switchyard_inputs.json or other.
+TEST(PlainZooFiles, TracesCarryNoHints) {
+  for (const Case& c : zoo_cases()) {
+    std::ifstream in(zoo_dir() + "/" + c.module, std::ios::binary | std::ios::ate);
+    ASSERT_TRUE(in) << c.module;
+    const std::streamoff size = in.tellg(), tail = std::min<std::streamoff>(size, 4 << 20);
+    std::string bytes(static_cast<size_t>(tail), '\0');
+    in.seekg(size - tail);
+    in.read(bytes.data(), tail);
+    ASSERT_NE(bytes.find(c.stem + "/data.pkl"), std::string::npos) << c.module << ": no TorchScript archive directory";
+    EXPECT_EQ(bytes.find("switchyard_inputs.json"), std::string::npos) << c.module;
+    EXPECT_EQ(bytes.find(c.stem + "/extra/"), std::string::npos) << c.module << " has extra files";
+  }
+}

@@ -1,0 +1,353 @@
+#!/usr/bin/python3
+"""switchyard vs ONNX Runtime vs LibTorch on the model zoo, same modules, inputs and threads.
+
+    tools/bench/setup_ort.sh                      # once: onnxruntime into build/onnxruntime-python
+    PYTHONPATH=build/onnxruntime-python /usr/bin/python3 tools/bench/compare_ort.py \\
+        [--zoo build/zoo] [--models resnet18,...] [--batches 1,8] [--threads 2] \\
+        [--rounds 3] [--runs 10] [--warmup 3] [--out table.md]
+
+An optional benchmark: not part of the build or of CTest. For each zoo model (built by
+tools/export_zoo.py; the default zoo is the one the build's CMakeCache names) and batch:
+
+- ONNX Runtime: the module rebuilt in this process with export_zoo.build_model (the same
+  code and seeds as the zoo; checked against the zoo's expected outputs), exported with
+  torch.onnx.export at opset 17 with static shapes, run on the CPU provider with
+  intra-op threads = --threads, inter-op 1, all graph optimisations.
+- switchyard: `switchyard run ZOO/<stem>.pt --inputs IN.pt --config CFG --repeat RUNS`, with
+  CFG = configs/default.toml whose intra_op_threads is set to --threads. It prints median_ms.
+- LibTorch: the zoo's TorchScript file, torch.jit.freeze'd, forward under inference_mode in
+  this process, torch.set_num_threads(--threads), OpenBLAS on 1 thread (design.md: faster).
+
+Contenders are interleaved in rounds (ORT, switchyard, LibTorch, then again) so that load
+from elsewhere hits all alike. Each round is --warmup untimed runs then --runs timed runs
+(switchyard's warm-up is its first run, which plans); a round's result is its median.
+The table gives, per contender, the min / median / max of the round medians, the max/min
+spread of switchyard's round medians, and switchyard/ORT and switchyard/LibTorch from the
+medians. Before timing, ORT's and switchyard's outputs are checked once against the eager
+module's: max|diff| and whether it is within 1e-4 * max(1, max|ref|), so that the
+contenders are known to do the same work. Batch 8 repeats the zoo's batch-4 inputs twice,
+as tools/bench/bench_models does.
+"""
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # for LibTorch in this process
+
+import argparse  # noqa: E402
+import platform  # noqa: E402
+import re  # noqa: E402
+import shlex  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(SRC, "tools"))
+sys.dont_write_bytecode = True
+
+try:
+    import torch  # noqa: E402
+    import export_zoo  # noqa: E402
+except ImportError as e:
+    sys.exit(f"compare_ort: {e}; run this with Debian's /usr/bin/python3 (python3-torch)")
+try:
+    import onnxruntime as ort  # noqa: E402
+except ImportError as e:
+    sys.exit(f"compare_ort: {e}; install it with tools/bench/setup_ort.sh and set PYTHONPATH "
+             "to the directory it prints")
+
+DEFAULT_MODELS = "resnet18,resnet50,mobilenet_v3_small,vit_b_16,bert_decomposed,gpt_decomposed"
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------- inputs, modules
+
+def zoo_entry(zoo, stem):
+    for m in zoo["models"]:
+        if m["stem"] == stem:
+            return m
+    sys.exit(f"compare_ort: {stem} is not in the zoo; it has "
+             f"{', '.join(m['stem'] for m in zoo['models'])}")
+
+
+def zoo_batch(entry, batch):
+    for b in entry["batches"]:
+        if b["batch"] == batch:
+            return b
+    return None
+
+
+def inputs_for(zoo_dir, entry, batch):
+    """The zoo's inputs at this batch, or a smaller batch's repeated (batch 8 = batch 4 twice)."""
+    b = zoo_batch(entry, batch)
+    if b is not None:
+        return tuple(torch.load(os.path.join(zoo_dir, b["inputs"])))
+    smaller = [x for x in entry["batches"] if batch % x["batch"] == 0]
+    if not smaller:
+        sys.exit(f"compare_ort: no zoo batch of {entry['stem']} divides {batch}")
+    b = max(smaller, key=lambda x: x["batch"])
+    base = torch.load(os.path.join(zoo_dir, b["inputs"]))
+    return tuple(torch.cat([t] * (batch // b["batch"])) for t in base)
+
+
+def eager_outputs(model, entry, inputs):
+    with export_zoo.grad_mode(entry["trace_mode"]):
+        return tuple(t.detach() for t in export_zoo.as_tuple(model(*inputs)))
+
+
+def rebuild(zoo_dir, entry):
+    """export_zoo's module for this stem, checked against the zoo's own outputs."""
+    model = export_zoo.build_model(entry["base"])
+    b = entry["batches"][0]
+    got = eager_outputs(model, entry, tuple(torch.load(os.path.join(zoo_dir, b["inputs"]))))
+    want = torch.load(os.path.join(zoo_dir, b["expected"]))
+    export_zoo.check_close(f"{entry['stem']}: rebuilt module vs the zoo's outputs", got, want)
+    return model
+
+
+def export_onnx(model, entry, inputs, path):
+    with export_zoo.grad_mode(entry["trace_mode"]), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, inputs, path, opset_version=17, do_constant_folding=True,
+                          input_names=[f"input{i}" for i in range(len(inputs))])
+
+
+def ort_session(path, threads):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def bound_check(got, ref):
+    """(max|diff|, within 1e-4 * max(1, max|ref|)) over outputs."""
+    worst, ok = 0.0, True
+    for g, r in zip(got, ref):
+        g = torch.as_tensor(g).double()
+        r = r.double()
+        if g.shape != r.shape:
+            return float("inf"), False
+        d = float((g - r).abs().max())
+        worst = max(worst, d)
+        ok &= d <= 1e-4 * max(1.0, float(r.abs().max()))
+    return worst, ok and len(got) == len(ref)
+
+
+# ----------------------------------------------------------------------------- contenders
+
+def time_runs(fn, warmup, runs):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000.0)
+    return statistics.median(times)
+
+
+def switchyard_env():
+    env = dict(os.environ)
+    env.pop("OPENBLAS_NUM_THREADS", None)  # switchyard sets its own from the config
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def run_switchyard(args, model_path, inputs_path, config, runs, save_outputs=None):
+    cmd = [args.switchyard, "run", model_path, "--inputs", inputs_path, "--config", config,
+           "--log-level", "warn"]
+    cmd += ["--repeat", str(runs)] if runs else []
+    cmd += ["--save-outputs", save_outputs] if save_outputs else []
+    res = subprocess.run(cmd, capture_output=True, text=True, env=switchyard_env())
+    if res.returncode != 0:
+        raise RuntimeError(f"{shlex.join(cmd)} failed ({res.returncode}): "
+                           f"{(res.stderr or res.stdout).strip()[-600:]}")
+    if not runs:
+        return None
+    m = re.search(r"^median_ms: ([0-9.eE+-]+)", res.stdout, re.M)
+    if not m:
+        raise RuntimeError(f"no median_ms in the output of {shlex.join(cmd)}")
+    return float(m.group(1))
+
+
+def thread_config(args, work):
+    """configs/default.toml with intra_op_threads = --threads."""
+    text = open(args.config).read()
+    text, n = re.subn(r"(?m)^(\s*intra_op_threads\s*=\s*)\d+", rf"\g<1>{args.threads}", text)
+    if n != 1:
+        sys.exit(f"compare_ort: {args.config} has no single intra_op_threads line to set")
+    path = os.path.join(work, f"default.threads{args.threads}.toml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+# ----------------------------------------------------------------------------- machine, table
+
+def machine_line():
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    probe = subprocess.run([sys.executable, "-c", "import torch; a = torch.ones(64, 64); a @ a"],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, OPENBLAS_VERBOSE="2"))
+    core = re.search(r"Core: (\S+)", probe.stdout + probe.stderr)
+    return (f"{cpu}; {os.cpu_count()} CPUs; OpenBLAS core {core.group(1) if core else 'unknown'} "
+            f"(OPENBLAS_VERBOSE=2); Linux {platform.release()}; load average "
+            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def fmt(ms):
+    return f"{ms:.3g}" if ms < 100 else f"{ms:.0f}"
+
+
+def spread_cell(values):
+    return f"{fmt(min(values))} / {fmt(statistics.median(values))} / {fmt(max(values))}"
+
+
+def row(stem, batch, res):
+    sy, ox, lt = res["switchyard"], res["ort"], res["libtorch"]
+    sy_med, ox_med, lt_med = (statistics.median(v) for v in (sy, ox, lt))
+    return (f"| {stem} | {batch} | {spread_cell(sy)} | {spread_cell(ox)} | {spread_cell(lt)} | "
+            f"{max(sy) / min(sy):.2f} | {sy_med / ox_med:.2f} | {sy_med / lt_med:.2f} | "
+            f"{res['sy_diff']:.2g}{'' if res['sy_ok'] else ' (over)'} | "
+            f"{res['ort_diff']:.2g}{'' if res['ort_ok'] else ' (over)'} |")
+
+
+HEADER = ("| model | batch | switchyard ms (min / median / max) | ORT ms (min / median / max) | "
+          "LibTorch ms (min / median / max) | switchyard spread (max/min) | switchyard / ORT | "
+          "switchyard / LibTorch | switchyard max\\|Δ\\| | ORT max\\|Δ\\| |\n"
+          "|---|---|---|---|---|---|---|---|---|---|")
+
+
+# ----------------------------------------------------------------------------- main
+
+def bench(args, zoo_dir, entry, batches, config, work):
+    stem = entry["stem"]
+    model = rebuild(zoo_dir, entry)
+    zoo_module = os.path.join(zoo_dir, stem + ".pt")
+    frozen = torch.jit.freeze(torch.jit.load(zoo_module).eval())
+    rows = []
+    for batch in batches:
+        inputs = inputs_for(zoo_dir, entry, batch)
+        in_path = os.path.join(work, f"{stem}.b{batch}.inputs.pt")
+        torch.save(inputs, in_path)
+        onnx_path = os.path.join(work, f"{stem}.b{batch}.onnx")
+        if not os.path.exists(onnx_path) or os.path.getmtime(onnx_path) < os.path.getmtime(zoo_module):
+            t0 = time.time()
+            export_onnx(model, entry, inputs, onnx_path)
+            log(f"{stem} b{batch}: ONNX export {time.time() - t0:.1f} s")
+        sess = ort_session(onnx_path, args.threads)
+        feeds = {i.name: t.numpy() for i, t in zip(sess.get_inputs(), inputs)}
+
+        # Equal work: ORT's and switchyard's outputs against the eager module's, once.
+        ref = eager_outputs(model, entry, inputs)
+        ort_diff, ort_ok = bound_check(sess.run(None, feeds), ref)
+        out_path = os.path.join(work, f"{stem}.b{batch}.switchyard_out.pt")
+        run_switchyard(args, zoo_module, in_path, config, 0, save_outputs=out_path)
+        sy_diff, sy_ok = bound_check(tuple(torch.load(out_path)), ref)
+
+        res = {"switchyard": [], "ort": [], "libtorch": [], "sy_diff": sy_diff, "sy_ok": sy_ok,
+               "ort_diff": ort_diff, "ort_ok": ort_ok}
+
+        def libtorch_forward():
+            with torch.inference_mode():
+                frozen(*inputs)
+
+        for r in range(args.rounds):
+            res["ort"].append(time_runs(lambda: sess.run(None, feeds), args.warmup, args.runs))
+            res["switchyard"].append(run_switchyard(args, zoo_module, in_path, config, args.runs))
+            res["libtorch"].append(time_runs(libtorch_forward, args.warmup, args.runs))
+            log(f"{stem} b{batch} round {r + 1}: switchyard {res['switchyard'][-1]:.3g} ms, "
+                f"ORT {res['ort'][-1]:.3g} ms, LibTorch {res['libtorch'][-1]:.3g} ms")
+        rows.append(row(stem, batch, res))
+        print(rows[-1], flush=True)
+    return rows
+
+
+def default_zoo():
+    cache = os.path.join(SRC, "build", "CMakeCache.txt")
+    try:
+        with open(cache) as f:
+            for line in f:
+                if line.startswith("SWITCHYARD_ZOO_DIR:"):
+                    return line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return os.path.join(SRC, "build", "zoo")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 2)[2])
+    ap.add_argument("--zoo", default=default_zoo(), help="zoo directory (default: %(default)s)")
+    ap.add_argument("--models", default=DEFAULT_MODELS, help="zoo stems (default: %(default)s)")
+    ap.add_argument("--batches", default="1,8", help="batch sizes (default: %(default)s)")
+    ap.add_argument("--threads", type=int, default=2, help="intra-op threads for all three")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    ap.add_argument("--runs", type=int, default=10, help="timed runs per round (default 10)")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed runs per round (default 3)")
+    ap.add_argument("--switchyard", default=os.path.join(SRC, "build", "bin", "switchyard"))
+    ap.add_argument("--config", default=os.path.join(SRC, "configs", "default.toml"))
+    ap.add_argument("--work", default=os.path.join(SRC, "build", "ort-compare"),
+                    help="ONNX files, inputs and outputs (default: %(default)s)")
+    ap.add_argument("--out", help="also write the markdown to this file")
+    args = ap.parse_args(argv)
+    if min(args.threads, args.rounds, args.runs, args.warmup) < 1:
+        ap.error("--threads, --rounds, --runs and --warmup must be >= 1")
+    if not os.access(args.switchyard, os.X_OK):
+        sys.exit(f"compare_ort: {args.switchyard} not found; build it: "
+                 "cmake --build build --target switchyard")
+    zoo_json = os.path.join(args.zoo, "zoo.json")
+    if not os.path.exists(zoo_json):
+        sys.exit(f"compare_ort: {zoo_json} not found; export the zoo: cmake --build build --target zoo")
+    import json
+    with open(zoo_json) as f:
+        zoo = json.load(f)
+    batches = [int(b) for b in args.batches.split(",") if b.strip()]
+    stems = [s.strip() for s in args.models.split(",") if s.strip()]
+    entries = [zoo_entry(zoo, s) for s in stems]
+
+    torch.set_num_threads(args.threads)
+    os.makedirs(args.work, exist_ok=True)
+    config = thread_config(args, args.work)
+    command = (f"PYTHONPATH={os.environ.get('PYTHONPATH', '')} /usr/bin/python3 "
+               f"tools/bench/compare_ort.py {shlex.join(sys.argv[1:] if argv is None else argv)}")
+    started = machine_line()
+    lines = [f"**Command:** `{command.strip()}`", "",
+             f"**Machine (at start):** {started}", "",
+             f"ONNX Runtime {ort.__version__} (CPU provider, {args.threads} intra-op threads, "
+             f"inter-op 1, ORT_ENABLE_ALL, opset 17, static shapes); switchyard "
+             f"`run --config configs/default.toml` with intra_op_threads = {args.threads}; "
+             f"LibTorch {torch.__version__} frozen TorchScript, {args.threads} threads, OpenBLAS "
+             f"{os.environ.get('OPENBLAS_NUM_THREADS')} thread. {args.rounds} interleaved rounds "
+             f"of {args.warmup} warm-up + {args.runs} timed runs; each cell is the min / median / "
+             "max of the round medians; ratios use the medians; max|Δ| is against the eager "
+             "module (\"over\": outside 1e-4 * max(1, max|ref|)).", "", HEADER]
+    print("\n".join(lines), flush=True)
+    for entry in entries:
+        try:
+            lines += bench(args, args.zoo, entry, batches, config, args.work)
+        except (RuntimeError, AssertionError) as e:  # one model failing does not end the run
+            lines.append(f"| {entry['stem']} | | failed: {str(e).strip()[:300]} | | | | | | | |")
+            print(lines[-1], flush=True)
+    lines += ["", f"Load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"]
+    print(lines[-1], flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
