@@ -228,7 +228,9 @@ class Model {
   ~Model();
   const std::vector<std::string>& input_names() const;
   const std::vector<std::string>& output_names() const;
-  // Declared input shapes and dtypes (-1 for a free dimension), e.g. for sample inputs.
+  // Input shapes for sample inputs: an input's example shape where the model gives one
+  // (switchyard_inputs.json, a graph file's example_shape), else its declared shape (-1 for
+  // a free dimension, empty when nothing is known); and the input dtypes.
   std::vector<std::vector<int64_t>> input_shapes() const;
   std::vector<DLDataType> input_dtypes() const;
 

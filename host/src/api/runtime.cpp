@@ -179,7 +179,10 @@ const std::vector<std::string>& Model::output_names() const { return impl_->outp
 
 std::vector<std::vector<int64_t>> Model::input_shapes() const {
   std::vector<std::vector<int64_t>> out;
-  for (ir::ValueId v : impl_->graph.inputs) out.push_back(impl_->graph.values[v].shape);
+  for (ir::ValueId v : impl_->graph.inputs) {
+    const ir::Value& value = impl_->graph.values[v];
+    out.push_back(value.example_shape.empty() ? value.shape : value.example_shape);  // the hint, where given
+  }
   return out;
 }
 
