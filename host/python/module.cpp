@@ -22,24 +22,42 @@ namespace {
 
 // ---- tensors: DLPack both ways, no copies --------------------------------------
 
-// torch._C's converters, fetched once (a leaked reference: they live as long as torch).
-py::handle torch_fn(const char* name) {
-  static py::handle to_dlpack, from_dlpack;
-  if (!to_dlpack) {
-    py::object c = py::module_::import("torch").attr("_C");
-    to_dlpack = py::object(c.attr("_to_dlpack")).release();
-    from_dlpack = py::object(c.attr("_from_dlpack")).release();
-  }
-  return std::string(name) == "to" ? to_dlpack : from_dlpack;
+// torch's converters and the dtypes DLPack 0.6 lacks, fetched once (leaked references:
+// they live as long as torch).
+struct Torch {
+  py::handle to_dlpack, from_dlpack, bool_dtype, uint8_dtype;
+};
+const Torch& torch_api() {
+  static const Torch api = [] {
+    py::module_ torch = py::module_::import("torch");
+    py::object c = torch.attr("_C");
+    return Torch{py::object(c.attr("_to_dlpack")).release(), py::object(c.attr("_from_dlpack")).release(),
+                 py::object(torch.attr("bool")).release(), py::object(torch.attr("uint8")).release()};
+  }();
+  return api;
 }
 
 // torch -> switchyard: the capsule's DLManagedTensor is adopted (ATen's deleter takes the
 // GIL itself if it has to release a Python object, so it may run on any thread).
+// switchyard's bool (DLPack's later kDLBool).
+DLDataType bool_dtype() {
+  static const DLDataType dtype = [] {
+    DLDataType d{};
+    parse_dtype("bool", &d);
+    return d;
+  }();
+  return dtype;
+}
+
+// torch 1.13 exports no bool tensors: they cross as uint8 bytes, relabelled bool.
 Tensor from_torch(const py::handle& tensor) {
-  py::object capsule = torch_fn("to")(tensor);
+  const Torch& api = torch_api();
+  const bool is_bool = py::object(tensor.attr("dtype")).is(api.bool_dtype);
+  py::object capsule = api.to_dlpack(is_bool ? tensor.attr("view")(api.uint8_dtype) : py::reinterpret_borrow<py::object>(tensor));
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   if (managed == nullptr) throw py::error_already_set();
   PyCapsule_SetName(capsule.ptr(), "used_dltensor");  // consumed: its destructor now does nothing
+  if (is_bool) managed->dl_tensor.dtype = bool_dtype();
   return Tensor::adopt(managed);
 }
 
@@ -63,10 +81,14 @@ py::object to_torch(const Tensor& tensor) {
   e->managed.dl_tensor = tensor.dl();
   e->managed.dl_tensor.shape = e->shape.data();
   e->managed.dl_tensor.strides = e->strides.data();
+  const bool is_bool = same_dtype(tensor.dtype(), bool_dtype());
+  if (is_bool) e->managed.dl_tensor.dtype = DLDataType{kDLUInt, 8, 1};
   e->managed.manager_ctx = e;
   e->managed.deleter = [](DLManagedTensor* m) { delete static_cast<Exported*>(m->manager_ctx); };
   py::capsule capsule(&e->managed, "dltensor", &capsule_destructor);
-  return torch_fn("from")(capsule);
+  const Torch& api = torch_api();
+  py::object out = api.from_dlpack(capsule);
+  return is_bool ? py::object(out.attr("view")(api.bool_dtype)) : out;
 }
 
 std::vector<Tensor> tensors_from(const py::args& args) {

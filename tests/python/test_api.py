@@ -144,3 +144,17 @@ def test_two_threads_get_one_threads_results(rt, mlp):
         t.join()
     for name in ("a", "b"):
         assert all(torch.equal(r, e) for r, e in zip(results[name], expected)), name
+
+
+def test_bool_tensors_cross_as_bool(rt):
+    class Mask(torch.nn.Module):
+        def forward(self, x, keep):
+            return x.masked_fill(keep.logical_not(), 0.0), keep.logical_not()
+
+    m = rt.load(Mask(), (torch.randn(2, 3), torch.ones(2, 3, dtype=torch.bool)))
+    x, keep = torch.randn(4, 3), torch.rand(4, 3) > 0.5
+    (y, dropped), node_io = m.run(x, keep, node_io="all")
+    assert dropped.dtype == torch.bool and torch.equal(dropped, ~keep)
+    assert torch.equal(y, x.masked_fill(~keep, 0.0))
+    first = next(iter(node_io.values()))
+    assert any(t.dtype == torch.bool and t.data_ptr() == keep.data_ptr() for t in first["inputs"])
