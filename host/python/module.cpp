@@ -25,14 +25,15 @@ namespace {
 // torch's converters and the dtypes DLPack 0.6 lacks, fetched once (leaked references:
 // they live as long as torch).
 struct Torch {
-  py::handle to_dlpack, from_dlpack, bool_dtype, uint8_dtype;
+  py::handle to_dlpack, from_dlpack, bool_dtype, uint8_dtype, tensor_type;
 };
 const Torch& torch_api() {
   static const Torch api = [] {
     py::module_ torch = py::module_::import("torch");
     py::object c = torch.attr("_C");
     return Torch{py::object(c.attr("_to_dlpack")).release(), py::object(c.attr("_from_dlpack")).release(),
-                 py::object(torch.attr("bool")).release(), py::object(torch.attr("uint8")).release()};
+                 py::object(torch.attr("bool")).release(), py::object(torch.attr("uint8")).release(),
+                 py::object(torch.attr("Tensor")).release()};
   }();
   return api;
 }
@@ -50,8 +51,11 @@ DLDataType bool_dtype() {
 }
 
 // torch 1.13 exports no bool tensors: they cross as uint8 bytes, relabelled bool.
-Tensor from_torch(const py::handle& tensor) {
+Tensor from_torch(const py::handle& tensor, size_t index) {
   const Torch& api = torch_api();
+  if (!py::isinstance(tensor, api.tensor_type))
+    throw py::type_error("input " + std::to_string(index) + ": expected a torch.Tensor, got " +
+                         std::string(py::str(tensor.get_type().attr("__name__"))));
   const bool is_bool = py::object(tensor.attr("dtype")).is(api.bool_dtype);
   py::object capsule = api.to_dlpack(is_bool ? tensor.attr("view")(api.uint8_dtype) : py::reinterpret_borrow<py::object>(tensor));
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
@@ -94,7 +98,7 @@ py::object to_torch(const Tensor& tensor) {
 std::vector<Tensor> tensors_from(const py::args& args) {
   std::vector<Tensor> out;
   out.reserve(args.size());
-  for (const py::handle& a : args) out.push_back(from_torch(a));
+  for (const py::handle& a : args) out.push_back(from_torch(a, out.size()));
   return out;
 }
 

@@ -125,6 +125,10 @@ def test_wrong_input_shape_and_count_raise(rt, source_dir, mlp):
         m.run(torch.randn(2, 8), torch.randn(2, 8))
     with pytest.raises(switchyard.IoError):
         rt.load("/nonexistent/model.pt")
+    with pytest.raises(TypeError, match="input 0: expected a torch.Tensor, got str"):
+        m.run("not a tensor")
+    (y,) = m.run(torch.randn(2, 8))  # the model still runs after the errors
+    assert y.shape == (2, 4)
     assert issubclass(switchyard.InputError, switchyard.Error) and issubclass(switchyard.Error, RuntimeError)
 
 
@@ -158,3 +162,13 @@ def test_bool_tensors_cross_as_bool(rt):
     assert torch.equal(y, x.masked_fill(~keep, 0.0))
     first = next(iter(node_io.values()))
     assert any(t.dtype == torch.bool and t.data_ptr() == keep.data_ptr() for t in first["inputs"])
+
+
+def test_config_file_routes_nodes(source_dir, mlp):
+    rt = switchyard.Runtime(config=source_dir / "configs/default.toml", log_level="warn")
+    assert rt.config_source.endswith("default.toml")
+    m = rt.load(mlp, torch.randn(2, 8))
+    plan = m.plan(torch.randn(3, 8))
+    assert "linalg" in {e["backend"] for e in plan}, plan  # default.toml sends linear to linalg
+    (y,) = m.run(torch.randn(3, 8))
+    assert y.shape == (3, 4)
