@@ -38,8 +38,6 @@ const Torch& torch_api() {
   return api;
 }
 
-// torch -> switchyard: the capsule's DLManagedTensor is adopted (ATen's deleter takes the
-// GIL itself if it has to release a Python object, so it may run on any thread).
 // switchyard's bool (DLPack's later kDLBool).
 DLDataType bool_dtype() {
   static const DLDataType dtype = [] {
@@ -50,6 +48,8 @@ DLDataType bool_dtype() {
   return dtype;
 }
 
+// torch -> switchyard: the capsule's DLManagedTensor is adopted (its deleter drops an
+// at::Tensor; torch takes the GIL itself if that frees a Python object, so any thread may).
 // torch 1.13 exports no bool tensors: they cross as uint8 bytes, relabelled bool.
 Tensor from_torch(const py::handle& tensor, size_t index) {
   const Torch& api = torch_api();
@@ -57,7 +57,8 @@ Tensor from_torch(const py::handle& tensor, size_t index) {
     throw py::type_error("input " + std::to_string(index) + ": expected a torch.Tensor, got " +
                          std::string(py::str(tensor.get_type().attr("__name__"))));
   const bool is_bool = py::object(tensor.attr("dtype")).is(api.bool_dtype);
-  py::object capsule = api.to_dlpack(is_bool ? tensor.attr("view")(api.uint8_dtype) : py::reinterpret_borrow<py::object>(tensor));
+  py::object source = is_bool ? tensor.attr("view")(api.uint8_dtype) : py::reinterpret_borrow<py::object>(tensor);
+  py::object capsule = api.to_dlpack(source);
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   if (managed == nullptr) throw py::error_already_set();
   PyCapsule_SetName(capsule.ptr(), "used_dltensor");  // consumed: its destructor now does nothing
