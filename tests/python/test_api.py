@@ -116,7 +116,7 @@ def test_unknown_op_names_node_and_plugins(rt, source_dir, tmp_path):
 
 def test_wrong_input_shape_and_count_raise(rt, source_dir, mlp):
     demo = rt.load(source_dir / "tools/demo/mlp.json")
-    with pytest.raises(switchyard.InputError, match=r"input 0 'x': expected shape \[2, 8\]"):
+    with pytest.raises(switchyard.InputError, match=r"input 'x' expects \[2, 8\] \(dim 1 is fixed to 8 by fc1.weight\), got \[2, 3\]"):
         demo.run(torch.randn(2, 3))
     m = rt.load(mlp, torch.randn(2, 8))
     with pytest.raises(switchyard.Error):
