@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include "tensor_files.hpp"
+#include "plan_shapes.hpp"
 #include "tensor_json.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -171,37 +172,92 @@ int cmd_run(const CommonFlags& common, const RunFlags& flags) {
   return 0;
 }
 
+namespace {
+
+std::string dims_text(const std::vector<int64_t>& shape) {
+  std::vector<std::string> dims;
+  for (int64_t d : shape) dims.push_back(std::to_string(d));
+  return joined_dims(dims);
+}
+
+// "[2, 1000]" for one output; "[2, 5, 8], [1, 2, 8]" for several.
+std::string outputs_text(const std::vector<std::vector<std::string>>& outputs) {
+  std::string text;
+  for (const auto& dims : outputs) text += (text.empty() ? "" : ", ") + joined_dims(dims);
+  return text;
+}
+
+}  // namespace
+
 int cmd_plan(const CommonFlags& common, const std::string& model_path, const std::string& inputs_path, bool memory,
              int top) {
   Runtime runtime(to_options(common));
   auto model = runtime.load(model_path);
-  const std::vector<Tensor> inputs = load_inputs(*model, inputs_path, model_path);
-  if (memory) {
-    print_memory_plan(model->memory_plan(inputs), top);
-    return 0;
+  std::vector<PlanEntry> plan;
+  std::vector<std::vector<std::vector<std::string>>> shapes;  // per node, per output, per dim
+  std::vector<Tensor> inputs;
+  const std::vector<std::string> specs = model->input_specs();
+  if (inputs_path.empty() && !memory) {  // symbolic shapes: [B, 197, 768]
+    SymbolicPlan sym = plan_symbolically(*model);
+    for (size_t i = 0; i < specs.size(); ++i)
+      std::printf("input '%s': %s (planned at %s)\n", model->input_names()[i].c_str(), specs[i].c_str(),
+                  dims_text(sym.sample_shapes[i]).c_str());
+    for (const std::string& name : sym.fixed_names)
+      std::printf("note: the model takes %s only at the sampled size; pass --inputs for others\n", name.c_str());
+    plan = std::move(sym.plan);
+    shapes = std::move(sym.symbolic);
+  } else {
+    inputs = load_inputs(*model, inputs_path, model_path);
+    if (memory) {
+      print_memory_plan(model->memory_plan(inputs), top);
+      return 0;
+    }
+    for (size_t i = 0; i < specs.size(); ++i)
+      std::printf("input '%s': %s, given %s\n", model->input_names()[i].c_str(), specs[i].c_str(),
+                  dims_text(inputs[i].shape()).c_str());
+    plan = model->plan(inputs);
+    for (const PlanEntry& e : plan) {
+      shapes.emplace_back();
+      for (const auto& s : e.output_shapes) {
+        std::vector<std::string> dims;
+        for (int64_t d : s) dims.push_back(std::to_string(d));
+        shapes.back().push_back(dims);
+      }
+    }
   }
-  auto plan = model->plan(inputs);
-  std::vector<std::vector<std::string>> rows{{"node", "op", "module", "backend", "why"}};
+  std::vector<std::vector<std::string>> rows{{"node", "op", "module", "backend", "output shape", "why"}};
   size_t fused = 0;
-  for (const auto& e : plan) {
-    rows.push_back({e.node, e.op, e.module_path, e.backend, e.reason});
+  for (size_t n = 0; n < plan.size(); ++n) {
+    const PlanEntry& e = plan[n];
+    rows.push_back({e.node, e.op, e.module_path, e.backend, n < shapes.size() ? outputs_text(shapes[n]) : "", e.reason});
     if (!e.fused_from.empty()) {
       std::string originals;
       for (const auto& name : e.fused_from) originals += (originals.empty() ? "" : ", ") + name;
-      rows.push_back({"", "", "", "  fused", "replaces nodes " + originals});
+      rows.push_back({"", "", "", "  fused", "", "replaces nodes " + originals});
       ++fused;
     }
     // Backends without a kernel for the op are listed on one line; real refusals each get theirs.
     std::string not_offered;
     for (const auto& r : e.rejected) {
       if (r.reason.rfind("no kernel for ", 0) == 0) not_offered += (not_offered.empty() ? "" : ", ") + r.backend;
-      else rows.push_back({"", "", "", "  rejected: " + r.backend, r.reason});
+      else rows.push_back({"", "", "", "  rejected: " + r.backend, "", r.reason});
     }
-    if (!not_offered.empty()) rows.push_back({"", "", "", "  no kernel in", not_offered});
+    if (!not_offered.empty()) rows.push_back({"", "", "", "  no kernel in", "", not_offered});
   }
   print_table(rows);
   if (fused > 0) std::printf("%zu fused node(s) ([selection] fuse = false turns fusion off)\n", fused);
   print_backend_counts(plan);
+  if (!inputs.empty()) {  // where values cross between storages (devices, layouts)
+    const std::vector<StorageCopy> copies = model->storage_copies(inputs);
+    size_t bytes = 0;
+    for (const StorageCopy& c : copies) {
+      std::printf("copy: '%s' %s -> %s for %s, %zu bytes%s\n", c.value.c_str(), c.from.c_str(), c.to.c_str(),
+                  c.reader.empty() ? "a constant" : ("'" + c.reader + "'").c_str(), c.bytes,
+                  c.once ? " (once, when planned)" : "");
+      bytes += c.bytes;
+    }
+    std::printf("storage copies: %zu (%zu bytes per run)\n", copies.size(), bytes);
+  }
   return 0;
 }
 

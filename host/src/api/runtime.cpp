@@ -297,22 +297,28 @@ std::vector<StorageCopy> Model::storage_copies(const std::vector<Tensor>& inputs
 std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
   const std::shared_ptr<const exec::Plan> plan = plan_of(*impl_->executor, inputs);
   std::vector<PlanEntry> out;
+  auto shape_of = [&](ir::ValueId v) {
+    const auto i = static_cast<size_t>(v);
+    const Tensor* fixed = i < plan->value_fixed.size() ? plan->value_fixed[i].fixed : nullptr;
+    return fixed != nullptr ? fixed->shape() : i < plan->infos.size() ? plan->infos[i].shape : std::vector<int64_t>{};
+  };
   for (size_t n = 0; n < impl_->graph.nodes.size(); ++n) {
     const ir::Node& node = impl_->graph.nodes[n];
     const exec::NodePlan& np = plan->nodes[n];
     PlanEntry e{node.name, node.op, node.module_path, np.backend, np.selection.reason, {}, {}};
     for (const auto& r : np.selection.rejected) e.rejected.push_back(Rejected{r.backend, r.reason});
-    for (ir::ValueId v : node.outputs) {
-      const auto i = static_cast<size_t>(v);
-      const Tensor* fixed = i < plan->value_fixed.size() ? plan->value_fixed[i].fixed : nullptr;
-      e.output_shapes.push_back(fixed != nullptr ? fixed->shape()
-                                : i < plan->infos.size() ? plan->infos[i].shape : std::vector<int64_t>{});
-    }
+    for (ir::ValueId v : node.outputs) e.output_shapes.push_back(shape_of(v));
     if (np.fused) {
       e.op = np.fused->op;
       e.fused_from = {node.name};
+      size_t last = n;
       for (size_t m = n + 1; m < plan->nodes.size(); ++m)
-        if (plan->nodes[m].folded_into == static_cast<int32_t>(n)) e.fused_from.push_back(impl_->graph.nodes[m].name);
+        if (plan->nodes[m].folded_into == static_cast<int32_t>(n)) {
+          e.fused_from.push_back(impl_->graph.nodes[m].name);
+          last = m;
+        }
+      e.output_shapes.clear();  // the fused kernel's outputs are its last node's
+      for (ir::ValueId v : impl_->graph.nodes[last].outputs) e.output_shapes.push_back(shape_of(v));
     }
     out.push_back(std::move(e));
   }

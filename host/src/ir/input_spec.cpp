@@ -74,9 +74,16 @@ Fix fix_of(const Graph& g, const Use& u) {
     literal_int(n, "groups", &groups);
     literal_int(n, "transposed", &transposed);
     const auto& ws = w->constant.shape();
-    f.rank = static_cast<int64_t>(ws.size());
-    dim(1, transposed ? ws[0] : ws[1] * std::max<int64_t>(groups, 1), w->name);
-    f.layout = "conv";
+    const int64_t channels = transposed ? ws[0] : ws[1] * std::max<int64_t>(groups, 1);
+    // conv1d/2d/3d and conv_transposeNd also take an unbatched input (one dim fewer), as
+    // in PyTorch; convolution and _convolution (what traces record) do not.
+    if (op == "aten::convolution" || op == "aten::_convolution") {
+      f.rank = static_cast<int64_t>(ws.size());
+      dim(1, channels, w->name);
+      f.layout = "conv";
+    } else {
+      dim(1 - static_cast<int64_t>(ws.size()), channels, w->name);  // the channel dim, from the back
+    }
   } else if (op == "aten::linear" && u.position == 0) {
     if (const Value* w = constant_at(g, n, 1); w != nullptr && w->constant.dim() == 2)
       dim(-1, w->constant.shape()[1], w->name);
@@ -265,6 +272,7 @@ std::string format(const InputSpec& spec) {
       s += ", " + std::to_string(d.size);
       next = d.dim + 1;
     }
+    for (; !tail.empty() && next < 0; ++next) s += ", ?";  // the dims after the last fixed one
     return s + "]";
   }
   for (int64_t d = 0; d < spec.rank; ++d) {

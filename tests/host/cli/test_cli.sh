@@ -44,7 +44,7 @@ json.dump(g, open(sys.argv[2], "w"))
 PY
   expect plan-fused 0 "fc2 +aten::linear\+aten::relu +fc2 +linalg" -- "$bin" plan "$tmp/fuse.json" --config "$src/configs/default.toml"
   expect plan-fused-replaces 0 "fused +replaces nodes fc2, head_relu" -- "$bin" plan "$tmp/fuse.json" --config "$src/configs/default.toml"
-  expect plan-folded 0 "head_relu +aten::relu +head +linalg +fused into 'fc2'" -- "$bin" plan "$tmp/fuse.json" --config "$src/configs/default.toml"
+  expect plan-folded 0 "head_relu +aten::relu +head +linalg +\[[0-9, ]+\] +fused into 'fc2'" -- "$bin" plan "$tmp/fuse.json" --config "$src/configs/default.toml"
   printf '[selection]\ndefault = ["linalg", "aten"]\nfuse = false\n' > "$tmp/nofuse.toml"
   expect plan-fuse-off 0 "head_relu +aten::relu +head +aten" -- "$bin" plan "$tmp/fuse.json" --config "$tmp/nofuse.toml"
 fi
@@ -156,6 +156,20 @@ for f in ('/got2.pt', '/got2b.pt'):
   expect verify-tolerance 0 "verify .*mlp2.pt \(tolerance 0.001\)" -- "$bin" verify "$tmp/mlp2.pt" --config "$cfg" --tolerance 1e-3
   expect verify-no-shapes nonzero "mlp2_noshape.pt: the model does not declare the shape of input 0 .*--inputs" -- "$bin" verify "$tmp/mlp2_noshape.pt" --config "$cfg"
   expect verify-no-shapes-inputs 0 "verify: PASS" -- "$bin" verify "$tmp/mlp2_noshape.pt" --config "$cfg" --inputs "$tmp/x2.pt"
+  # A plain trace (no recorded shapes): plan shows symbolic dims, --inputs concrete ones.
+  $py -c "import torch
+torch.manual_seed(0)
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__(); self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+    def forward(self, x): return self.conv(x).flatten(1)
+torch.jit.trace(Net().eval(), torch.randn(1, 3, 8, 8)).save('$tmp/plain_conv.pt'); torch.save(torch.randn(5, 3, 6, 7), '$tmp/conv_in.pt')"
+  expect plan-symbolic-input 0 "input 'x[^']*': \[B, 3, H, W\] \(planned at \[2, 3, 64, 64\]\)" -- "$bin" plan "$tmp/plain_conv.pt" --config "$cfg"
+  expect plan-symbolic-shape 0 "aten::_convolution .*\[B, 4, H, W\]" -- "$bin" plan "$tmp/plain_conv.pt" --config "$cfg"
+  expect plan-symbolic-derived 0 "aten::flatten .*\[B, \?\]" -- "$bin" plan "$tmp/plain_conv.pt" --config "$cfg"
+  expect plan-concrete-shape 0 "aten::_convolution .*\[5, 4, 6, 7\]" -- "$bin" plan "$tmp/plain_conv.pt" --config "$cfg" --inputs "$tmp/conv_in.pt"
+  expect plan-copies 0 "storage copies: 0 \(0 bytes per run\)" -- "$bin" plan "$tmp/plain_conv.pt" --config "$cfg" --inputs "$tmp/conv_in.pt"
+  expect plan-no-rank nonzero "input '[^']*' takes \[\.\.\., 8\], which has no rank to plan with: pass --inputs" -- "$bin" plan "$tmp/mlp2_noshape.pt" --config "$cfg"
   expect verify-bad-tolerance nonzero "tolerance: '-1' is not a number >= 0" -- "$bin" verify "$tmp/mlp2.pt" --tolerance -1
   expect verify-mismatch 1 "verify failed: .*noisy.pt: output 0 .*max_abs .* > allowed" -- "$bin" verify "$tmp/noisy.pt" --config "$cfg" --inputs "$tmp/ones.pt"
   expect verify-wrong-inputs nonzero "two.pt: holds 2 tensor" -- "$bin" verify "$tmp/mlp2.pt" --inputs "$tmp/two.pt"

@@ -13,12 +13,12 @@ Tensor weight(std::vector<int64_t> shape) { return iota_tensor(std::move(shape),
 
 ValueId out(const Graph& g, int32_t node) { return g.nodes[static_cast<size_t>(node)].outputs[0]; }
 
-// x -> conv (weight [8, 3, 3, 3]) -> relu -> ...
-Graph conv_net(int64_t groups = 1, std::vector<int64_t> w = {8, 3, 3, 3}) {
+// x -> conv (weight [8, 3, 3, 3]), as a trace records it (aten::_convolution: batched only)
+Graph conv_net(int64_t groups = 1, std::vector<int64_t> w = {8, 3, 3, 3}, const char* op = "aten::_convolution") {
   Graph g;
   ValueId x = g.add_input("x", kFloat32);
   ValueId cw = g.add_constant("conv1.weight", weight(std::move(w)));
-  g.add_node("conv1", "aten::conv2d", {x, cw, kNoValue}, {"c"}, {{"groups", Attribute::of_int(groups)}});
+  g.add_node("conv1", op, {x, cw, kNoValue}, {"c"}, {{"groups", Attribute::of_int(groups)}});
   return g;
 }
 
@@ -46,8 +46,21 @@ TEST(InputSpec, GroupedAndTransposedConvolutions) {
   Graph g;
   ValueId x = g.add_input("x", kFloat32);
   ValueId w = g.add_constant("up.weight", weight({16, 4, 2}));  // [C_in, C_out, k]
-  g.add_node("up", "aten::conv_transpose1d", {x, w}, {"y"});
+  g.add_node("up", "aten::_convolution", {x, w}, {"y"}, {{"transposed", Attribute::of_int(1)}});
   EXPECT_EQ(expected_shape(g, 0), "[B, 16, L]");
+}
+
+TEST(InputSpec, ConvNdAlsoTakesAnUnbatchedInput) {  // as torch.nn.functional.conv2d does
+  Graph g = conv_net(1, {8, 3, 3, 3}, "aten::conv2d");
+  EXPECT_EQ(check_input_shape(g, 0, {2, 3, 9, 9}), "");
+  EXPECT_EQ(check_input_shape(g, 0, {3, 9, 9}), "");
+  EXPECT_NE(check_input_shape(g, 0, {2, 4, 9, 9}).find("is fixed to 3 by conv1.weight"), std::string::npos);
+  Graph t;
+  ValueId x = t.add_input("x", kFloat32);
+  ValueId w = t.add_constant("up.weight", weight({16, 4, 2}));
+  t.add_node("up", "aten::conv_transpose1d", {x, w}, {"y"});
+  EXPECT_EQ(check_input_shape(t, 0, {16, 5}), "");
+  EXPECT_NE(check_input_shape(t, 0, {2, 15, 5}).find("is fixed to 16 by up.weight"), std::string::npos);
 }
 
 TEST(InputSpec, ThroughShapeKeepingOpsToALinearLayer) {
