@@ -69,6 +69,7 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
   // A new signature: plan by running once (sequentially), then keep the plan.
   std::lock_guard<std::mutex> lock(planning_mutex_);
   if (std::shared_ptr<Plan> plan = cache_.find(inputs)) return run_planned(*plan);  // planned meanwhile
+  if (config_.preflight) preflight(inputs);
   if (deterministic_threads_ > 0) set_this_thread_openmp(deterministic_threads_);
   auto plan = std::make_shared<Plan>();
   RunResult result = plan_and_run(*plan, inputs, options);
