@@ -72,7 +72,7 @@ printf '{"x": {"dtype": "float32", "shape": [2, 8], "data": [%s]}}\n' "$(seq -s,
 expect save-outputs 0 "outputs written" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/in.json" --save-outputs "$tmp/out.json"
 expect saved-outputs-shape 0 '"shape"' -- cat "$tmp/out.json"
 printf '{"x": {"dtype": "float32", "shape": [2, 3], "data": [1,2,3,4,5,6]}}\n' > "$tmp/bad_in.json"
-expect wrong-input-shape nonzero "input 0 'x': expected shape \[2, 8\]" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/bad_in.json"
+expect wrong-input-shape nonzero "input 'x' expects \[2, 8\] \(dim 1 is fixed to 8 by fc1.weight\), got \[2, 3\]" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/bad_in.json"
 printf '{"x": {"dtype": "float32", "shape": [2, 8], "data": [%s]}, "y": {"dtype": "float32", "shape": [1], "data": [0]}}\n' "$(seq -s, 1 16)" > "$tmp/extra_in.json"
 expect extra-input-entry nonzero "extra_in.json: entry 'y' is not an input of the model \(it takes 'x'\)" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/extra_in.json"
 printf '{"x": {"dtype": "float32", "shape": [2000000000, 2000000000], "data": [1]}}\n' > "$tmp/huge_in.json"
