@@ -19,6 +19,7 @@ Options to_options(const CommonFlags& common, const std::string& capture) {
   o.capture = capture;
   o.strict = common.strict;
   o.check_finite = common.check_finite;
+  o.no_preflight = common.no_preflight;
   o.log_level = common.log_level;
   return o;
 }

@@ -16,6 +16,7 @@ struct CommonFlags {
   std::string log_level;                   // --log-level (wins over env and config)
   bool strict = false;                     // --strict
   bool check_finite = false;               // --check-finite
+  bool no_preflight = false;               // --no-preflight
 };
 
 // Tensor files are chosen by extension: .pt (torch.save/torch.load) or .json.

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <new>
 #include <string>
 
 namespace {
@@ -34,6 +35,9 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", common.log_level, "trace|debug|info|warn|error|off (or $SWITCHYARD_LOG_LEVEL)");
   app.add_flag("--strict", common.strict, "a backend rejection is an error, not a fallback");
   app.add_flag("--check-finite", common.check_finite, "fail at the first node that produces a NaN or Inf, naming it");
+  app.add_flag("--no-preflight", common.no_preflight,
+               "skip the memory pre-flight that refuses new input shapes whose estimated need exceeds the memory "
+               "this process may use (docs/reliability.md)");
 
   // "--repeat 0" and "--repeat -2" are refused with a reason (CLI11 prefixes the option).
   const CLI::Validator at_least_one(
@@ -163,6 +167,9 @@ int main(int argc, char** argv) {
     return rc;
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error: out of memory (std::bad_alloc outside any node)\n");
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: unexpected: %s\n", e.what());

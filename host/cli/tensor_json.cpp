@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -94,11 +95,20 @@ std::vector<Tensor> read_tensors_json(const std::string& path, const std::vector
       if (!parse_dtype(e.at("dtype").get<std::string>(), &dtype))
         throw Error(ErrorKind::Input, path + ": input '" + name + "': unknown dtype " + e.at("dtype").dump());
       std::vector<int64_t> shape = e.at("shape").get<std::vector<int64_t>>();
-      Tensor t = Tensor::empty(dtype, shape);
       const json& data = e.at("data");
-      if (!data.is_array() || static_cast<int64_t>(data.size()) != t.numel())
+      // Counted before allocating: a shape far bigger than its data is a mistake, not a request.
+      uint64_t numel = 1;
+      bool too_big = false;
+      for (int64_t d : shape) {
+        if (d < 0)
+          throw Error(ErrorKind::Input, path + ": input '" + name + "': negative dimension in shape " + shape_string(shape));
+        too_big = too_big || __builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel);
+      }
+      if (!data.is_array() || too_big || data.size() != numel)
         throw Error(ErrorKind::Input, path + ": input '" + name + "': shape " + shape_string(shape) + " needs " +
-                                          std::to_string(t.numel()) + " values in \"data\"");
+                                          (too_big ? std::string("more than 2^64") : std::to_string(numel)) +
+                                          " values in \"data\"");
+      Tensor t = Tensor::empty(dtype, shape);
       if (dtype.code == kDLFloat && dtype.bits == 32) fill_from<float>(data, t);
       else if (dtype.code == kDLFloat && dtype.bits == 64) fill_from<double>(data, t);
       else if (dtype.code == kDLInt && dtype.bits == 64) fill_from<int64_t>(data, t);
@@ -110,6 +120,15 @@ std::vector<Tensor> read_tensors_json(const std::string& path, const std::vector
       throw Error(ErrorKind::Input, path + ": input '" + name + "': " + e.what());
     }
   }
+  // An entry the model does not take is a misspelt name or the wrong file: never ignored.
+  if (doc.is_object())
+    for (const auto& item : doc.items())
+      if (std::find(names.begin(), names.end(), item.key()) == names.end()) {
+        std::string taken;
+        for (const std::string& n : names) taken += (taken.empty() ? "'" : ", '") + n + "'";
+        throw Error(ErrorKind::Input, path + ": entry '" + item.key() + "' is not an input of the model (it takes " +
+                                          taken + ")");
+      }
   return out;
 }
 

@@ -274,6 +274,7 @@ const char* kind_name(ErrorKind kind) {
     case ErrorKind::Unsupported: return "UnsupportedError";
     case ErrorKind::Io: return "IoError";
     case ErrorKind::Internal: return "InternalError";
+    case ErrorKind::OutOfMemory: return "OutOfMemoryError";
   }
   return "InternalError";
 }
@@ -289,7 +290,7 @@ PYBIND11_MODULE(_core, m) {
   m.attr("Error") = error;
   static std::map<ErrorKind, py::handle> by_kind;
   for (ErrorKind k : {ErrorKind::Config, ErrorKind::Graph, ErrorKind::Plugin, ErrorKind::Input, ErrorKind::Kernel,
-                      ErrorKind::Unsupported, ErrorKind::Io, ErrorKind::Internal}) {
+                      ErrorKind::Unsupported, ErrorKind::Io, ErrorKind::Internal, ErrorKind::OutOfMemory}) {
     std::string name = std::string("switchyard.") + kind_name(k);
     by_kind[k] = PyErr_NewException(name.c_str(), error.ptr(), nullptr);
     m.attr(kind_name(k)) = by_kind[k];

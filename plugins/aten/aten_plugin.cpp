@@ -292,6 +292,8 @@ void translate_errors(const std::string& where, F&& f) {
     f();
   } catch (const sy::Error&) {
     throw;
+  } catch (const c10::OutOfMemoryError& e) {
+    throw sy::Error(where + ": " + short_message(e.what_without_backtrace()), SY_ERROR_OUT_OF_MEMORY);
   } catch (const c10::NotImplementedError& e) {
     throw sy::Error(where + ": " + short_message(e.what_without_backtrace()), SY_ERROR_UNSUPPORTED);
   } catch (const c10::Error& e) {

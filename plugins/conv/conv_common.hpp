@@ -46,6 +46,8 @@ class SerialIfSmall {
 
 std::string to_string(const Dims& d);
 std::string dnnl_message(const dnnl::error& e);  // "<what> (status N)"
+// SY_ERROR_OUT_OF_MEMORY for oneDNN's out-of-memory status, SY_ERROR_INTERNAL otherwise.
+SY_Status dnnl_status(const dnnl::error& e);
 
 // Plain descriptor of an f32 tensor: its shape and element strides (NULL = compact).
 dnnl::memory::desc plain_desc(const DLTensor& t);

@@ -235,7 +235,7 @@ ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_c
       consts_finite_ = consts_finite_ && all_finite(bias_);
     }
   } catch (const dnnl::error& e) {
-    throw sy::Error("conv plugin: could not copy the bias: " + dnnl_message(e), SY_ERROR_INTERNAL);
+    throw sy::Error("conv plugin: could not copy the bias: " + dnnl_message(e), dnnl_status(e));
   }
   // The create-time shapes are those of the first run: prepare (and reorder weights) now.
   if (sy::numel(*a[0]) > 0) prepare(a, nullptr);
@@ -342,7 +342,7 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
   } catch (const dnnl::error& e) {
     throw sy::Error("conv plugin: oneDNN could not prepare " + params_.producer + " for input " +
                     to_string(g.src) + ", weight " + to_string(g.wts) + ": " + dnnl_message(e),
-                    SY_ERROR_INTERNAL);
+                    dnnl_status(e));
   }
   return p;
 }
@@ -395,7 +395,7 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
     s.wait();
   } catch (const dnnl::error& e) {
     throw sy::Error("conv plugin: oneDNN failed to run " + params_.producer + ": " + dnnl_message(e),
-                    SY_ERROR_INTERNAL);
+                    dnnl_status(e));
   }
   return finite;
 }

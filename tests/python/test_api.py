@@ -132,6 +132,19 @@ def test_wrong_input_shape_and_count_raise(rt, source_dir, mlp):
     assert issubclass(switchyard.InputError, switchyard.Error) and issubclass(switchyard.Error, RuntimeError)
 
 
+def test_out_of_memory_is_its_own_error(rt, mlp, monkeypatch):
+    # The memory pre-flight (docs/reliability.md) with an injected limit: a batch far
+    # bigger than the planned one is refused before anything runs; a smaller one runs.
+    assert issubclass(switchyard.OutOfMemoryError, switchyard.Error)
+    m = rt.load(mlp, torch.randn(2, 8))
+    m.run(torch.randn(2, 8))
+    monkeypatch.setenv("SWITCHYARD_MEMORY_AVAILABLE", "100000")
+    with pytest.raises(switchyard.OutOfMemoryError, match="memory pre-flight: .*the largest batch that fits is about"):
+        m.run(torch.randn(100000, 8))
+    (y,) = m.run(torch.randn(1, 8))
+    assert y.shape == (1, 4)
+
+
 def test_two_threads_get_one_threads_results(rt, mlp):
     m = rt.load(mlp, torch.randn(2, 8))
     inputs = [torch.randn(3 + i % 4, 8) for i in range(40)]

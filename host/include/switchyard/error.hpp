@@ -7,7 +7,9 @@
 
 namespace switchyard {
 
-enum class ErrorKind { Config, Graph, Plugin, Input, Kernel, Unsupported, Io, Internal };
+// OutOfMemory: an allocation failed, in the host or a plugin (SY_ERROR_OUT_OF_MEMORY); the
+// message names what asked (node, op, plugin) and the bytes.
+enum class ErrorKind { Config, Graph, Plugin, Input, Kernel, Unsupported, Io, Internal, OutOfMemory };
 
 class Error : public std::runtime_error {
  public:

@@ -158,6 +158,7 @@ struct RuntimeConfig {
   bool deterministic = false;              // [runtime]
   bool memory_planner = true;              // [runtime]
   int plan_cache = 16;                     // [runtime] plans kept, one per input-shape signature
+  bool preflight = true;                   // [runtime] memory pre-flight (docs/reliability.md)
   double copy_warning_share = 0.25;        // [runtime] warn when conversions move more of a run's bytes
   std::string capture = "none";            // [runtime] node_io: none|outputs|all|stream
   std::string log_level = "info";          // [runtime] log_level
@@ -184,6 +185,7 @@ struct Options {
   bool strict = false;                     // forces strict selection on
   std::string log_level;                   // wins over $SWITCHYARD_LOG_LEVEL and the config
   bool check_finite = false;               // fail at the first node that makes a NaN or Inf
+  bool no_preflight = false;               // turns the memory pre-flight off (CLI --no-preflight)
 };
 
 class Runtime;

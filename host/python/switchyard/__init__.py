@@ -14,10 +14,10 @@ import torch  # noqa: F401  (first: _core links the same LibTorch)
 
 from . import _core
 from ._core import (ConfigError, Error, GraphError, InputError, InternalError, IoError,  # noqa: F401
-                    KernelError, Model, PluginError, UnsupportedError)
+                    KernelError, Model, OutOfMemoryError, PluginError, UnsupportedError)
 
 __all__ = ["Runtime", "Model", "Error", "ConfigError", "GraphError", "PluginError", "InputError",
-           "KernelError", "UnsupportedError", "IoError", "InternalError"]
+           "KernelError", "UnsupportedError", "IoError", "InternalError", "OutOfMemoryError"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -21,6 +21,7 @@ RuntimeConfig to_public(const config::Config& cfg) {
   out.deterministic = cfg.deterministic;
   out.memory_planner = cfg.memory_planner;
   out.plan_cache = cfg.plan_cache;
+  out.preflight = cfg.preflight;
   out.copy_warning_share = cfg.copy_warning_share;
   out.capture = config::capture_mode_name(cfg.capture);
   out.log_level = cfg.log_level;

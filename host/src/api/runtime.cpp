@@ -91,6 +91,7 @@ Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
     else throw Error(ErrorKind::Config, "capture mode '" + options.capture + "' is not none, outputs, all or stream");
   }
   if (options.strict) cfg.strict = true;
+  if (options.no_preflight) cfg.preflight = false;
   impl_->check_finite = options.check_finite;
   // Plugins read their thread count at init (the aten plugin calls at::set_num_threads).
   exec::prepare_thread_environment(cfg.intra_op_threads);

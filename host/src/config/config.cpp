@@ -296,7 +296,7 @@ class Reader {
 
   void read_runtime(const toml::table& table) {
     warn_unknown(table, {"intra_op_threads", "inter_op_threads", "deterministic", "memory_planner", "node_io", "log_level",
-                         "plan_cache", "copy_warning_share"},
+                         "plan_cache", "copy_warning_share", "preflight"},
                  "[runtime]");
     if (const toml::node* n = table.get("plan_cache")) {
       cfg_.plan_cache = non_negative_int_of(*n, "[runtime] plan_cache");
@@ -312,6 +312,8 @@ class Reader {
       cfg_.deterministic = bool_of(*n, "[runtime] deterministic");
     if (const toml::node* n = table.get("memory_planner"))
       cfg_.memory_planner = bool_of(*n, "[runtime] memory_planner");
+    if (const toml::node* n = table.get("preflight"))
+      cfg_.preflight = bool_of(*n, "[runtime] preflight");
     if (const toml::node* n = table.get("node_io")) {
       std::string mode = one_of(*n, "[runtime] node_io", {"none", "outputs", "all", "stream"});
       cfg_.capture = mode == "all"       ? CaptureMode::All

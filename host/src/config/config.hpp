@@ -44,6 +44,7 @@ struct Config {
   bool deterministic = false;               // [runtime] bit-identical across runs and schedules
   bool memory_planner = true;               // [runtime] host-allocated activations share one arena
   int plan_cache = 16;                      // [runtime] plans kept, one per input-shape signature
+  bool preflight = true;                    // [runtime] memory pre-flight before planning a new signature
   double copy_warning_share = 0.25;         // [runtime] warn when conversions move more of a run's bytes
   CaptureMode capture = CaptureMode::None;  // [runtime] node_io = "none" | "outputs" | "all" | "stream"
   std::string log_level = "info";           // [runtime] trace|debug|info|warn|error|off

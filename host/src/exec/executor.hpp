@@ -102,6 +102,9 @@ class Executor {
   void finalize(Plan& plan) const;
   // step.cpp: the per-node step, and a sequential run of a complete plan.
   void run_step(const Step& step, size_t index, RunState& state, Scratch& scratch) const;
+  // Refuses a new signature whose estimated memory need exceeds what the process may use.
+  void preflight(const std::vector<Tensor>& inputs) const;
+  void run_step_body(const Step& step, size_t index, RunState& state, Scratch& scratch) const;
   void run_kernel(const Step& step, RunState& state, Scratch& scratch) const;
   RunResult execute(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options) const;
   void begin_run(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options, RunState& state,

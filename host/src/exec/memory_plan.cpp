@@ -1,4 +1,5 @@
 #include "exec/memory_plan.hpp"
+#include "util/host_alloc.hpp"
 
 #include <switchyard/error.hpp>
 
@@ -107,9 +108,8 @@ ArenaPool::Buffer::Buffer(size_t bytes, const ArenaAllocator& allocate) {
     data = static_cast<char*>(p);
     return;
   }
-  data = static_cast<char*>(std::aligned_alloc(kArenaAlignment, aligned(std::max<size_t>(bytes, 1))));
-  if (data == nullptr)
-    throw Error(ErrorKind::Internal, "out of memory allocating the activation arena (" + std::to_string(bytes) + " bytes)");
+  data = static_cast<char*>(host_aligned_alloc_or_throw(kArenaAlignment, aligned(std::max<size_t>(bytes, 1)),
+                                                        "the activation arena"));
   owner = std::shared_ptr<void>(data, [](void* q) { std::free(q); });
 }
 

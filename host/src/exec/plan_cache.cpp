@@ -76,6 +76,13 @@ size_t PlanCache::insert(const std::vector<Tensor>& inputs, std::shared_ptr<Plan
   return out;
 }
 
+std::vector<PlanCache::Cached> PlanCache::snapshot() const {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  std::vector<Cached> out;
+  for (const auto& e : entries_) out.push_back(Cached{e->dtypes, e->shapes, e->plan});
+  return out;
+}
+
 size_t PlanCache::size() const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
   return entries_.size();

@@ -24,6 +24,14 @@ class PlanCache {
   // Adds a plan for these inputs' signature; returns how many plans it evicted (0 or 1).
   size_t insert(const std::vector<Tensor>& inputs, std::shared_ptr<Plan> plan);
 
+  // The cached signatures and their plans (a copy, taken under the lock; for the pre-flight).
+  struct Cached {
+    std::vector<DLDataType> dtypes;
+    std::vector<std::vector<int64_t>> shapes;
+    std::shared_ptr<const Plan> plan;
+  };
+  std::vector<Cached> snapshot() const;
+
   size_t size() const;
   size_t capacity() const { return capacity_; }
   uint64_t hits() const { return hits_.load(); }

@@ -88,8 +88,8 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
   bound->kernel.def = def;
   bound->kernel.plugin = plugins_.find(winner.backend);
   auto fail = [&](const std::string& what, SY_Status s, const SY_CallContext& call) {
-    throw Error(ErrorKind::Kernel, describe(node) + ": plugin '" + winner.backend + "' " + what + ": " +
-                                       loader::describe_failure(s, call));
+    throw Error(s == SY_ERROR_OUT_OF_MEMORY ? ErrorKind::OutOfMemory : ErrorKind::Kernel,
+                describe(node) + ": plugin '" + winner.backend + "' " + what + ": " + loader::describe_failure(s, call));
   };
 
   SY_CallContext call;

@@ -136,7 +136,27 @@ RunResult Executor::execute(const Plan& plan, const std::vector<Tensor>& inputs,
   return result;
 }
 
+// Out of memory anywhere in a step (host allocation, std::bad_alloc) is reported as that,
+// with the node, op and plugin it happened in; zero-cost when nothing throws.
 void Executor::run_step(const Step& step, size_t index, RunState& st, Scratch& sc) const {
+  auto where = [&] {
+    if (step.kind == Step::Kind::Convert)
+      return "copying value '" + graph_.values[static_cast<size_t>(step.value)].name + "' from " +
+             storages_.name_of(step.from) + " to " + storages_.name_of(step.to) + " memory";
+    return describe_node(static_cast<size_t>(step.node)) + " on plugin '" + *step.backend + "'";
+  };
+  try {
+    run_step_body(step, index, st, sc);
+  } catch (const Error& e) {
+    // Host allocations say what and how much ("out of memory: ..."); add where.
+    if (e.kind() != ErrorKind::OutOfMemory || std::strncmp(e.what(), "out of memory:", 14) != 0) throw;
+    throw Error(ErrorKind::OutOfMemory, where() + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::OutOfMemory, where() + ": out of memory: a host allocation failed (std::bad_alloc)");
+  }
+}
+
+void Executor::run_step_body(const Step& step, size_t index, RunState& st, Scratch& sc) const {
   const RunOptions& options = *st.options;
   RunStats& stats = st.result->stats;
   auto hold = [&](int32_t slot, Tensor t) {
@@ -293,6 +313,20 @@ void Executor::run_kernel(const Step& step, RunState& st, Scratch& sc) const {
       if (m != nullptr && m->deleter != nullptr) m->deleter(m);
   };
   const SY_Status s = def->run(def->context, &args);
+  if (s == SY_ERROR_OUT_OF_MEMORY) {
+    give_back();
+    uint64_t out_bytes = 0;
+    for (const SY_TensorDesc& d : bk.output_descs) {
+      uint64_t n = dtype_size(d.dtype);
+      for (int32_t k = 0; k < d.ndim; ++k) n *= static_cast<uint64_t>(std::max<int64_t>(d.shape[k], 0));
+      out_bytes += n;
+    }
+    throw Error(ErrorKind::OutOfMemory,
+                describe_node(static_cast<size_t>(step.node)) + " on plugin '" + *step.backend + "': " +
+                    loader::describe_failure(s, call) +
+                    (bk.output_descs.empty() ? std::string()
+                                             : " (its outputs take " + std::to_string(out_bytes) + " bytes)"));
+  }
   if (s != SY_OK) {
     give_back();
     throw Error(ErrorKind::Kernel, describe_node(static_cast<size_t>(step.node)) + " failed in plugin '" + *step.backend +

@@ -1,6 +1,7 @@
 #include "exec/storage.hpp"
 
 #include "loader/host_api.hpp"
+#include "util/host_alloc.hpp"
 
 #include <switchyard/error.hpp>
 
@@ -63,10 +64,8 @@ uint64_t StorageTable::nbytes(int32_t id, DLDataType dtype, const std::vector<in
 
 std::shared_ptr<void> StorageTable::allocate_bytes(int32_t id, uint64_t bytes, void** data) const {
   if (id == kHost || kind(id).def->alloc == nullptr) {
-    const uint64_t padded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, padded == 0 ? 64 : padded);
-    if (p == nullptr)
-      throw Error(ErrorKind::Internal, "out of memory: " + std::to_string(bytes) + " bytes of " + name_of(id) + " memory");
+    void* p = host_aligned_alloc(64, bytes);
+    if (p == nullptr) throw Error(ErrorKind::OutOfMemory, out_of_memory_message(name_of(id) + " memory", bytes));
     *data = p;
     return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
   }
@@ -77,10 +76,12 @@ std::shared_ptr<void> StorageTable::allocate_bytes(int32_t id, uint64_t bytes, v
   args.call = &call;
   args.nbytes = bytes;
   const SY_Status s = k.def->alloc(k.def->context, &args);
-  if (s != SY_OK || args.data == nullptr)
-    throw Error(s == SY_ERROR_OUT_OF_MEMORY ? ErrorKind::Internal : ErrorKind::Kernel,
-                "storage '" + k.name + "' could not allocate " + std::to_string(bytes) + " bytes: " +
-                    (s != SY_OK ? loader::describe_failure(s, call) : "it returned no memory"));
+  if (s == SY_ERROR_OUT_OF_MEMORY || (s == SY_OK && args.data == nullptr))
+    throw Error(ErrorKind::OutOfMemory, out_of_memory_message("storage '" + k.name + "'", bytes) + " (" +
+                                            (s != SY_OK ? loader::describe_failure(s, call) : "it returned no memory") + ")");
+  if (s != SY_OK)
+    throw Error(ErrorKind::Kernel, "storage '" + k.name + "' could not allocate " + std::to_string(bytes) +
+                                       " bytes: " + loader::describe_failure(s, call));
   *data = args.data;
   // The plugin stays loaded while its memory is alive (sdk.h, unload policy).
   return std::shared_ptr<void>(args.data, [def = k.def, keep = k.plugin](void* q) { def->free(def->context, q); });

@@ -1,6 +1,7 @@
 #include "loader/host_api.hpp"
 
 #include "exec/intra_op_pool.hpp"
+#include "util/host_alloc.hpp"
 #include "util/log.hpp"
 
 #include <cstdlib>
@@ -35,9 +36,7 @@ void log_message(void* host_context, SY_LogLevel level, const char* message) {
 
 void* alloc(void*, size_t size, size_t alignment) {
   if (alignment < 64) alignment = 64;
-  if ((alignment & (alignment - 1)) != 0) return nullptr;
-  size_t padded = (size + alignment - 1) / alignment * alignment;
-  return std::aligned_alloc(alignment, padded == 0 ? alignment : padded);
+  return host_aligned_alloc(alignment, size);
 }
 
 void release(void*, void* ptr) { std::free(ptr); }

@@ -1,3 +1,5 @@
+#include "util/host_alloc.hpp"
+
 #include <switchyard/error.hpp>
 #include <switchyard/sdk.h>
 #include <switchyard/tensor.hpp>
@@ -78,16 +80,20 @@ Tensor Tensor::empty(DLDataType dtype, std::vector<int64_t> shape) {
 }
 
 Tensor Tensor::uninitialized(DLDataType dtype, std::vector<int64_t> shape) {
-  int64_t n = 1;
+  uint64_t bytes = dtype_size(dtype);
+  bool too_big = false, empty = false;
   for (int64_t d : shape) {
     if (d < 0) throw Error(ErrorKind::Input, "negative dimension in shape " + shape_string(shape));
-    n *= d;
+    empty = empty || d == 0;
+    too_big = too_big || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes);
   }
-  size_t bytes = static_cast<size_t>(n) * dtype_size(dtype);
-  size_t padded = (bytes + 63) / 64 * 64;
-  void* data = std::aligned_alloc(64, padded == 0 ? 64 : padded);
+  if (empty) bytes = 0, too_big = false;  // [4, 2^62, 0] holds nothing, however large the rest
+  if (too_big)
+    throw Error(ErrorKind::OutOfMemory, "out of memory: a " + dtype_name(dtype) + " " + shape_string(shape) +
+                                            " tensor asked for more than 2^64 bytes");
+  void* data = host_aligned_alloc(64, bytes);
   if (data == nullptr)
-    throw Error(ErrorKind::Internal, "out of memory allocating " + std::to_string(bytes) + " bytes");
+    throw Error(ErrorKind::OutOfMemory, out_of_memory_message("a " + dtype_name(dtype) + " " + shape_string(shape) + " tensor", bytes));
   Tensor t;
   t.impl_ = make_impl(data, dtype, std::move(shape), {});
   t.impl_->release = [data] { std::free(data); };
@@ -149,7 +155,15 @@ std::vector<int64_t> Tensor::strides() const {
 }
 
 int64_t Tensor::numel() const {
-  return std::accumulate(shape().begin(), shape().end(), int64_t{1}, std::multiplies<int64_t>());
+  // A zero anywhere gives 0 even after a product that overflows; a product past int64
+  // (only a from_blob metadata tensor can have one) saturates (found by fuzz_shapes).
+  int64_t n = 1;
+  bool saturated = false;
+  for (int64_t d : shape()) {
+    if (d == 0) return 0;
+    saturated = saturated || __builtin_mul_overflow(n, d, &n);
+  }
+  return saturated ? INT64_MAX : n;
 }
 
 bool Tensor::is_contiguous() const {

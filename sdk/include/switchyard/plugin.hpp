@@ -304,7 +304,7 @@ SY_Status guarded(SY_CallContext* call, F&& f) noexcept {
   } catch (const Error& e) {
     return report(e.status, e.what());
   } catch (const std::bad_alloc&) {
-    return report(SY_ERROR_OUT_OF_MEMORY, "out of memory");
+    return report(SY_ERROR_OUT_OF_MEMORY, "a C++ allocation in the plugin failed (std::bad_alloc)");
   } catch (const std::exception& e) {
     return report(SY_ERROR_INTERNAL, e.what());
   } catch (...) {

@@ -73,6 +73,11 @@ expect save-outputs 0 "outputs written" -- "$bin" run "$demo" --config "$cfg" --
 expect saved-outputs-shape 0 '"shape"' -- cat "$tmp/out.json"
 printf '{"x": {"dtype": "float32", "shape": [2, 3], "data": [1,2,3,4,5,6]}}\n' > "$tmp/bad_in.json"
 expect wrong-input-shape nonzero "input 'x' expects \[2, 8\] \(dim 1 is fixed to 8 by fc1.weight\), got \[2, 3\]" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/bad_in.json"
+printf '{"x": {"dtype": "float32", "shape": [2, 8], "data": [%s]}, "y": {"dtype": "float32", "shape": [1], "data": [0]}}\n' "$(seq -s, 1 16)" > "$tmp/extra_in.json"
+expect extra-input-entry nonzero "extra_in.json: entry 'y' is not an input of the model \(it takes 'x'\)" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/extra_in.json"
+printf '{"x": {"dtype": "float32", "shape": [2000000000, 2000000000], "data": [1]}}\n' > "$tmp/huge_in.json"
+expect huge-input-shape nonzero "input 'x': shape \[2000000000, 2000000000\] needs 4000000000000000000 values" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/huge_in.json"
+expect no-preflight-flag 0 "--no-preflight" -- "$bin" --help
 expect node-io 0 "node_io \(6 records\)" -- "$bin" run "$demo" --config "$cfg" --save-node-io "$tmp/io.json"
 expect node-io-fields 0 '"input_sources"' -- cat "$tmp/io.json"
 

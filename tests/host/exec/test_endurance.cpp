@@ -19,6 +19,7 @@
 // leaks there instead.
 #include "exec_test_util.hpp"
 #include "api/internal.hpp"
+#include "exec/memory_plan.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -258,4 +259,54 @@ TEST(Endurance, DemoMlp) {
   Runtime rt(Options{endurance_config()});
   auto model = rt.load(source_dir() + "/tools/demo/mlp.json");
   endure("demo_mlp", *model, {filled({2, 8}, 0.25f)});
+}
+
+// Batch and sequence length change on every run: 8 batch sizes x 8 lengths = 64
+// signatures against a plan cache of 16, so plans (kernel instances, arenas) are made
+// and evicted all the time. Each output is checked against its signature's first result,
+// and RSS after the last run must be within 2% of RSS after the warm-up.
+TEST(Endurance, ChangingBatchAndSequenceLength) {
+  ir::Graph g;
+  ir::ValueId x = g.add_input("x", kF32, {-1, -1, 64});
+  ir::ValueId n = g.add_sym("n", "sym::numel", {x});
+  ir::ValueId s = g.add_sym("s", "sym::size", {x}, {{"dim", ir::Attribute::of_int(1)}});
+  ir::ValueId sf = g.add_sym("sf", "sym::float", {s});
+  g.add_node("act", "aten::relu", {x}, {"r"});
+  g.add_node("scale", "aten::mul", {g.find_value("r")}, {"m"}, {{"other", ir::Attribute::of_ref(n, ir::AttrKind::Float)}});
+  g.add_node("sum", "aten::add", {g.find_value("m"), x}, {"t"});
+  g.add_node("shift", "aten::add", {g.find_value("t")}, {"out"}, {{"other", ir::Attribute::of_ref(sf, ir::AttrKind::Float)}});
+  g.outputs = {g.find_value("out")};
+  Runtime rt(Options{write_config("endurance_shapes", "[plugins]\nload = [\"example\"]\n[runtime]\nplan_cache = 16\n")});
+  auto model = load_graph(rt, std::move(g));
+
+  const int total = runs();
+  std::vector<double> first(64, 0.0);  // per signature: the sum of its first output
+  std::vector<char> seen(64, 0);
+  uint32_t seed = 7;
+  size_t rss_warm = 0;
+  unsigned long long plans = 0;
+  for (int i = 1; i <= total; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    const int b = static_cast<int>((seed >> 8) % 8), l = static_cast<int>((seed >> 16) % 8);
+    const Tensor in = filled({b + 1, 16 * (l + 1), 64}, 0.01f * static_cast<float>(b));
+    const Tensor out = model->run({in})[0];
+    plans += model->last_stats().planned ? 1 : 0;
+    ASSERT_EQ(out.shape(), in.shape());
+    double sum = 0;
+    for (float v : values(out)) sum += v;
+    const int sig = b * 8 + l;
+    if (!seen[sig]) first[sig] = sum, seen[sig] = 1;
+    else ASSERT_EQ(sum, first[sig]) << "run " << i << ": batch " << b + 1 << ", length " << 16 * (l + 1);
+    if (i == kWarmupRuns) rss_warm = rss_bytes();
+    if (i == kWarmupRuns || (!kSanitized && i % 250 == 0) || i == total)
+      std::printf("  %-12s after run %5d: RSS %8.2f MiB (anonymous %8.2f MiB, malloc in use %8.2f MiB), plans made %llu\n",
+                  "shapes", i, mib(rss_bytes()), mib(status_bytes("RssAnon")), mib(exec::heap_bytes_in_use()), plans);
+  }
+  const size_t rss_end = rss_bytes();
+  const double growth = (static_cast<double>(rss_end) - static_cast<double>(rss_warm)) / static_cast<double>(rss_warm);
+  std::printf("  %-12s %d runs: RSS after run %d %.2f MiB, after run %d %.2f MiB (%+.3f%%)%s\n", "shapes", total,
+              kWarmupRuns, mib(rss_warm), total, mib(rss_end), 100.0 * growth,
+              kSanitized ? " [sanitizer build: not checked]" : "");
+  if (!kSanitized) EXPECT_LT(std::abs(growth), kMaxGrowth);
+  EXPECT_GT(plans, 64u) << "the 16-plan cache should have evicted and re-planned signatures";
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <new>
 #include <stdexcept>
 #include <vector>
 
@@ -99,6 +100,24 @@ struct WrongDtype : Promises {
   void run(sy::Run& io) { io.produce(0, produce(sy::shape_of(io.input(0)), sy::kInt32)); }
 };
 
+// Out of memory, as a library would report it: a status, a C++ bad_alloc, or at creation.
+struct ReportsOom : LikeInput {
+  using LikeInput::LikeInput;
+  void run(sy::Run&) { throw sy::Error("could not allocate 1048576 bytes of scratch", SY_ERROR_OUT_OF_MEMORY); }
+};
+
+struct ThrowsBadAlloc : LikeInput {
+  using LikeInput::LikeInput;
+  void run(sy::Run&) { throw std::bad_alloc(); }
+};
+
+struct OomAtCreate : LikeInput {
+  explicit OomAtCreate(const sy::Node& node) : LikeInput(node) {
+    throw sy::Error("no room to prepack 4096 bytes of weights", SY_ERROR_OUT_OF_MEMORY);
+  }
+  void run(sy::Run&) {}
+};
+
 }  // namespace
 
 SY_PLUGIN("misbehaving", "0.0.1", "switchyard tests",
@@ -108,4 +127,7 @@ SY_PLUGIN("misbehaving", "0.0.1", "switchyard tests",
           sy::kernel<TampersShape>("bad::tamper_shape", "test", {sy::kFloat32}),
           sy::kernel<Liar>("bad::liar", "test", {sy::kFloat32}),
           sy::kernel<WrongShape>("bad::wrong_shape", "test", {sy::kFloat32}),
-          sy::kernel<WrongDtype>("bad::wrong_dtype", "test", {sy::kFloat32}))
+          sy::kernel<WrongDtype>("bad::wrong_dtype", "test", {sy::kFloat32}),
+          sy::kernel<ReportsOom>("bad::oom", "test", {sy::kFloat32}),
+          sy::kernel<ThrowsBadAlloc>("bad::bad_alloc", "test", {sy::kFloat32}),
+          sy::kernel<OomAtCreate>("bad::oom_create", "test", {sy::kFloat32}))
