@@ -172,7 +172,7 @@ int cmd_run(const CommonFlags& common, const RunFlags& flags) {
 }
 
 int cmd_plan(const CommonFlags& common, const std::string& model_path, const std::string& inputs_path, bool memory,
-             int top) {
+             int top, const std::string& dot, const std::string& svg) {
   Runtime runtime(to_options(common));
   auto model = runtime.load(model_path);
   const std::vector<Tensor> inputs = load_inputs(*model, inputs_path, model_path);
@@ -180,6 +180,7 @@ int cmd_plan(const CommonFlags& common, const std::string& model_path, const std
     print_memory_plan(model->memory_plan(inputs), top);
     return 0;
   }
+  if (!dot.empty() || !svg.empty()) return write_plan_picture(*model, inputs, model_path, dot, svg);
   auto plan = model->plan(inputs);
   std::vector<std::vector<std::string>> rows{{"node", "op", "module", "backend", "why"}};
   size_t fused = 0;

@@ -53,6 +53,9 @@ struct PlanEntry {
   // then the fused op ("aten::linear+aten::gelu"). The consumer's own entry says
   // "fused into 'fc'" in `reason`.
   std::vector<std::string> fused_from;
+  // The node's input and output values by name ("" for an absent optional input), so that
+  // a picture of the plan can draw its edges (`switchyard plan --dot`).
+  std::vector<std::string> inputs, outputs;
 };
 
 // A value converted between storages in a plan: a device copy or a layout change
