@@ -20,6 +20,10 @@ namespace {
 std::string quoted(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
@@ -131,7 +135,7 @@ std::string plan_dot(Model& model, const std::vector<Tensor>& inputs, const std:
       if (c != copies.end()) {
         for (const StorageCopy* sc : c->second)
           dot << "  " << quoted(from) << " -> " << quoted("node:" + e.node) << " [color=\"#d62728\", penwidth=2, "
-              << "style=bold, label=" << quoted("convert " + sc->from + " -> " + sc->to + "\n" + human_bytes(sc->bytes))
+              << "style=bold, label=" << quoted(value_type[v] + "\nconvert " + sc->from + " -> " + sc->to + "\n" + human_bytes(sc->bytes))
               << ", fontcolor=\"#d62728\"];\n";
         continue;
       }
