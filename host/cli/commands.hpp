@@ -74,7 +74,7 @@ int cmd_diff(const CommonFlags& common, const DiffFlags& flags);
 int cmd_plugins(const CommonFlags& common, bool verbose);
 // timing.cpp: the --repeat, --profile and --trace part of `run`, after its first run
 // (which planned the model and is the warm-up).
-void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFlags& flags);
+void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFlags& flags, const Runtime& runtime);
 // memory_report.cpp: `plan --memory`, and `run --memory`'s measured run.
 void print_memory_plan(const MemoryReport& report, int top);
 void report_memory(Model& model, const std::vector<Tensor>& inputs);

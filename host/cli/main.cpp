@@ -1,6 +1,7 @@
 // switchyard: run models through plugin backends. See `switchyard --help`.
 #include "check_plugin.hpp"
 #include "commands.hpp"
+#include "roofline.hpp"
 
 #include <switchyard/error.hpp>
 #include <switchyard/runtime.hpp>
@@ -127,6 +128,12 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--svg", plan_svg_path, "render that picture to SVG (needs Graphviz's `dot` on PATH)");
   plan_cmd->add_option("--top", plan_top, "values listed by --memory, largest first")->check(at_least_one)->capture_default_str();
 
+  bool calibrate_force = false;
+  auto* calibrate_cmd = app.add_subcommand(
+      "calibrate", "measure this machine's peak GEMM GFLOP/s and copy GB/s for the config's intra_op_threads "
+                   "(the roofline of run --profile); cached in ~/.cache/switchyard/calibration.json");
+  calibrate_cmd->add_flag("--force", calibrate_force, "measure again even when cached");
+
   bool verbose = false;
   auto* plugins_cmd = app.add_subcommand("plugins", "list loaded plugins, their versions and kernels");
   plugins_cmd->add_flag("-k,--kernels", verbose, "list every kernel");
@@ -194,6 +201,7 @@ int main(int argc, char** argv) {
     else if (*diff_cmd) rc = cli::cmd_diff(common, diff);
     else if (*plan_cmd) rc = cli::cmd_plan(common, plan_model, plan_inputs, plan_memory, plan_top, plan_dot_path,
                                                  plan_svg_path);
+    else if (*calibrate_cmd) rc = cli::cmd_calibrate(common, calibrate_force);
     else if (*plugins_cmd) rc = cli::cmd_plugins(common, verbose);
     else if (*check_cmd) rc = cli::cmd_check_plugin(common, check);
 #ifdef SWITCHYARD_WITH_TORCHSCRIPT
