@@ -95,7 +95,7 @@ int cmd_run_dataset(const CommonFlags& common, const RunFlags& flags, const Data
   if (ext == ".pt" && !have_torchscript())
     throw Error(ErrorKind::Config, "--output-format pt needs a build with LibTorch; use json");
   std::string capture = flags.capture;
-  if (capture.empty()) capture = config_capture(common.config) == "stream" ? "stream" : "";
+  if (capture.empty()) capture = config_capture(common.config);  // the config's [runtime] node_io
   const bool stream = capture == "stream";
   const bool node_io = stream || capture == "all" || capture == "outputs";
   if (stream && ext != ".pt") throw Error(ErrorKind::Config, "--node-io stream writes .pt files: use --output-format pt");

@@ -68,6 +68,10 @@ expect ds-list-missing nonzero "sample .*data/nope.json \(2 of 2\)" -- run_ds --
 # node_io per sample beside its outputs.
 expect ds-node-io 0 "outputs and node_io in .*<sample>.node_io.json" -- run_ds --inputs-dir "$tmp/data" --save-outputs "$tmp/out_io" --node-io all
 check ds-node-io-files [ -s "$tmp/out_io/s2.node_io.json" ] && check ds-node-io-records grep -q '"softmax"' "$tmp/out_io/s2.node_io.json"
+# The config's [runtime] node_io is honoured the same way.
+printf '[selection]\ndefault = ["example", "aten"]\n[runtime]\nnode_io = "outputs"\n' > "$tmp/io.toml"
+expect ds-config-node-io 0 "outputs and node_io in" -- "$bin" run "$demo" --config "$tmp/io.toml" --output-format json --inputs-dir "$tmp/data" --save-outputs "$tmp/out_cio"
+check ds-config-node-io-file [ -s "$tmp/out_cio/s0.node_io.json" ]
 
 # Clear refusals.
 expect ds-needs-outdir nonzero "pass --save-outputs OUTDIR" -- run_ds --inputs-dir "$tmp/data"
