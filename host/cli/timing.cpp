@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 
@@ -113,8 +115,8 @@ void write_roofline_trace(const std::string& path, const std::vector<NodeProfile
                           {"metadata", {{"gemm_gflops", peaks.gemm_gflops}, {"copy_gbs", peaks.copy_gbs},
                                         {"intra_op_threads", peaks.threads}}}};
   std::ofstream out(path);
-  out << trace.dump() << "\n";
-  if (!out) throw Error(ErrorKind::Io, path + ": cannot be written");
+  if (out) out << trace.dump() << "\n";
+  if (!out) throw Error(ErrorKind::Io, path + ": cannot write the trace file (" + std::strerror(errno) + ")");
 }
 
 void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFlags& flags, const Runtime& runtime) {
