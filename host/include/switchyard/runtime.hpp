@@ -53,6 +53,9 @@ struct PlanEntry {
   // then the fused op ("aten::linear+aten::gelu"). The consumer's own entry says
   // "fused into 'fc'" in `reason`.
   std::vector<std::string> fused_from;
+  // The node's output shapes at the planned input shapes (empty where not known, e.g. a
+  // constant folded at planning).
+  std::vector<std::vector<int64_t>> output_shapes;
   // The node's input and output values by name ("" for an absent optional input), so that
   // a picture of the plan can draw its edges (`switchyard plan --dot`).
   std::vector<std::string> inputs, outputs;
@@ -231,9 +234,13 @@ class Model {
   ~Model();
   const std::vector<std::string>& input_names() const;
   const std::vector<std::string>& output_names() const;
-  // Declared input shapes and dtypes (-1 for a free dimension), e.g. for sample inputs.
+  // Input shapes for sample inputs: an input's example shape where the model gives one
+  // (switchyard_inputs.json, a graph file's example_shape), else its declared shape (-1 for
+  // a free dimension, empty when nothing is known); and the input dtypes.
   std::vector<std::vector<int64_t>> input_shapes() const;
   std::vector<DLDataType> input_dtypes() const;
+  // What shapes each input takes, with symbolic dims: "[B, 3, H, W]", "[..., 768]", "[...]".
+  std::vector<std::string> input_specs() const;
 
   // Runs the graph. Plans (selection, kernel instances) are cached per input-shape
   // signature. Throws Error naming the node, op and plugin when a kernel fails, and

@@ -3,6 +3,7 @@
 
 #include "api/config_view.hpp"
 #include "api/internal.hpp"
+#include "ir/input_spec.hpp"
 #include "config/config.hpp"
 #include "exec/executor.hpp"
 #include "exec/fusion.hpp"
@@ -179,7 +180,16 @@ const std::vector<std::string>& Model::output_names() const { return impl_->outp
 
 std::vector<std::vector<int64_t>> Model::input_shapes() const {
   std::vector<std::vector<int64_t>> out;
-  for (ir::ValueId v : impl_->graph.inputs) out.push_back(impl_->graph.values[v].shape);
+  for (ir::ValueId v : impl_->graph.inputs) {
+    const ir::Value& value = impl_->graph.values[v];
+    out.push_back(value.example_shape.empty() ? value.shape : value.example_shape);  // the hint, where given
+  }
+  return out;
+}
+
+std::vector<std::string> Model::input_specs() const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < impl_->graph.inputs.size(); ++i) out.push_back(ir::expected_shape(impl_->graph, i));
   return out;
 }
 
@@ -290,10 +300,16 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
   for (size_t n = 0; n < impl_->graph.nodes.size(); ++n) {
     const ir::Node& node = impl_->graph.nodes[n];
     const exec::NodePlan& np = plan->nodes[n];
-    PlanEntry e{node.name, node.op, node.module_path, np.backend, np.selection.reason, {}, {}, {}, {}};
+    PlanEntry e{node.name, node.op, node.module_path, np.backend, np.selection.reason, {}, {}, {}, {}, {}};
     for (const auto& r : np.selection.rejected) e.rejected.push_back(Rejected{r.backend, r.reason});
     for (ir::ValueId v : node.inputs) e.inputs.push_back(v == ir::kNoValue ? "" : impl_->graph.values[v].name);
     for (ir::ValueId v : node.outputs) e.outputs.push_back(impl_->graph.values[v].name);
+    for (ir::ValueId v : node.outputs) {
+      const auto i = static_cast<size_t>(v);
+      const Tensor* fixed = i < plan->value_fixed.size() ? plan->value_fixed[i].fixed : nullptr;
+      e.output_shapes.push_back(fixed != nullptr ? fixed->shape()
+                                : i < plan->infos.size() ? plan->infos[i].shape : std::vector<int64_t>{});
+    }
     if (np.fused) {
       e.op = np.fused->op;
       e.fused_from = {node.name};

@@ -2,6 +2,7 @@
 
 #include "exec/fusion.hpp"
 #include "exec/threads.hpp"
+#include "ir/input_spec.hpp"
 #include "loader/host_api.hpp"
 
 #include <switchyard/error.hpp>
@@ -69,6 +70,10 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
   // A new signature: plan by running once (sequentially), then keep the plan.
   std::lock_guard<std::mutex> lock(planning_mutex_);
   if (std::shared_ptr<Plan> plan = cache_.find(inputs)) return run_planned(*plan);  // planned meanwhile
+  // Refused before any kernel runs, naming the input, its symbolic shape and the given one.
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (std::string why = ir::check_input_shape(graph_, i, inputs[i].shape()); !why.empty())
+      throw Error(ErrorKind::Input, why);
   if (deterministic_threads_ > 0) set_this_thread_openmp(deterministic_threads_);
   auto plan = std::make_shared<Plan>();
   RunResult result = plan_and_run(*plan, inputs, options);
@@ -88,20 +93,6 @@ std::string Executor::describe(const ir::Node& node) const {
   return text + ")";
 }
 
-namespace {
-
-// "[B, 3, H, W]": the declared shape with each free dimension's name ("?" if none).
-std::string expected_shape(const ir::Value& decl) {
-  std::string s = "[";
-  for (size_t d = 0; d < decl.shape.size(); ++d) {
-    s += d ? ", " : "";
-    if (decl.shape[d] >= 0) s += std::to_string(decl.shape[d]);
-    else s += d < decl.dim_names.size() && !decl.dim_names[d].empty() ? decl.dim_names[d] : "?";
-  }
-  return s + "]";
-}
-
-}  // namespace
 
 void Executor::check_inputs(const std::vector<Tensor>& inputs) const {
   if (inputs.size() != graph_.inputs.size())
@@ -115,11 +106,7 @@ void Executor::check_inputs(const std::vector<Tensor>& inputs) const {
     if (t.device().device_type != kDLCPU) throw Error(ErrorKind::Input, which + " must be a CPU tensor");
     if (!same_dtype(t.dtype(), decl.dtype))
       throw Error(ErrorKind::Input, which + ": expected dtype " + dtype_name(decl.dtype) + ", got " + dtype_name(t.dtype()));
-    if (decl.shape.empty() && !decl.rank_known) continue;  // shape not declared: anything goes
-    bool ok = decl.shape.size() == t.shape().size();
-    for (size_t d = 0; ok && d < decl.shape.size(); ++d) ok = decl.shape[d] < 0 || decl.shape[d] == t.shape()[d];
-    if (!ok)
-      throw Error(ErrorKind::Input, which + ": expected shape " + expected_shape(decl) + ", got " + shape_string(t.shape()));
+    // Shapes are checked once per signature, before planning (run()).
   }
 }
 

@@ -195,17 +195,26 @@ const std::map<std::string, OpDef>& table() {
 
     t["sym::add"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
       int64_t r = 0;
-      if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) return Attribute::of_int(checked(n, __builtin_add_overflow(a.i, b.i, &r), r));
+      if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) {
+        const bool overflow = __builtin_add_overflow(a.i, b.i, &r);  // before reading r
+        return Attribute::of_int(checked(n, overflow, r));
+      }
       return Attribute::of_float(as_double(a) + as_double(b));
     });
     t["sym::sub"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
       int64_t r = 0;
-      if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) return Attribute::of_int(checked(n, __builtin_sub_overflow(a.i, b.i, &r), r));
+      if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) {
+        const bool overflow = __builtin_sub_overflow(a.i, b.i, &r);  // before reading r
+        return Attribute::of_int(checked(n, overflow, r));
+      }
       return Attribute::of_float(as_double(a) - as_double(b));
     });
     t["sym::mul"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
       int64_t r = 0;
-      if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) return Attribute::of_int(checked(n, __builtin_mul_overflow(a.i, b.i, &r), r));
+      if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) {
+        const bool overflow = __builtin_mul_overflow(a.i, b.i, &r);  // before reading r
+        return Attribute::of_int(checked(n, overflow, r));
+      }
       return Attribute::of_float(as_double(a) * as_double(b));
     });
     t["sym::div"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {

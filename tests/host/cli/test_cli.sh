@@ -73,7 +73,7 @@ printf '{"x": {"dtype": "float32", "shape": [2, 8], "data": [%s]}}\n' "$(seq -s,
 expect save-outputs 0 "outputs written" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/in.json" --save-outputs "$tmp/out.json"
 expect saved-outputs-shape 0 '"shape"' -- cat "$tmp/out.json"
 printf '{"x": {"dtype": "float32", "shape": [2, 3], "data": [1,2,3,4,5,6]}}\n' > "$tmp/bad_in.json"
-expect wrong-input-shape nonzero "input 0 'x': expected shape \[2, 8\]" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/bad_in.json"
+expect wrong-input-shape nonzero "input 'x' expects \[2, 8\] \(dim 1 is fixed to 8 by fc1.weight\), got \[2, 3\]" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/bad_in.json"
 expect node-io 0 "node_io \(6 records\)" -- "$bin" run "$demo" --config "$cfg" --save-node-io "$tmp/io.json"
 expect node-io-fields 0 '"input_sources"' -- cat "$tmp/io.json"
 

@@ -1,0 +1,58 @@
+"""switchyard from Python: run TorchScript models through switchyard's plugins, with torch
+tensors in and out (shared by DLPack, never copied) and every node's inputs and outputs
+(node_io) as an ordered dict. See docs/python.md.
+
+    rt = switchyard.Runtime()                  # or Runtime(config="configs/default.toml")
+    m = rt.load("model.pt")                    # or rt.load(module, example_inputs)
+    (y,) = m.run(x)
+    (y,), node_io = m.run(x, node_io="all")    # {node: {op, backend, module, ...}}
+"""
+import os
+import tempfile
+
+import torch  # noqa: F401  (first: _core links the same LibTorch)
+
+from . import _core
+from ._core import (ConfigError, Error, GraphError, InputError, InternalError, IoError,  # noqa: F401
+                    KernelError, Model, PluginError, UnsupportedError)
+
+__all__ = ["Runtime", "Model", "Error", "ConfigError", "GraphError", "PluginError", "InputError",
+           "KernelError", "UnsupportedError", "IoError", "InternalError"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _default_plugin_paths():
+    """The plugins beside this package: installed (lib/switchyard/plugins) or in the build tree."""
+    candidates = [os.path.join(_HERE, "lib", "switchyard", "plugins"),
+                  os.path.normpath(os.path.join(_HERE, "..", "..", "plugins"))]
+    return [d for d in candidates if os.path.isdir(d)]
+
+
+class Runtime(_core.Runtime):
+    """Plugins and a config. `config`: a TOML file (None: the built-in defaults).
+    `plugin_paths` are searched first, then $SWITCHYARD_PLUGIN_PATH, then this package's."""
+
+    def __init__(self, config=None, plugin_paths=(), strict=False, log_level=None, check_finite=False):
+        paths = [os.fspath(p) for p in plugin_paths] + _default_plugin_paths()
+        super().__init__(None if config is None else os.fspath(config), paths, strict, log_level, check_finite)
+
+    def load(self, model, example_inputs=None):
+        """A Model from a .pt (TorchScript) or .json (portable graph) file, or from a
+        torch.nn.Module traced with torch.jit.trace on `example_inputs` (a tensor or tuple)."""
+        if isinstance(model, (str, os.PathLike)):
+            if example_inputs is not None:
+                raise TypeError("example_inputs is for tracing a torch.nn.Module, not for a file")
+            return self._load_file(os.fspath(model))
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(f"load() takes a file path or a torch.nn.Module, not {type(model).__name__}")
+        if example_inputs is None:
+            raise TypeError("load(module) needs example_inputs to trace it with")
+        if isinstance(example_inputs, torch.Tensor):
+            example_inputs = (example_inputs,)
+        with torch.no_grad():
+            traced = torch.jit.trace(model, tuple(example_inputs))
+        with tempfile.TemporaryDirectory(prefix="switchyard-") as folder:
+            path = os.path.join(folder, "traced.pt")
+            torch.jit.save(traced, path)
+            return self._load_file(path)

@@ -1,0 +1,174 @@
+# The Python API as users call it: zero-copy tensors, node_io, plan, profile, errors, threads.
+import threading
+
+import pytest
+import torch
+
+import switchyard
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(8, 16)
+        self.act = torch.nn.ReLU()
+        self.fc2 = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    torch.manual_seed(0)
+    return Mlp().eval()
+
+
+def test_run_matches_torch_at_another_batch(rt, mlp):
+    m = rt.load(mlp, torch.randn(2, 8))
+    x = torch.randn(5, 8)
+    outputs = m.run(x)
+    assert isinstance(outputs, tuple) and len(outputs) == 1
+    with torch.no_grad():
+        expected = mlp(x)
+    assert torch.allclose(outputs[0], expected, atol=1e-5, rtol=1e-5)
+
+
+def test_inputs_and_outputs_are_shared_not_copied(rt):
+    m = rt.load(torch.nn.ReLU(), torch.randn(2, 3))
+    x = torch.randn(64, 32)
+    (y,), node_io = m.run(x, node_io="all")
+    record = node_io["relu"]
+    assert record["inputs"][0].data_ptr() == x.data_ptr()  # the input switchyard ran on is x itself
+    assert record["outputs"][0].data_ptr() == y.data_ptr()  # the output torch got is the kernel's
+    assert torch.equal(y, x.relu())
+    # A strided (transposed) input goes in as a view too.
+    xt = torch.randn(32, 64).t()
+    (_,), node_io = m.run(xt, node_io="all")
+    assert node_io["relu"]["inputs"][0].data_ptr() == xt.data_ptr()
+    assert node_io["relu"]["inputs"][0].stride() == xt.stride()
+
+
+def test_outputs_outlive_model_and_runtime(mlp):
+    rt = switchyard.Runtime(log_level="warn")
+    m = rt.load(mlp, torch.randn(1, 8))
+    (y,), node_io = m.run(torch.ones(3, 8), node_io="outputs")
+    del m, rt
+    with torch.no_grad():
+        assert torch.allclose(y, mlp(torch.ones(3, 8)), atol=1e-5)
+    assert list(node_io) and node_io[next(iter(node_io))]["outputs"][0].shape[0] == 3
+
+
+def test_node_io_modes(rt, mlp):
+    m = rt.load(mlp, torch.randn(2, 8))
+    x = torch.randn(2, 8)
+    (y,), io_all = m.run(x, node_io="all")
+    (_,), io_out = m.run(x, node_io="outputs")
+    assert list(io_all) == ["fc1", "act", "fc2"]
+    assert [r["module"] for r in io_all.values()] == ["fc1", "act", "fc2"]
+    assert io_all["fc2"]["input_sources"][0] == "act"
+    assert len(io_all["fc1"]["inputs"]) == 3 and io_out["fc1"]["inputs"] == []
+    assert all(r["backend"] for r in io_all.values())
+    assert torch.equal(io_all["fc2"]["outputs"][0], y)
+    with pytest.raises(ValueError, match="node_io='everything'"):
+        m.run(x, node_io="everything")
+
+
+def test_plan_and_profile(rt, mlp):
+    m = rt.load(mlp, torch.randn(2, 8))
+    with pytest.raises(ValueError, match="no declared shape"):
+        m.plan()  # a trace declares no input shapes
+    plan = m.plan(torch.randn(3, 8))
+    assert {"node", "op", "module", "backend", "why", "rejections"} <= set(plan[0])
+    assert all(entry["backend"] for entry in plan)
+    profile = m.profile(torch.randn(4, 8), repeat=3)
+    assert profile and all(p["mean_ms"] >= p["min_ms"] >= 0 for p in profile)
+    assert {p["node"] for p in profile} <= {e["node"] for e in plan} | {"fc1", "act", "fc2"}
+
+
+def test_load_file(rt, source_dir, tmp_path, mlp):
+    path = tmp_path / "mlp.pt"
+    torch.jit.trace(mlp, torch.randn(1, 8)).save(str(path))
+    (y,) = rt.load(path).run(torch.ones(2, 8))
+    with torch.no_grad():
+        assert torch.allclose(y, mlp(torch.ones(2, 8)), atol=1e-5)
+    demo = rt.load(source_dir / "tools/demo/mlp.json")
+    assert demo.inputs[0]["name"] == "x" and demo.inputs[0]["shape"] == [2, 8]
+    assert [e["node"] for e in demo.plan()][0] == "fc1"  # from the declared shapes
+
+
+def test_bad_config_names_file_and_line(tmp_path):
+    config = tmp_path / "bad.toml"
+    config.write_text("[selection]\nstrict = true\ndefault = [\n")
+    with pytest.raises(switchyard.ConfigError, match=r"bad\.toml:3"):
+        switchyard.Runtime(config=config)
+
+
+def test_unknown_op_names_node_and_plugins(rt, source_dir, tmp_path):
+    demo = (source_dir / "tools/demo/mlp.json").read_text()
+    (tmp_path / "mystery.json").write_text(demo.replace('"aten::softmax"', '"aten::frobnicate"'))
+    (tmp_path / "mlp.bin").write_bytes((source_dir / "tools/demo/mlp.bin").read_bytes())
+    m = rt.load(tmp_path / "mystery.json")
+    with pytest.raises(switchyard.Error, match=r"no backend can run node 'softmax' \(op aten::frobnicate") as info:
+        m.run(torch.randn(2, 8))
+    assert "aten: no kernel for aten::frobnicate" in str(info.value)
+
+
+def test_wrong_input_shape_and_count_raise(rt, source_dir, mlp):
+    demo = rt.load(source_dir / "tools/demo/mlp.json")
+    with pytest.raises(switchyard.InputError, match=r"input 'x' expects \[2, 8\] \(dim 1 is fixed to 8 by fc1.weight\), got \[2, 3\]"):
+        demo.run(torch.randn(2, 3))
+    m = rt.load(mlp, torch.randn(2, 8))
+    with pytest.raises(switchyard.Error):
+        m.run(torch.randn(2, 5))
+    with pytest.raises(switchyard.Error):
+        m.run(torch.randn(2, 8), torch.randn(2, 8))
+    with pytest.raises(switchyard.IoError):
+        rt.load("/nonexistent/model.pt")
+    with pytest.raises(TypeError, match="input 0: expected a torch.Tensor, got str"):
+        m.run("not a tensor")
+    (y,) = m.run(torch.randn(2, 8))  # the model still runs after the errors
+    assert y.shape == (2, 4)
+    assert issubclass(switchyard.InputError, switchyard.Error) and issubclass(switchyard.Error, RuntimeError)
+
+
+def test_two_threads_get_one_threads_results(rt, mlp):
+    m = rt.load(mlp, torch.randn(2, 8))
+    inputs = [torch.randn(3 + i % 4, 8) for i in range(40)]
+    expected = [m.run(x)[0] for x in inputs]
+    results = {}
+
+    def worker(name):
+        results[name] = [m.run(x)[0] if i % 2 else m.run(x, node_io="outputs")[0][0] for i, x in enumerate(inputs)]
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for name in ("a", "b"):
+        assert all(torch.equal(r, e) for r, e in zip(results[name], expected)), name
+
+
+def test_bool_tensors_cross_as_bool(rt):
+    class Mask(torch.nn.Module):
+        def forward(self, x, keep):
+            return x.masked_fill(keep.logical_not(), 0.0), keep.logical_not()
+
+    m = rt.load(Mask(), (torch.randn(2, 3), torch.ones(2, 3, dtype=torch.bool)))
+    x, keep = torch.randn(4, 3), torch.rand(4, 3) > 0.5
+    (y, dropped), node_io = m.run(x, keep, node_io="all")
+    assert dropped.dtype == torch.bool and torch.equal(dropped, ~keep)
+    assert torch.equal(y, x.masked_fill(~keep, 0.0))
+    first = next(iter(node_io.values()))
+    assert any(t.dtype == torch.bool and t.data_ptr() == keep.data_ptr() for t in first["inputs"])
+
+
+def test_config_file_routes_nodes(source_dir, mlp):
+    rt = switchyard.Runtime(config=source_dir / "configs/default.toml", log_level="warn")
+    assert rt.config_source.endswith("default.toml")
+    m = rt.load(mlp, torch.randn(2, 8))
+    plan = m.plan(torch.randn(3, 8))
+    assert "linalg" in {e["backend"] for e in plan}, plan  # default.toml sends linear to linalg
+    (y,) = m.run(torch.randn(3, 8))
+    assert y.shape == (3, 4)
