@@ -35,7 +35,7 @@ fi
 # A bad sample (wrong shape) stops the run, named; the samples before it are complete.
 cp -r "$tmp/data" "$tmp/bad"
 printf '{"x": {"dtype": "float32", "shape": [2, 3], "data": [1,2,3,4,5,6]}}\n' > "$tmp/bad/s2.json"
-expect ds-stop nonzero "sample .*bad/s2.json \(3 of 5\): .*expected shape \[2, 8\]" \
+expect ds-stop nonzero "sample .*bad/s2.json \(3 of 5\): input 'x' expects \[2, 8\].*got \[2, 3\]" \
   -- run_ds --inputs-dir "$tmp/bad" --save-outputs "$tmp/out_bad"
 check ds-stop-kept-done [ "$(ls -A "$tmp/out_bad" | tr '\n' ' ')" = "s0.json s1.json " ]
 # Fixed, and resumed: only the rest run.
