@@ -159,7 +159,7 @@ int cmd_run(const CommonFlags& common, const RunFlags& flags) {
   std::printf("ran %zu nodes; peak live tensors %zu (%zu bytes)\n", stats.nodes_run,
               stats.peak_live_tensors, stats.peak_live_bytes);
   if (flags.memory) report_memory(*model, inputs);
-  if (flags.repeat > 0 || flags.profile || !flags.trace.empty()) report_timing(*model, inputs, flags);
+  if (flags.repeat > 0 || flags.profile || !flags.trace.empty()) report_timing(*model, inputs, flags, runtime);
   if (!flags.save_outputs.empty()) {
     write_outputs(flags.save_outputs, model->output_names(), outputs);
     std::printf("outputs written to %s\n", flags.save_outputs.c_str());
@@ -191,14 +191,15 @@ std::string outputs_text(const std::vector<std::vector<std::string>>& outputs) {
 }  // namespace
 
 int cmd_plan(const CommonFlags& common, const std::string& model_path, const std::string& inputs_path, bool memory,
-             int top) {
+             int top, const std::string& dot, const std::string& svg) {
   Runtime runtime(to_options(common));
   auto model = runtime.load(model_path);
   std::vector<PlanEntry> plan;
   std::vector<std::vector<std::vector<std::string>>> shapes;  // per node, per output, per dim
   std::vector<Tensor> inputs;
   const std::vector<std::string> specs = model->input_specs();
-  if (inputs_path.empty() && !memory) {  // symbolic shapes: [B, 197, 768]
+  const bool picture = !dot.empty() || !svg.empty();
+  if (inputs_path.empty() && !memory && !picture) {  // symbolic shapes: [B, 197, 768]
     SymbolicPlan sym = plan_symbolically(*model);
     for (size_t i = 0; i < specs.size(); ++i)
       std::printf("input '%s': %s (planned at %s)\n", model->input_names()[i].c_str(), specs[i].c_str(),
@@ -213,6 +214,7 @@ int cmd_plan(const CommonFlags& common, const std::string& model_path, const std
       print_memory_plan(model->memory_plan(inputs), top);
       return 0;
     }
+    if (picture) return write_plan_picture(*model, inputs, model_path, dot, svg);
     for (size_t i = 0; i < specs.size(); ++i)
       std::printf("input '%s': %s, given %s\n", model->input_names()[i].c_str(), specs[i].c_str(),
                   dims_text(inputs[i].shape()).c_str());

@@ -42,14 +42,40 @@ struct VerifyFlags {
   double tolerance = 1e-4;   // --tolerance: max_abs <= tolerance * max(1, max|reference|)
 };
 
+struct DiffFlags {
+  std::string model;         // .json graph file, or .pt TorchScript (with LibTorch)
+  std::string inputs;        // --inputs FILE.pt|FILE.json (default: generated sample inputs)
+  std::string against;       // --against B.toml (default: configs/reference.toml)
+  double tolerance = 1e-4;   // --tolerance: per node, max_abs <= tolerance * max(1, max|B|)
+  bool verbose = false;      // -v: every node, and those not comparable
+};
+
+// Dataset runs (`run --inputs-dir DIR` or `--inputs-list FILE`), in dataset.cpp.
+struct DatasetFlags {
+  std::string dir;           // --inputs-dir: every .pt/.json file in it, sorted by name
+  std::string list;          // --inputs-list: one input file per line
+  bool resume = false;       // --resume: skip samples whose output file exists
+  std::string on_error = "stop";  // --on-error stop|skip
+  bool no_progress = false;  // --no-progress
+  std::string format;        // --output-format pt|json (default pt with LibTorch, else json)
+};
+
 int cmd_run(const CommonFlags& common, const RunFlags& flags);
 // `memory`: print the memory plan (its `top` largest values) instead of the selection.
+// `dot`/`svg` non-empty: write the plan's picture there instead of the table.
 int cmd_plan(const CommonFlags& common, const std::string& model, const std::string& inputs, bool memory = false,
-             int top = 10);
+             int top = 10, const std::string& dot = "", const std::string& svg = "");
+// A whole dataset through one model; `flags.save_outputs` is then a folder.
+int cmd_run_dataset(const CommonFlags& common, const RunFlags& flags, const DatasetFlags& dataset);
+// plan_dot.cpp: `plan --dot/--svg` (runs the model once to learn every value's shape).
+std::string plan_dot(Model& model, const std::vector<Tensor>& inputs, const std::string& model_path);
+int write_plan_picture(Model& model, const std::vector<Tensor>& inputs, const std::string& model_path,
+                       const std::string& dot_path, const std::string& svg_path);
+int cmd_diff(const CommonFlags& common, const DiffFlags& flags);
 int cmd_plugins(const CommonFlags& common, bool verbose);
 // timing.cpp: the --repeat, --profile and --trace part of `run`, after its first run
 // (which planned the model and is the warm-up).
-void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFlags& flags);
+void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFlags& flags, const Runtime& runtime);
 // memory_report.cpp: `plan --memory`, and `run --memory`'s measured run.
 void print_memory_plan(const MemoryReport& report, int top);
 void report_memory(Model& model, const std::vector<Tensor>& inputs);

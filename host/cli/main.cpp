@@ -1,6 +1,7 @@
 // switchyard: run models through plugin backends. See `switchyard --help`.
 #include "check_plugin.hpp"
 #include "commands.hpp"
+#include "roofline.hpp"
 
 #include <switchyard/error.hpp>
 #include <switchyard/runtime.hpp>
@@ -71,18 +72,52 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--repeat", run.repeat, "after the first run (the warm-up), N timed runs; prints "
                                               "'median_ms: X' (one forward, in ms) and min/max")
       ->check(at_least_one);
-  run_cmd->add_flag("--profile", run.profile, "print per-node and per-backend time tables (over the --repeat runs)");
+  run_cmd->add_flag("--profile", run.profile, "print per-node and per-backend time tables (over the --repeat runs), with each "
+                                              "node's MFLOP, MB, GFLOP/s, GB/s and roofline verdict (compute, "
+                                              "bandwidth or overhead) against `switchyard calibrate`'s peaks");
   run_cmd->add_option("--profile-top", run.profile_top, "nodes listed in the --profile table")
       ->check(at_least_one)->capture_default_str();
   run_cmd->add_option("--trace", run.trace, "write a Chrome trace (.json; opens in Perfetto) of the last run");
   run_cmd->add_flag("--memory", run.memory, "one more run that measures its peak activation memory (malloc's bytes "
                                             "in use after each node) and prints it beside the plan's estimate");
+  cli::DatasetFlags dataset;
+  auto* dir_opt = run_cmd->add_option("--inputs-dir", dataset.dir,
+                                      "a dataset: run every .pt/.json input file in DIR (sorted by name); "
+                                      "--save-outputs is then a folder with one output file per sample");
+  auto* list_opt = run_cmd->add_option("--inputs-list", dataset.list,
+                                       "a dataset: run the input files listed in FILE, one per line "
+                                       "(relative to FILE's folder; # comments)");
+  dir_opt->excludes(list_opt);
+  run_cmd->get_option("--inputs")->excludes(dir_opt)->excludes(list_opt);
+  run_cmd->add_flag("--resume", dataset.resume, "dataset: skip samples whose output file already exists");
+  run_cmd->add_option("--on-error", dataset.on_error, "dataset: at a bad sample, stop (exit 1) or skip it "
+                                                      "(reported, exit 1 at the end)")
+      ->check(CLI::IsMember({"stop", "skip"}))->capture_default_str();
+  run_cmd->add_flag("--no-progress", dataset.no_progress, "dataset: no progress line (shown only when stderr is a terminal)");
+  run_cmd->add_option("--output-format", dataset.format, "dataset: pt or json (default pt with LibTorch, else json)")
+      ->check(CLI::IsMember({"pt", "json"}));
   run_cmd->footer("Files are chosen by extension (.pt needs a build with LibTorch). Example:\n"
                   "  switchyard run model.pt --inputs in.pt --save-outputs out.pt --save-node-io io.pt\n"
                   "  /usr/bin/python3 -c 'import torch; io = torch.load(\"io.pt\"); print(list(io))'\n"
                   "A big model's node_io, written as it runs and read one node at a time:\n"
                   "  switchyard run model.pt --node-io stream --save-node-io io.pt\n"
-                  "  /usr/bin/python3 tools/node_io_stream.py io.pt");
+                  "  /usr/bin/python3 tools/node_io_stream.py io.pt\n"
+                  "A dataset, one output (and node_io) file per sample, resumable:\n"
+                  "  switchyard run model.pt --inputs-dir samples/ --save-outputs out/ --node-io stream --resume");
+
+  cli::DiffFlags diff;
+  auto* diff_cmd = app.add_subcommand(
+      "diff", "run a model under two configs and compare every node's outputs; names the first node that differs");
+  diff_cmd->add_option("model", diff.model, kModelHelp)->required();
+  diff_cmd->add_option("--inputs", diff.inputs, "inputs, .pt or .json; default: sample values");
+  diff_cmd->add_option("--against", diff.against, "the reference config B (default: configs/reference.toml, every "
+                                                  "node on aten); A is --config")
+      ->check(CLI::ExistingFile);
+  diff_cmd->add_option("--tolerance", diff.tolerance, "per node: pass when max_abs <= tolerance x max(1, max|B|)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  diff_cmd->add_flag("-v,--verbose", diff.verbose, "list every node, and those that cannot be compared");
+  diff_cmd->footer("Exit code 0 when every node compared is within the tolerance, 1 otherwise. Example, after\n"
+                   "writing a kernel: switchyard diff model.pt --inputs in.pt --config mine.toml");
 
   std::string plan_model, plan_inputs;
   auto* plan_cmd = app.add_subcommand("plan", "show per node: op, module path, chosen backend and why, rejections");
@@ -92,7 +127,18 @@ int main(int argc, char** argv) {
   int plan_top = 10;
   plan_cmd->add_flag("--memory", plan_memory, "print the memory plan instead: the activation arena, which values "
                                               "share it, and the estimated peak activation memory");
+  std::string plan_dot_path, plan_svg_path;
+  plan_cmd->add_option("--dot", plan_dot_path, "write the plan as a Graphviz DOT picture: nodes coloured by backend, "
+                                               "fused kernels as clusters, edges with dtype and shape, storage "
+                                               "conversions as red edges with their bytes (runs the model once)");
+  plan_cmd->add_option("--svg", plan_svg_path, "render that picture to SVG (needs Graphviz's `dot` on PATH)");
   plan_cmd->add_option("--top", plan_top, "values listed by --memory, largest first")->check(at_least_one)->capture_default_str();
+
+  bool calibrate_force = false;
+  auto* calibrate_cmd = app.add_subcommand(
+      "calibrate", "measure this machine's peak GEMM GFLOP/s and copy GB/s for the config's intra_op_threads "
+                   "(the roofline of run --profile); cached in ~/.cache/switchyard/calibration.json");
+  calibrate_cmd->add_flag("--force", calibrate_force, "measure again even when cached");
 
   bool verbose = false;
   auto* plugins_cmd = app.add_subcommand("plugins", "list loaded plugins, their versions and kernels");
@@ -156,8 +202,12 @@ int main(int argc, char** argv) {
     torchscript::register_loader();  // Runtime::load accepts TorchScript .pt files
 #endif
     int rc = 0;
-    if (*run_cmd) rc = cli::cmd_run(common, run);
-    else if (*plan_cmd) rc = cli::cmd_plan(common, plan_model, plan_inputs, plan_memory, plan_top);
+    if (*run_cmd && (!dataset.dir.empty() || !dataset.list.empty())) rc = cli::cmd_run_dataset(common, run, dataset);
+    else if (*run_cmd) rc = cli::cmd_run(common, run);
+    else if (*diff_cmd) rc = cli::cmd_diff(common, diff);
+    else if (*plan_cmd) rc = cli::cmd_plan(common, plan_model, plan_inputs, plan_memory, plan_top, plan_dot_path,
+                                                 plan_svg_path);
+    else if (*calibrate_cmd) rc = cli::cmd_calibrate(common, calibrate_force);
     else if (*plugins_cmd) rc = cli::cmd_plugins(common, verbose);
     else if (*check_cmd) rc = cli::cmd_check_plugin(common, check);
 #ifdef SWITCHYARD_WITH_TORCHSCRIPT

@@ -1,10 +1,16 @@
 // `run --repeat N`, `--profile` and `--trace`: latency statistics and time tables over
 // the embedding API's profiling (RunContext::set_profiling).
 #include "commands.hpp"
+#include "roofline.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <map>
 
 namespace switchyard::cli {
@@ -29,7 +35,16 @@ double median(std::vector<double> v) {
 }
 
 // Per-node and per-backend tables; `sum` holds each node's time summed over `runs` runs.
-void print_profile(const std::vector<NodeProfile>& sum, int runs, int top) {
+std::string fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// Per-node and per-backend tables; `sum` holds each node's time summed over `runs` runs;
+// `costs` (by node) and `peaks` add the roofline columns.
+void print_profile(const std::vector<NodeProfile>& sum, int runs, int top, const std::map<std::string, Cost>& costs,
+                   const Peaks& peaks) {
   double total = 0;
   for (const auto& p : sum) total += p.duration_ms;
   std::vector<size_t> order(sum.size());
@@ -39,12 +54,29 @@ void print_profile(const std::vector<NodeProfile>& sum, int runs, int top) {
   const size_t shown = std::min(order.size(), static_cast<size_t>(top));
   std::printf("\nprofile: mean of %d run(s), %s ms in %zu nodes; top %zu nodes by time:\n", runs,
               ms(total / runs).c_str(), sum.size(), shown);
-  std::vector<std::vector<std::string>> rows{{"node", "op", "backend", "ms", "share"}};
+  std::vector<std::vector<std::string>> rows{
+      {"node", "op", "backend", "ms", "share", "MFLOP", "MB", "GFLOP/s", "GB/s", "of roof", "bound"}};
+  std::map<std::string, double> bound_ms;
+  for (const auto& p : sum) {
+    auto c = costs.find(p.node);
+    if (c != costs.end()) bound_ms[judge(c->second, p.duration_ms / runs, peaks).verdict] += p.duration_ms;
+  }
   for (size_t i = 0; i < shown; ++i) {
     const NodeProfile& p = sum[order[i]];
-    rows.push_back({p.node, p.op, p.backend, ms(p.duration_ms / runs), percent(p.duration_ms, total)});
+    std::vector<std::string> row{p.node, p.op, p.backend, ms(p.duration_ms / runs), percent(p.duration_ms, total)};
+    auto c = costs.find(p.node);
+    if (c != costs.end()) {
+      const Roofline r = judge(c->second, p.duration_ms / runs, peaks);
+      row.insert(row.end(), {fixed(c->second.flops / 1e6, 2), fixed(c->second.bytes / 1e6, 2), fixed(r.gflops, 1),
+                             fixed(r.gbs, 2), percent(r.roof_share, 1), r.verdict});
+    }
+    rows.push_back(std::move(row));
   }
   print_table(rows);
+  std::printf("roofline against gemm_gflops %.1f, copy_gbs %.1f (switchyard calibrate; intra_op_threads = %d): "
+              "bound by time:", peaks.gemm_gflops, peaks.copy_gbs, peaks.threads);
+  for (const auto& [verdict, t] : bound_ms) std::printf(" %s %s", verdict.c_str(), percent(t, total).c_str());
+  std::printf("\n");
 
   struct Backend {
     double ms = 0;
@@ -64,8 +96,46 @@ void print_profile(const std::vector<NodeProfile>& sum, int runs, int top) {
 
 }  // namespace
 
-void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFlags& flags) {
+// A Chrome trace like write_chrome_trace's, with the roofline numbers as each event's args.
+void write_roofline_trace(const std::string& path, const std::vector<NodeProfile>& profile,
+                          const std::map<std::string, Cost>& costs, const Peaks& peaks) {
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& p : profile) {
+    nlohmann::json args = {{"op", p.op}, {"module_path", p.module_path}};
+    auto c = costs.find(p.node);
+    if (c != costs.end()) {
+      const Roofline r = judge(c->second, p.duration_ms, peaks);
+      args.update({{"flops", c->second.flops}, {"bytes", c->second.bytes}, {"gflop_per_s", r.gflops},
+                   {"gb_per_s", r.gbs}, {"of_roof", r.roof_share}, {"bound", r.verdict}});
+    }
+    events.push_back({{"name", p.node}, {"cat", p.backend}, {"ph", "X"}, {"ts", p.start_ms * 1e3},
+                      {"dur", p.duration_ms * 1e3}, {"pid", 1}, {"tid", p.lane + 1}, {"args", std::move(args)}});
+  }
+  nlohmann::json trace = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"},
+                          {"metadata", {{"gemm_gflops", peaks.gemm_gflops}, {"copy_gbs", peaks.copy_gbs},
+                                        {"intra_op_threads", peaks.threads}}}};
+  std::ofstream out(path);
+  if (out) out << trace.dump() << "\n";
+  if (!out) throw Error(ErrorKind::Io, path + ": cannot write the trace file (" + std::strerror(errno) + ")");
+}
+
+void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFlags& flags, const Runtime& runtime) {
   const bool profiling = flags.profile || !flags.trace.empty();
+  // Roofline: each node's cost from its op and the shapes of one run; the machine's peaks.
+  std::map<std::string, Cost> costs;
+  Peaks peaks;
+  if (profiling) {
+    if (!load_peaks(runtime.config().intra_op_threads, &peaks)) {
+      std::printf("\ncalibrating this machine's peaks for the roofline (once per thread count; "
+                  "`switchyard calibrate`) ...\n");
+      std::fflush(stdout);
+      peaks = measure_peaks(runtime);
+      save_peaks(peaks);
+    }
+    model.set_node_callback([&](const NodeEvent& e) { costs[e.node] = op_cost(e.op, e.inputs, e.outputs); });
+    model.run(inputs);
+    model.set_node_callback([](const NodeEvent&) {});
+  }
   const int runs = std::max(flags.repeat, 1);
   model.set_profiling(profiling);
   std::vector<double> times;
@@ -91,9 +161,9 @@ void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFla
     std::printf("min_ms: %s max_ms: %s\n", ms(*std::min_element(times.begin(), times.end())).c_str(),
                 ms(*std::max_element(times.begin(), times.end())).c_str());
   }
-  if (flags.profile) print_profile(sum, runs, flags.profile_top);
+  if (flags.profile) print_profile(sum, runs, flags.profile_top, costs, peaks);
   if (!flags.trace.empty()) {
-    write_chrome_trace(flags.trace, model.profile());
+    write_roofline_trace(flags.trace, model.profile(), costs, peaks);
     std::printf("trace of the last run (%zu events) written to %s (open it in https://ui.perfetto.dev)\n",
                 model.profile().size(), flags.trace.c_str());
   }

@@ -56,6 +56,9 @@ struct PlanEntry {
   // The node's output shapes at the planned input shapes (empty where not known, e.g. a
   // constant folded at planning).
   std::vector<std::vector<int64_t>> output_shapes;
+  // The node's input and output values by name ("" for an absent optional input), so that
+  // a picture of the plan can draw its edges (`switchyard plan --dot`).
+  std::vector<std::string> inputs, outputs;
 };
 
 // A value converted between storages in a plan: a device copy or a layout change

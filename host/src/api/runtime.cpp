@@ -306,8 +306,10 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
   for (size_t n = 0; n < impl_->graph.nodes.size(); ++n) {
     const ir::Node& node = impl_->graph.nodes[n];
     const exec::NodePlan& np = plan->nodes[n];
-    PlanEntry e{node.name, node.op, node.module_path, np.backend, np.selection.reason, {}, {}};
+    PlanEntry e{node.name, node.op, node.module_path, np.backend, np.selection.reason, {}, {}, {}, {}, {}};
     for (const auto& r : np.selection.rejected) e.rejected.push_back(Rejected{r.backend, r.reason});
+    for (ir::ValueId v : node.inputs) e.inputs.push_back(v == ir::kNoValue ? "" : impl_->graph.values[v].name);
+    for (ir::ValueId v : node.outputs) e.outputs.push_back(impl_->graph.values[v].name);
     for (ir::ValueId v : node.outputs) e.output_shapes.push_back(shape_of(v));
     if (np.fused) {
       e.op = np.fused->op;

@@ -4,6 +4,7 @@
 set -u
 bin=$1; src=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME=$tmp/cache  # --profile's calibration cache: never the user's own
 failures=0; passed=0
 
 # expect NAME EXPECTED_RC PATTERN -- command...: the rc matches and stdout+stderr has PATTERN
@@ -218,7 +219,7 @@ expect no-repeat-no-median 0 "^absent$" -- bash -c "\"$bin\" run \"$demo\" --con
 
 # Profiling: per-node and per-backend tables; --trace writes a Chrome trace, one event per node.
 expect profile-nodes 0 "top 6 nodes by time" -- "$bin" run "$demo" --config "$cfg" --profile
-expect profile-node-row 0 "^fc1 +aten::linear +aten +[0-9]+\.[0-9]{3} +[0-9.]+%$" -- "$bin" run "$demo" --config "$cfg" --profile
+expect profile-node-row 0 "^fc1 +aten::linear +aten +[0-9]+\.[0-9]{3} +[0-9.]+% +0\.00 +0\.00 +[0-9.]+ +[0-9.]+ +[0-9.]+% +(compute|bandwidth|overhead)$" -- "$bin" run "$demo" --config "$cfg" --profile
 expect profile-backends 0 "^example +[0-9]+\.[0-9]{3} +[0-9.]+% +3$" -- "$bin" run "$demo" --config "$cfg" --profile --repeat 2
 expect profile-top 0 "top 2 nodes by time" -- "$bin" run "$demo" --config "$cfg" --profile --profile-top 2
 expect profile-top-zero nonzero "--profile-top: '0' is not a whole number >= 1" -- "$bin" run "$demo" --config "$cfg" --profile --profile-top 0
@@ -228,7 +229,9 @@ t = json.load(open('$tmp/trace.json'))
 ev = t['traceEvents']
 assert [e['name'] for e in ev] == ['fc1', 'act', 'residual', 'gated', 'fc2', 'softmax'], ev
 assert all(e['ph'] == 'X' and e['dur'] >= 0 and e['ts'] >= 0 for e in ev), ev
-assert ev[0]['cat'] == 'aten' and ev[0]['args'] == {'op': 'aten::linear', 'module_path': 'fc1'}, ev[0]
+a = ev[0]['args']
+assert ev[0]['cat'] == 'aten' and a['op'] == 'aten::linear' and a['module_path'] == 'fc1', ev[0]
+assert a['flops'] == 512 and a['bound'] in ('compute', 'bandwidth', 'overhead'), a  # the roofline (test_roofline.sh)
 print('ok')"
 expect trace-unwritable nonzero "cannot write the trace file" -- "$bin" run "$demo" --config "$cfg" --trace "$tmp/no/such/dir/t.json"
 

@@ -1,0 +1,187 @@
+// `switchyard diff`: run one model under two configs with node_io capture and compare every
+// node's outputs, naming the first node whose error is over the tolerance.
+#include "commands.hpp"
+#include "tensor_json.hpp"
+
+#include <switchyard/runtime.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <unistd.h>
+
+namespace switchyard::cli {
+namespace {
+
+// The reference side when --against is not given: configs/reference.toml (from the working
+// folder), else the same routing written out (every node on aten).
+std::string reference_config(std::string* note) {
+  if (std::filesystem::exists("configs/reference.toml")) {
+    *note = "configs/reference.toml";
+    return "configs/reference.toml";
+  }
+  std::string path = (std::filesystem::temp_directory_path() / ("switchyard-reference-" + std::to_string(getpid()) +
+                                                                ".toml")).string();
+  std::ofstream(path) << "[plugins]\nload = [\"aten\"]\n[selection]\ndefault = [\"aten\"]\n";
+  *note = "the built-in reference (every node on aten; configs/reference.toml is not in this folder)";
+  return path;
+}
+
+// One side's outputs per graph node. A fused record is named after its first node and holds
+// the last one's outputs, so it is filed under the last; the others have none on that side.
+struct Side {
+  std::string config;
+  std::map<std::string, const NodeIO*> by_node;
+  std::map<std::string, std::string> fused_into;  // node -> the fused kernel that ran it
+};
+
+Side index_side(const std::string& config, const std::vector<NodeIO>& records, const std::vector<PlanEntry>& plan) {
+  Side side;
+  side.config = config;
+  std::map<std::string, const PlanEntry*> entries;
+  for (const auto& e : plan) entries[e.node] = &e;
+  for (const auto& r : records) {
+    auto it = entries.find(r.node);
+    if (it != entries.end() && it->second->fused_from.size() > 1) {
+      const auto& group = it->second->fused_from;
+      side.by_node[group.back()] = &r;
+      for (size_t i = 0; i + 1 < group.size(); ++i) side.fused_into[group[i]] = r.op + " on " + r.backend;
+    } else {
+      side.by_node[r.node] = &r;
+    }
+  }
+  return side;
+}
+
+struct Compared {
+  double max_abs = 0, max_ref = 0, rel = 0;
+  std::string problem;  // a shape, dtype or count mismatch; "" when compared
+};
+
+Compared compare(const std::vector<Tensor>& a, const std::vector<Tensor>& ref) {
+  Compared c;
+  if (a.size() != ref.size()) {
+    c.problem = std::to_string(a.size()) + " vs " + std::to_string(ref.size()) + " outputs";
+    return c;
+  }
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (!a[k].defined() || !ref[k].defined()) continue;
+    if (a[k].shape() != ref[k].shape()) {
+      c.problem = "output " + std::to_string(k) + " shape " + shape_string(a[k].shape()) + " vs " +
+                  shape_string(ref[k].shape());
+      return c;
+    }
+    if (!same_dtype(a[k].dtype(), ref[k].dtype())) {
+      c.problem = "output " + std::to_string(k) + " dtype " + dtype_name(a[k].dtype()) + " vs " +
+                  dtype_name(ref[k].dtype());
+      return c;
+    }
+    const Tensor x = a[k].contiguous(), y = ref[k].contiguous();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double u = element(x, i), v = element(y, i);
+      if (std::isnan(u) != std::isnan(v)) {
+        c.max_abs = INFINITY;
+      } else if (!std::isnan(u)) {
+        const double d = (std::isinf(u) || std::isinf(v)) ? (u == v ? 0.0 : INFINITY) : std::fabs(u - v);
+        c.max_abs = std::max(c.max_abs, d);
+      }
+      if (std::isfinite(v)) c.max_ref = std::max(c.max_ref, std::fabs(v));
+    }
+  }
+  c.rel = c.max_abs / std::max(1.0, c.max_ref);
+  return c;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+}  // namespace
+
+int cmd_diff(const CommonFlags& common, const DiffFlags& flags) {
+  std::string against_note = flags.against;
+  const std::string against = flags.against.empty() ? reference_config(&against_note) : flags.against;
+  struct Run {
+    std::unique_ptr<Runtime> runtime;
+    std::unique_ptr<Model> model;
+    std::vector<PlanEntry> plan;
+  } run_a, run_b;
+  CommonFlags common_b = common;
+  common_b.config = against;
+  std::vector<Tensor> inputs;
+  for (auto* r : {&run_a, &run_b}) {
+    const CommonFlags& c = r == &run_a ? common : common_b;
+    r->runtime = std::make_unique<Runtime>(to_options(c, "outputs"));
+    r->model = r->runtime->load(flags.model);
+    if (inputs.empty()) inputs = load_inputs(*r->model, flags.inputs, flags.model);
+    r->model->run(inputs);
+    r->plan = r->model->plan(inputs);
+  }
+  if (flags.against.empty() && against != "configs/reference.toml") std::filesystem::remove(against);
+  const std::string name_a = common.config.empty() ? "built-in defaults" : common.config;
+  std::printf("diff of %s: A = %s, B (reference) = %s; inputs: %s\n", flags.model.c_str(), name_a.c_str(),
+              against_note.c_str(), flags.inputs.empty() ? "generated sample values" : flags.inputs.c_str());
+  std::printf("tolerance: max_abs <= %g x max(1, max|B|) per node\n\n", flags.tolerance);
+
+  const Side a = index_side(name_a, run_a.model->node_io(), run_a.plan);
+  const Side b = index_side(against_note, run_b.model->node_io(), run_b.plan);
+  std::vector<std::vector<std::string>> rows{{"node", "op", "backend A", "backend B", "max_abs", "max|B|", "rel", ""}};
+  std::string first_bad;
+  size_t compared = 0, bad = 0, skipped = 0;
+  // Graph order: the reference's plan lists every node (a fused one under its first name).
+  std::vector<std::string> order;
+  for (const auto& e : run_b.plan) order.push_back(e.node);
+  for (const auto& node : order) {
+    auto ia = a.by_node.find(node), ib = b.by_node.find(node);
+    if (ia == a.by_node.end() || ib == b.by_node.end()) {
+      auto fa = a.fused_into.find(node), fb = b.fused_into.find(node);
+      const std::string why = fa != a.fused_into.end()   ? "A: inside fused " + fa->second
+                              : fb != b.fused_into.end() ? "B: inside fused " + fb->second
+                                                         : "not recorded on one side";
+      if (flags.verbose) rows.push_back({node, "", "", "", "", "", "", "skipped (" + why + ")"});
+      ++skipped;
+      continue;
+    }
+    const NodeIO& ra = *ia->second;
+    const NodeIO& rb = *ib->second;
+    const Compared c = compare(ra.outputs, rb.outputs);
+    ++compared;
+    const bool over = !c.problem.empty() || !(c.rel <= flags.tolerance);
+    if (over) {
+      ++bad;
+      if (first_bad.empty()) {
+        first_bad = node;
+        std::string detail = c.problem.empty() ? "max_abs " + num(c.max_abs) + ", rel " + num(c.rel) : c.problem;
+        rows.push_back({node, ra.op, ra.backend, rb.backend, c.problem.empty() ? num(c.max_abs) : "-",
+                        num(c.max_ref), c.problem.empty() ? num(c.rel) : "-", "FIRST OVER TOLERANCE"});
+        first_bad = "first node over the tolerance: '" + node + "' (op " + ra.op + ", module " + ra.module_path +
+                    "): backend A '" + ra.backend + "' vs backend B '" + rb.backend + "', " + detail;
+        continue;
+      }
+    }
+    if (over || flags.verbose || first_bad.empty())
+      rows.push_back({node, ra.op, ra.backend, rb.backend, c.problem.empty() ? num(c.max_abs) : "-", num(c.max_ref),
+                      c.problem.empty() ? num(c.rel) : c.problem, over ? "over" : "ok"});
+  }
+  print_table(rows);
+  std::printf("\ncompared %zu node(s), %zu over the tolerance, %zu not comparable (fused on one side)%s\n", compared,
+              bad, skipped, flags.verbose || skipped == 0 ? "" : "; -v lists them");
+  if (compared == 0) {
+    std::fprintf(stderr, "error: no node could be compared between the two configs\n");
+    return 1;
+  }
+  if (!first_bad.empty()) {
+    std::printf("FAIL: %s\n", first_bad.c_str());
+    return 1;
+  }
+  std::printf("PASS: every compared node is within the tolerance\n");
+  return 0;
+}
+
+}  // namespace switchyard::cli

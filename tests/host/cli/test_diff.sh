@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# `switchyard diff`: a plugin whose relu is slightly wrong (leaky for x < 0) must be caught
+# at the relu node, with the backends of both sides named, and exit 1; equal configs pass.
+# Usage: test_diff.sh <switchyard binary> <source dir> <subtly_wrong plugin .so>
+set -u
+bin=$1; src=$2; plugin=$3
+here=$(cd "$(dirname "$0")" && pwd); . "$here/expect.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+demo=$src/tools/demo/mlp.json  # fc1 -> act (relu) -> residual -> gated -> fc2 -> softmax
+ref=$src/configs/reference.toml
+printf '[plugins]\npaths = ["%s"]\nload = ["subtly_wrong", "aten"]\n[selection]\ndefault = ["subtly_wrong", "aten"]\n' \
+  "$(dirname "$plugin")" > "$tmp/wrong.toml"
+# Inputs with negative pre-activations, so that the leaky relu shows.
+printf '{"x": {"dtype": "float32", "shape": [2, 8], "data": [%s]}}\n' "$(seq -s, -8 7)" > "$tmp/in.json"
+
+expect diff-fails 1 "FAIL: first node over the tolerance: 'act' \(op aten::relu, module act\): backend A 'subtly_wrong' vs backend B 'aten'" \
+  -- "$bin" diff "$demo" --inputs "$tmp/in.json" --config "$tmp/wrong.toml" --against "$ref"
+expect diff-fc1-ok 1 "^fc1 +aten::linear +aten +aten +0 .* ok$" \
+  -- "$bin" diff "$demo" --inputs "$tmp/in.json" --config "$tmp/wrong.toml" --against "$ref"
+expect diff-marks-first 1 "^act +aten::relu +subtly_wrong +aten +[0-9.e-]+ .*FIRST OVER TOLERANCE" \
+  -- "$bin" diff "$demo" --inputs "$tmp/in.json" --config "$tmp/wrong.toml" --against "$ref"
+# The reference by default: configs/reference.toml from the working folder.
+expect diff-default-against 1 "B \(reference\) = configs/reference.toml.*" \
+  -- sh -c "cd '$src' && '$bin' diff '$demo' --inputs '$tmp/in.json' --config '$tmp/wrong.toml'"
+expect diff-builtin-reference 1 "built-in reference .*FAIL: first node over the tolerance: 'act'|FAIL: first node over the tolerance: 'act'" \
+  -- sh -c "cd '$tmp' && '$bin' diff '$demo' --inputs in.json --config wrong.toml"
+expect diff-same-passes 0 "PASS: every compared node is within the tolerance" \
+  -- "$bin" diff "$demo" --inputs "$tmp/in.json" --config "$ref" --against "$ref"
+expect diff-example-passes 0 "compared 6 node\(s\), 0 over" \
+  -- "$bin" diff "$demo" --inputs "$tmp/in.json" --config "$src/configs/example.toml" --against "$ref"
+# A loose enough tolerance lets the leak (0.01 x the most negative input) through.
+expect diff-tolerance 0 "PASS" \
+  -- "$bin" diff "$demo" --inputs "$tmp/in.json" --config "$tmp/wrong.toml" --against "$ref" --tolerance 1
+expect diff-bad-tolerance nonzero "tolerance" -- "$bin" diff "$demo" --tolerance -1
+expect diff-missing-against nonzero "nope.toml" -- "$bin" diff "$demo" --against "$tmp/nope.toml"
+finish
