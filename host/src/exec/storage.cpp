@@ -100,20 +100,30 @@ Tensor StorageTable::allocate(int32_t id, DLDataType dtype, const std::vector<in
   return place(id, data, dtype, shape, std::move(owner));
 }
 
-Tensor StorageTable::to_host(int32_t from, const Tensor& src, const std::string& what, Tensor dst) const {
-  if (from == kHost) return src;
-  const StorageKind& k = kind(from);
-  if (!dst.defined()) dst = Tensor::uninitialized(src.dtype(), src.shape());
+namespace {
+
+// One copy through a storage's to_host or from_host; `direction` is "to" or "from".
+void storage_copy(const StorageKind& k, SY_Status (*copy)(void*, SY_StorageCopyArgs*), const Tensor& src,
+                  const Tensor& dst, const std::string& what, const char* direction) {
   SY_CallContext call;
   SY_StorageCopyArgs args{};
   args.struct_size = sizeof(args);
   args.call = &call;
   args.src = &src.dl();
   args.dst = const_cast<DLTensor*>(&dst.dl());
-  const SY_Status s = k.def->to_host(k.def->context, &args);
+  const SY_Status s = copy(k.def->context, &args);
   if (s != SY_OK)
-    throw Error(ErrorKind::Kernel, "storage '" + k.name + "' failed to copy " + what + " to host memory: " +
-                                       loader::describe_failure(s, call));
+    throw Error(ErrorKind::Kernel, "storage '" + k.name + "' failed to copy " + what + " " + direction +
+                                       " host memory: " + loader::describe_failure(s, call));
+}
+
+}  // namespace
+
+Tensor StorageTable::to_host(int32_t from, const Tensor& src, const std::string& what, Tensor dst) const {
+  if (from == kHost) return src;
+  const StorageKind& k = kind(from);
+  if (!dst.defined()) dst = Tensor::uninitialized(src.dtype(), src.shape());
+  storage_copy(k, k.def->to_host, src, dst, what, "to");
   return dst;
 }
 
@@ -121,16 +131,7 @@ Tensor StorageTable::from_host(int32_t to, const Tensor& src, const std::string&
   if (to == kHost) return src;
   const StorageKind& k = kind(to);
   if (!dst.defined()) dst = allocate(to, src.dtype(), src.shape());
-  SY_CallContext call;
-  SY_StorageCopyArgs args{};
-  args.struct_size = sizeof(args);
-  args.call = &call;
-  args.src = &src.dl();
-  args.dst = const_cast<DLTensor*>(&dst.dl());
-  const SY_Status s = k.def->from_host(k.def->context, &args);
-  if (s != SY_OK)
-    throw Error(ErrorKind::Kernel, "storage '" + k.name + "' failed to copy " + what + " from host memory: " +
-                                       loader::describe_failure(s, call));
+  storage_copy(k, k.def->from_host, src, dst, what, "from");
   return dst;
 }
 

@@ -5,21 +5,7 @@ set -u
 bin=$1; src=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export XDG_CACHE_HOME=$tmp/cache  # --profile's calibration cache: never the user's own
-failures=0; passed=0
-
-# expect NAME EXPECTED_RC PATTERN -- command...: the rc matches and stdout+stderr has PATTERN
-expect() {
-  local name=$1 want_rc=$2 pattern=$3; shift 4
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  if [ "$want_rc" = "nonzero" ]; then [ $rc -ne 0 ] && rc_ok=1 || rc_ok=0; else [ $rc -eq "$want_rc" ] && rc_ok=1 || rc_ok=0; fi
-  if [ $rc_ok -eq 1 ] && grep -qE -- "$pattern" <<<"$out"; then
-    passed=$((passed + 1))
-  else
-    failures=$((failures + 1))
-    echo "FAIL: $name (rc=$rc, wanted $want_rc and /$pattern/)"; echo "$out" | head -20
-  fi
-}
+here=$(cd "$(dirname "$0")" && pwd); . "$here/expect.sh"  # expect, check, finish
 
 demo=$src/tools/demo/mlp.json
 cfg=$src/configs/example.toml  # the demo: example runs the element-wise nodes, aten the rest
@@ -235,5 +221,4 @@ assert a['flops'] == 512 and a['bound'] in ('compute', 'bandwidth', 'overhead'),
 print('ok')"
 expect trace-unwritable nonzero "cannot write the trace file" -- "$bin" run "$demo" --config "$cfg" --trace "$tmp/no/such/dir/t.json"
 
-echo "$passed passed, $failures failed"
-[ $failures -eq 0 ]
+finish
