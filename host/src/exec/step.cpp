@@ -232,9 +232,10 @@ void Executor::run_step_body(const Step& step, size_t index, RunState& st, Scrat
   if (!(step.folded && st.plan->complete)) run_kernel(step, st, sc);
 
   // ---- the tail
-  for (size_t o = 0; o < num_out; ++o) hold(step.outputs[o].slot, outs[o]);
+  const bool records = options.callback != nullptr || options.capture != Capture::None;
+  for (size_t o = 0; o < num_out; ++o) hold(step.outputs[o].slot, records ? outs[o] : std::move(outs[o]));
   ++st.nodes_run;
-  if (options.callback != nullptr || options.capture != Capture::None) {
+  if (records) {
     // Records and callbacks see plain host tensors, wherever the values live.
     for (size_t i = 0; st.keep_inputs && i < sc.in_tensors.size(); ++i)
       if (sc.in_tensors[i].defined() && step.inputs[i].storage != kHost)
@@ -295,9 +296,9 @@ void Executor::run_kernel(const Step& step, RunState& st, Scratch& sc) const {
       std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
       if (st.in_place && op.inplace_input >= 0) {  // the input dies here: write over it
         const Tensor& in = st.slots[static_cast<size_t>(step.inputs[static_cast<size_t>(op.inplace_input)].slot)];
-        outs.push_back(storages_.place(op.storage, in.raw_data(), d.dtype, shape, in.owner()));
+        outs.push_back(storages_.place(op.storage, in.raw_data(), d.dtype, std::move(shape), in.owner()));
       } else if (const ArenaPool::Buffer* a = op.arena_offset >= 0 ? arena_for(st, op.storage) : nullptr) {
-        outs.push_back(storages_.place(op.storage, a->data + op.arena_offset, d.dtype, shape, nullptr));
+        outs.push_back(storages_.place(op.storage, a->data + op.arena_offset, d.dtype, std::move(shape), nullptr));
       } else {
         outs.push_back(storages_.allocate(op.storage, d.dtype, shape));
       }

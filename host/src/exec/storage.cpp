@@ -87,17 +87,19 @@ std::shared_ptr<void> StorageTable::allocate_bytes(int32_t id, uint64_t bytes, v
   return std::shared_ptr<void>(args.data, [def = k.def, keep = k.plugin](void* q) { def->free(def->context, q); });
 }
 
-Tensor StorageTable::place(int32_t id, void* data, DLDataType dtype, const std::vector<int64_t>& shape,
+Tensor StorageTable::place(int32_t id, void* data, DLDataType dtype, std::vector<int64_t> shape,
                            std::shared_ptr<void> owner) const {
-  if (id == kHost) return Tensor::from_blob(data, dtype, shape, {}, [owner] {});
-  return Tensor::in_storage(data, kind(id).def->device, dtype, shape, [owner] {});
+  std::function<void()> keep;  // none for arena memory: the run holds the arena
+  if (owner) keep = [owner = std::move(owner)] {};
+  if (id == kHost) return Tensor::from_blob(data, dtype, std::move(shape), {}, std::move(keep));
+  return Tensor::in_storage(data, kind(id).def->device, dtype, std::move(shape), std::move(keep));
 }
 
 Tensor StorageTable::allocate(int32_t id, DLDataType dtype, const std::vector<int64_t>& shape) const {
   if (id == kHost) return Tensor::uninitialized(dtype, shape);
   void* data = nullptr;
   std::shared_ptr<void> owner = allocate_bytes(id, nbytes(id, dtype, shape), &data);
-  return place(id, data, dtype, shape, std::move(owner));
+  return place(id, data, dtype, std::vector<int64_t>(shape), std::move(owner));
 }
 
 namespace {

@@ -43,7 +43,7 @@ class StorageTable {
   // One buffer of `bytes` in storage `id` (for an arena), freed when the result goes.
   std::shared_ptr<void> allocate_bytes(int32_t id, uint64_t bytes, void** data) const;
   // A tensor of storage `id` at `data` (inside a buffer `owner` keeps alive).
-  Tensor place(int32_t id, void* data, DLDataType dtype, const std::vector<int64_t>& shape,
+  Tensor place(int32_t id, void* data, DLDataType dtype, std::vector<int64_t> shape,
                std::shared_ptr<void> owner) const;
   // Conversions. `what` names the value in errors. `dst` (optional) is where to write;
   // otherwise a tensor of its own is allocated.
