@@ -308,5 +308,11 @@ TEST(Endurance, ChangingBatchAndSequenceLength) {
               kWarmupRuns, mib(rss_warm), total, mib(rss_end), 100.0 * growth,
               kSanitized ? " [sanitizer build: not checked]" : "");
   if (!kSanitized) EXPECT_LT(std::abs(growth), kMaxGrowth);
-  EXPECT_GT(plans, 64u) << "the 16-plan cache should have evicted and re-planned signatures";
+  size_t distinct = 0;
+  for (char v : seen) distinct += v ? 1 : 0;
+  EXPECT_GT(plans, 16u) << "more signatures than the 16-plan cache holds, so plans were evicted";
+  EXPECT_GE(plans, distinct) << "every signature is planned at least once";
+  // Re-planning after eviction shows once the 64 signatures come round again (the
+  // sanitizer builds make only a few dozen runs).
+  if (total >= 200) EXPECT_GT(plans, 64u) << "the 16-plan cache should have evicted and re-planned signatures";
 }
