@@ -10,8 +10,19 @@ namespace {
 
 bool same(DLDataType a, DLDataType b) { return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes; }
 
+struct AtenDtype {
+  c10::ScalarType scalar_type;
+  DLDataType dl;
+};
+
+// The SDK's table, expanded here against LibTorch's own enum.
+#define SY_TEST_ENTRY(name, dl_code, dl_bits) \
+  AtenDtype{c10::ScalarType::name, DLDataType{static_cast<uint8_t>(dl_code), dl_bits, 1}},
+const AtenDtype kAtenDtypes[] = {SY_ATEN_DTYPES(SY_TEST_ENTRY)};
+#undef SY_TEST_ENTRY
+
 TEST(AtenDtype, AgreesWithATensOwnDLPackConversion) {
-  for (const sy::AtenDtype& d : sy::kAtenDtypes) {
+  for (const AtenDtype& d : kAtenDtypes) {
     SCOPED_TRACE(c10::toString(d.scalar_type));
     if (d.scalar_type == at::kBool) {  // DLPack 0.6 has no bool: the SDK names it SY_DL_BOOL
       EXPECT_TRUE(same(d.dl, DLDataType{SY_DL_BOOL, 8, 1}));
@@ -22,14 +33,14 @@ TEST(AtenDtype, AgreesWithATensOwnDLPackConversion) {
 }
 
 TEST(AtenDtype, RoundTripsEveryEntry) {
-  for (const sy::AtenDtype& d : sy::kAtenDtypes) {
+  for (const AtenDtype& d : kAtenDtypes) {
     DLDataType dl{};
     c10::ScalarType back = c10::ScalarType::Undefined;
     ASSERT_TRUE(sy::to_dl_dtype(d.scalar_type, &dl));
     ASSERT_TRUE(sy::to_scalar_type(dl, &back));
     EXPECT_EQ(back, d.scalar_type);
   }
-  EXPECT_EQ(std::size(sy::kAtenDtypes), 12u);  // complex included: every type DLPack 0.6 names
+  EXPECT_EQ(std::size(kAtenDtypes), 12u);  // complex included: every type DLPack 0.6 names
 }
 
 TEST(AtenDtype, RefusesWhatTheOtherSideCannotName) {

@@ -1,43 +1,46 @@
 // DLPack dtype <-> ATen scalar type: the one table, for plugins and tools that wrap ATen
-// (the aten plugin, the host's TorchScript bridge, their tests). Header-only; it needs
-// LibTorch's c10 headers, so neither sdk.h nor plugin.hpp includes it.
-#pragma once
+// (the aten plugin, the host's TorchScript bridge, their tests). Header-only and free of
+// LibTorch: the table names ATen's scalar types, and the functions are templates over the
+// caller's c10::ScalarType, so a vendor builds against the SDK alone.
+#ifndef SWITCHYARD_ATEN_DTYPE_HPP
+#define SWITCHYARD_ATEN_DTYPE_HPP
 
 #include <switchyard/sdk.h>
 
-#include <c10/core/ScalarType.h>
 #include <dlpack/dlpack.h>
+
+// X(name, code, bits) for every scalar type DLPack can name: `name` is the enumerator of
+// c10::ScalarType, (code, bits) its DLPack dtype (lanes 1). Bool is SY_DL_BOOL (DLPack 0.6
+// has no bool code).
+#define SY_ATEN_DTYPES(X)                                                                    \
+  X(Float, kDLFloat, 32) X(Double, kDLFloat, 64) X(Half, kDLFloat, 16) X(BFloat16, kDLBfloat, 16) \
+  X(Char, kDLInt, 8) X(Short, kDLInt, 16) X(Int, kDLInt, 32) X(Long, kDLInt, 64)               \
+  X(Byte, kDLUInt, 8) X(Bool, SY_DL_BOOL, 8) X(ComplexFloat, kDLComplex, 64)                   \
+  X(ComplexDouble, kDLComplex, 128)
 
 namespace sy {
 
-struct AtenDtype {
-  c10::ScalarType scalar_type;
-  DLDataType dl;
-};
-
-// Every scalar type DLPack can name (bool as SY_DL_BOOL: DLPack 0.6 has no bool code).
-inline constexpr AtenDtype kAtenDtypes[] = {
-    {c10::ScalarType::Float, {kDLFloat, 32, 1}},         {c10::ScalarType::Double, {kDLFloat, 64, 1}},
-    {c10::ScalarType::Half, {kDLFloat, 16, 1}},          {c10::ScalarType::BFloat16, {kDLBfloat, 16, 1}},
-    {c10::ScalarType::Char, {kDLInt, 8, 1}},             {c10::ScalarType::Short, {kDLInt, 16, 1}},
-    {c10::ScalarType::Int, {kDLInt, 32, 1}},             {c10::ScalarType::Long, {kDLInt, 64, 1}},
-    {c10::ScalarType::Byte, {kDLUInt, 8, 1}},            {c10::ScalarType::Bool, {SY_DL_BOOL, 8, 1}},
-    {c10::ScalarType::ComplexFloat, {kDLComplex, 64, 1}}, {c10::ScalarType::ComplexDouble, {kDLComplex, 128, 1}},
-};
-
-// The DLPack dtype of `type`; false for types DLPack cannot name (quantized, ...).
-inline bool to_dl_dtype(c10::ScalarType type, DLDataType* out) {
-  for (const AtenDtype& d : kAtenDtypes)
-    if (d.scalar_type == type) return *out = d.dl, true;
+// The DLPack dtype of `type` (a c10::ScalarType); false for types DLPack cannot name.
+template <typename ScalarType>
+bool to_dl_dtype(ScalarType type, DLDataType* out) {
+#define SY_ATEN_TO_DL(name, dl_code, dl_bits) \
+  if (type == ScalarType::name) return *out = DLDataType{static_cast<uint8_t>(dl_code), dl_bits, 1}, true;
+  SY_ATEN_DTYPES(SY_ATEN_TO_DL)
+#undef SY_ATEN_TO_DL
   return false;
 }
 
 // The ATen scalar type of `dtype`; false for dtypes ATen cannot hold (vectors, uint16, ...).
-inline bool to_scalar_type(DLDataType dtype, c10::ScalarType* out) {
-  for (const AtenDtype& d : kAtenDtypes)
-    if (d.dl.code == dtype.code && d.dl.bits == dtype.bits && d.dl.lanes == dtype.lanes)
-      return *out = d.scalar_type, true;
+template <typename ScalarType>
+bool to_scalar_type(DLDataType dtype, ScalarType* out) {
+  if (dtype.lanes != 1) return false;
+#define SY_ATEN_FROM_DL(name, dl_code, dl_bits) \
+  if (dtype.code == (dl_code) && dtype.bits == (dl_bits)) return *out = ScalarType::name, true;
+  SY_ATEN_DTYPES(SY_ATEN_FROM_DL)
+#undef SY_ATEN_FROM_DL
   return false;
 }
 
 }  // namespace sy
+
+#endif  // SWITCHYARD_ATEN_DTYPE_HPP
