@@ -288,7 +288,7 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
   p->has_bias = a[2] != nullptr;
   p->work = static_cast<double>(sy::numel(*a[1])) * static_cast<double>(g.src[0]);
   for (size_t d = 2; d < g.dst.size(); ++d) p->work *= static_cast<double>(g.dst[d]);
-  SerialIfSmall serial(p->work);  // oneDNN fixes an implementation's thread count when it is made
+  sy_omp::Threads threads(p->work);  // oneDNN fixes an implementation's thread count when it is made
   try {
     // `any`: oneDNN picks the layouts its fastest implementation wants. Except for a few
     // input channels (an image stem, a patch embedding): then plain input skips a reorder
@@ -352,7 +352,7 @@ void ConvKernel::run(sy::Run& run) {
   DLTensor& out = run.output(0);
   if (sy::numel(out) == 0) return;  // empty batch: nothing to compute
   std::shared_ptr<const Prepared> p = prepare(a, &out);
-  SerialIfSmall serial(p->work);
+  sy_omp::Threads threads(p->work);
   if (execute(*p, a, handle(out), nan_guard_)) return;
   // A NaN or infinity came in, and oneDNN's relu/clip turn NaN into a number where ATen
   // keeps it: put back the NaNs of the convolution without the activation.

@@ -135,7 +135,6 @@ class Executor {
   bool fuse_ = true;
   struct Parallel;                  // parallel.cpp: the oneTBB arena (null when sequential)
   std::shared_ptr<Parallel> parallel_;
-  int deterministic_threads_ = 0;   // > 0: the OpenMP threads every kernel runs with
   PlanCache cache_;
   std::mutex planning_mutex_;       // one new signature plans at a time
 };
