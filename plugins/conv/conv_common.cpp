@@ -139,6 +139,7 @@ void check_attr_names(const sy::Node& node, const std::vector<std::string>& know
     if (name == nullptr) continue;
     std::string s = name;
     if (h->attr_kind(raw, name) == SY_ATTR_NONE) continue;  // an omitted optional argument
+    if (s.rfind("@", 0) == 0) continue;  // a config option (sdk.h): read where known, never a refusal
     if (s.rfind("post.", 0) == 0) {
       if (std::find(post_known.begin(), post_known.end(), s.substr(5)) != post_known.end()) continue;
     } else if (std::find(known.begin(), known.end(), s) != known.end()) {

@@ -293,6 +293,15 @@ std::vector<StorageCopy> Model::storage_copies(const std::vector<Tensor>& inputs
   return out;
 }
 
+std::vector<StoredValue> Model::stored_values(const std::vector<Tensor>& inputs) const {
+  const std::shared_ptr<const exec::Plan> plan = plan_of(*impl_->executor, inputs);
+  std::vector<StoredValue> out;
+  for (size_t v = 0; v < plan->value_storage.size() && v < impl_->graph.values.size(); ++v)
+    if (plan->value_storage[v] != exec::kHost)
+      out.push_back(StoredValue{impl_->graph.values[v].name, impl_->executor->storages().name_of(plan->value_storage[v])});
+  return out;
+}
+
 std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
   const std::shared_ptr<const exec::Plan> plan = plan_of(*impl_->executor, inputs);
   std::vector<PlanEntry> out;

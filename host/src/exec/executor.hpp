@@ -98,6 +98,8 @@ class Executor {
   void try_fuse(size_t index, Plan& plan, const std::vector<const DLTensor*>& inputs,
                 const std::vector<const DLTensor*>& consumer_extra);
   ir::Node resolve(const ir::Node& node, const Plan& plan) const;
+  // The `options` of the rule that routes `node`, or nullptr (none, or no rule matches).
+  const std::vector<config::RuleOption>* rule_options(const ir::Node& node) const;
   // finalize.cpp: storages, conversions, in-place, arenas, steps and schedule.
   void finalize(Plan& plan) const;
   // step.cpp: the per-node step, and a sequential run of a complete plan.
