@@ -52,6 +52,9 @@ void print_memory_plan(const MemoryReport& r, int top) {
 }
 
 void report_memory(Model& model, const std::vector<Tensor>& inputs) {
+  // The first run after planning may still make one-time kernel state (a kernel building
+  // its variant for the storages the plan chose): not activations, so it is not measured.
+  model.run(inputs);
   RunContext context;
   context.set_memory_measurement(true);
   model.run(inputs, context);

@@ -108,8 +108,11 @@ void append_key(Dims& key, const dnnl::memory::desc& md) {
   const dnnl_memory_desc_t& d = md.data;
   key.push_back(d.ndims);
   for (int i = 0; i < d.ndims; ++i) key.push_back(d.dims[i]);
-  if (d.format_kind == dnnl_blocked)
-    for (int i = 0; i < d.ndims; ++i) key.push_back(d.format_desc.blocking.strides[i]);
+  if (d.format_kind != dnnl_blocked) return;
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  for (int i = 0; i < d.ndims; ++i) key.push_back(b.strides[i]);
+  key.push_back(b.inner_nblks);  // nChw16c and a plain layout may share outer strides
+  for (int i = 0; i < b.inner_nblks; ++i) key.push_back(b.inner_blks[i]), key.push_back(b.inner_idxs[i]);
 }
 
 // ---- attributes --------------------------------------------------------------------------

@@ -165,7 +165,6 @@ int main(int argc, char** argv) {
   if (!child_plugin.empty()) return run_with_stack(64 << 20, [&] { return child(p, child_plugin, length, dump); });
 
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  setenv("SWITCHYARD_INTRA_OP_THREADS", std::to_string(p.threads).c_str(), 1);  // for threads_for below
   std::printf("| L | aten ms | attention ms | aten / attention | aten peak extra MiB | attention peak extra MiB "
               "| output MiB | aten [L, L] scores MiB | attention kernel scratch KiB | max diff |\n"
               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

@@ -274,9 +274,7 @@ void Executor::finalize(Plan& plan) const {
 
   // ---- 4. memory: one arena for host memory, one per device storage
   const bool use_arena = config_.memory_planner && !parallel_ && config_.capture == config::CaptureMode::None;
-  auto host_memory = [&](int32_t id) {
-    return id == kHost || (storages_.kind(id).def->device.device_type == kDLCPU && storages_.kind(id).def->alloc == nullptr);
-  };
+  auto host_memory = [&](int32_t id) { return storages_.in_host_memory(id); };
   std::vector<int32_t> groups{kHost};
   for (int32_t id : plan.slot_storage)
     if (!host_memory(id) && std::find(groups.begin(), groups.end(), id) == groups.end()) groups.push_back(id);

@@ -22,8 +22,8 @@ int64_t since(const RunState& st) {
 }
 
 // The buffer a run placed storage `id`'s arena values in, or null.
-const ArenaPool::Buffer* arena_for(const RunState& st, int32_t id) {
-  if (id == kHost) return st.arena.get();
+const ArenaPool::Buffer* arena_for(const RunState& st, const StorageTable& storages, int32_t id) {
+  if (storages.in_host_memory(id)) return st.arena.get();  // host formats share the host arena
   const Plan& plan = *st.plan;
   for (size_t i = 0; i < plan.device_arenas.size(); ++i)
     if (plan.device_arenas[i].storage == id) return st.device_arenas.size() > i ? st.device_arenas[i].get() : nullptr;
@@ -192,7 +192,7 @@ void Executor::run_step_body(const Step& step, size_t index, RunState& st, Scrat
     const std::string& name = graph_.values[static_cast<size_t>(step.value)].name;
     Tensor dst;
     if (step.arena_offset >= 0)
-      if (const ArenaPool::Buffer* a = arena_for(st, step.to))
+      if (const ArenaPool::Buffer* a = arena_for(st, storages_, step.to))
         dst = storages_.place(step.to, a->data + step.arena_offset, src.dtype(), src.shape(), nullptr);
     if (step.from != kHost && step.to != kHost)
       dst = storages_.from_host(step.to, storages_.to_host(step.from, src, "value '" + name + "'"), "value '" + name + "'", dst);
@@ -297,7 +297,7 @@ void Executor::run_kernel(const Step& step, RunState& st, Scratch& sc) const {
       if (st.in_place && op.inplace_input >= 0) {  // the input dies here: write over it
         const Tensor& in = st.slots[static_cast<size_t>(step.inputs[static_cast<size_t>(op.inplace_input)].slot)];
         outs.push_back(storages_.place(op.storage, in.raw_data(), d.dtype, std::move(shape), in.owner()));
-      } else if (const ArenaPool::Buffer* a = op.arena_offset >= 0 ? arena_for(st, op.storage) : nullptr) {
+      } else if (const ArenaPool::Buffer* a = op.arena_offset >= 0 ? arena_for(st, storages_, op.storage) : nullptr) {
         outs.push_back(storages_.place(op.storage, a->data + op.arena_offset, d.dtype, std::move(shape), nullptr));
       } else {
         outs.push_back(storages_.allocate(op.storage, d.dtype, shape));

@@ -35,6 +35,11 @@ class StorageTable {
   // for host memory; -2 if `plugin` does not own it (its kernels cannot read it).
   SY_StorageIndex local_of(int32_t id, const loader::LoadedPlugin* plugin) const;
   std::string name_of(int32_t id) const { return id == kHost ? "host" : kind(id).name; }
+  // True for plain host memory and host formats (kDLCPU without an allocator of their own):
+  // their values share the host arena.
+  bool in_host_memory(int32_t id) const {
+    return id == kHost || (kind(id).def->device.device_type == kDLCPU && kind(id).def->alloc == nullptr);
+  }
 
   // Bytes a tensor takes in storage `id`.
   uint64_t nbytes(int32_t id, DLDataType dtype, const std::vector<int64_t>& shape) const;

@@ -79,24 +79,26 @@ TEST(AtenPlugin, RefusesAnotherMajorVersion) {
   check("aten::softmax", {x}, Attrs().i("dim", 1), at::softmax(x, 1));
 }
 
-TEST(AtenPlugin, IntraOpThreadsFromEnvironment) {
+TEST(AtenPlugin, IntraOpThreadsFromTheHost) {
   plugin();
-  int before = at::get_num_threads();
-  setenv("SWITCHYARD_INTRA_OP_THREADS", "2", 1);
+  const int before = at::get_num_threads();
+  // A host with a pool of 3 (SDK 1.1 num_threads): ATen's team follows it, not the environment.
+  static SY_HostApi with_pool = host_api();
+  with_pool.num_threads = [](void*) -> int32_t { return 3; };
+  with_pool.parallel_for = [](void*, int64_t b, int64_t e, int64_t, SY_ParallelBody body, void* ctx) {
+    if (e > b) body(ctx, b, e, 0);
+  };
+  setenv("SWITCHYARD_INTRA_OP_THREADS", "2", 1);  // the old side channel: ignored now
   std::string message;
-  ASSERT_EQ(init_with(&host_api(), &message), SY_OK) << message;
-  EXPECT_EQ(at::get_num_threads(), 2);
+  ASSERT_EQ(init_with(&with_pool, &message), SY_OK) << message;
+  EXPECT_EQ(at::get_num_threads(), 3);
   auto log = host_log();
   EXPECT_TRUE(std::any_of(log.begin(), log.end(),
-                          [](const std::string& l) { return contains(l, "intra-op threads"); }));
-  setenv("SWITCHYARD_INTRA_OP_THREADS", "lots", 1);  // ignored with a warning
-  ASSERT_EQ(init_with(&host_api(), &message), SY_OK) << message;
-  EXPECT_EQ(at::get_num_threads(), 2);
-  log = host_log();
-  EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const std::string& l) {
-    return contains(l, "ignoring SWITCHYARD_INTRA_OP_THREADS");
-  }));
+                          [](const std::string& l) { return contains(l, "intra-op threads set to 3"); }));
   unsetenv("SWITCHYARD_INTRA_OP_THREADS");
+  // A host without a pool (the test host, or any 1.0 host): one thread.
+  ASSERT_EQ(init_with(&host_api(), &message), SY_OK) << message;
+  EXPECT_EQ(at::get_num_threads(), 1);
   at::set_num_threads(before);
 }
 
