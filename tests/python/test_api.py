@@ -79,8 +79,14 @@ def test_plan_and_profile(rt, mlp):
     with pytest.raises(ValueError, match="no declared shape"):
         m.plan()  # a trace declares no input shapes
     plan = m.plan(torch.randn(3, 8))
-    assert {"node", "op", "module", "backend", "why", "rejections"} <= set(plan[0])
+    assert {"node", "op", "module", "backend", "why", "rejections", "kernel_cost"} <= set(plan[0])
     assert all(entry["backend"] for entry in plan)
+    # The example plugin reports its kernels' cost (relu: one FLOP per element); aten does not.
+    for entry in plan:
+        if entry["backend"] == "example" and entry["op"] == "aten::relu":
+            assert entry["kernel_cost"] == {"flops": 3 * 16, "bytes": 8 * 3 * 16, "scratch_bytes": 0}, entry
+        elif entry["backend"] == "aten":
+            assert entry["kernel_cost"] is None, entry
     profile = m.profile(torch.randn(4, 8), repeat=3)
     assert profile and all(p["mean_ms"] >= p["min_ms"] >= 0 for p in profile)
     assert {p["node"] for p in profile} <= {e["node"] for e in plan} | {"fc1", "act", "fc2"}
