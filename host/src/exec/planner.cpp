@@ -186,7 +186,6 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
         bound->output_inplace[o] = -1;
     }
   }
-  ask_cost(*bound, describe(node), winner.backend, inputs, node.outputs.size());
   return bound;
 }
 
@@ -385,6 +384,8 @@ RunResult Executor::plan_and_run(Plan& plan, const std::vector<Tensor>& inputs, 
       }
     }
     const ir::Node& run_node = np.as_run(node);
+    // Asked of the kernel that runs (fused or not), after fusion decided.
+    ask_cost(*np.bound, describe(run_node), np.backend, metadata(run_node.inputs), run_node.outputs.size());
     const BoundKernel& bk = *np.bound;
     const loader::LoadedPlugin* plugin = bk.kernel.plugin.get();
     const int32_t end = np.fused ? std::max<int32_t>(static_cast<int32_t>(n), fusable_[n]) : static_cast<int32_t>(n);

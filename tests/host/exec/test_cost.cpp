@@ -26,12 +26,12 @@ std::string config() {
                                   "/libswitchyard-costing.so\"]\n");
 }
 
-// x -> OP -> "a" -> test::uncosted -> "y"
-ir::Graph chain(const std::string& op) {
+// x -> OP -> "a" -> SECOND -> "y"
+ir::Graph chain(const std::string& op, const std::string& second = "test::uncosted") {
   ir::Graph g;
   ir::ValueId x = g.add_input("x", kF32, {-1});
   g.add_node("first", op, {x}, {"a"}, {}, "block.first");
-  g.add_node("second", "test::uncosted", {g.find_value("a")}, {"y"});
+  g.add_node("second", second, {g.find_value("a")}, {"y"});
   g.outputs = {g.find_value("y")};
   return g;
 }
@@ -99,6 +99,21 @@ TEST(KernelCost, AskedOncePerSignatureNeverPerRun) {
   // Each signature's plan carries the cost at its own shapes.
   EXPECT_EQ(model->plan({ramp(5)})[0].kernel_flops, 4242.0 * 5);
   EXPECT_EQ(model->plan({ramp(3)})[0].kernel_flops, 4242.0 * 3);
+}
+
+// Fusion decides first; only the kernel that runs is asked, not the ones it replaces.
+TEST(KernelCost, AFusedNodeReportsTheFusedKernelsCostOnly) {
+  Runtime rt(Options{config()});
+  auto model = load_graph(rt, chain("test::costed", "test::tail"));
+  const int before = cost_calls(rt);
+  EXPECT_EQ(values(model->run({ramp(2)})[0]), (std::vector<float>{-6, -2}));
+  EXPECT_EQ(cost_calls(rt), before + 1) << "the unfused test::costed was asked too";
+  const std::vector<PlanEntry> plan = model->plan({ramp(2)});
+  ASSERT_EQ(plan[0].op, "test::costed+test::tail");
+  ASSERT_TRUE(plan[0].has_kernel_cost);
+  EXPECT_EQ(plan[0].kernel_flops, 31337.0 * 2);
+  EXPECT_EQ(plan[0].kernel_bytes, 0.0) << "a field the kernel left alone stays 0";
+  EXPECT_FALSE(plan[1].has_kernel_cost) << "the consumer runs inside the fused kernel";
 }
 
 TEST(KernelCost, FailingCostWarnsNamingNodeOpAndPluginAndRunGoesOn) {

@@ -7,6 +7,8 @@
 //   test::cost_fails   y = 2x; its cost returns an error
 //   test::cost_nan     y = 2x; its cost reports NaN FLOPs
 //   test::cost_calls   y[0] = how many times a cost function of this plugin ran
+//   test::tail         y = 2x; no cost function
+//   test::costed+test::tail   y = 4x, fused; cost: 31337 FLOPs per element
 #include <switchyard/plugin.hpp>
 
 #include <atomic>
@@ -58,6 +60,20 @@ struct CostNan : Double {
   }
 };
 
+struct FusedCostedTail {
+  explicit FusedCostedTail(const sy::Node&) {}
+  void infer(sy::Infer& io) { io.set_output(0, sy::kFloat32, sy::shape_of(io.input(0))); }
+  void run(sy::Run& io) {
+    const float* x = sy::data<float>(io.input(0));
+    float* y = sy::data<float>(io.output(0));
+    for (int64_t i = 0, n = sy::numel(io.output(0)); i < n; ++i) y[i] = 4.0f * x[i];
+  }
+  void cost(sy::Cost& c) {
+    ++g_cost_calls;
+    c.flops(31337.0 * static_cast<double>(sy::numel(c.input(0))));
+  }
+};
+
 struct CostCalls {
   explicit CostCalls(const sy::Node&) {}
   void infer(sy::Infer& io) { io.set_output(0, sy::kFloat32, {1}); }
@@ -71,4 +87,6 @@ SY_PLUGIN("costing", "0.0.1", "switchyard tests",
           sy::kernel<Uncosted>("test::uncosted", "test", {sy::kFloat32}),
           sy::kernel<CostFails>("test::cost_fails", "test", {sy::kFloat32}),
           sy::kernel<CostNan>("test::cost_nan", "test", {sy::kFloat32}),
-          sy::kernel<CostCalls>("test::cost_calls", "test", {sy::kFloat32}))
+          sy::kernel<CostCalls>("test::cost_calls", "test", {sy::kFloat32}),
+          sy::kernel<Uncosted>("test::tail", "test", {sy::kFloat32}),
+          sy::kernel<FusedCostedTail>("test::costed+test::tail", "test", {sy::kFloat32}))
