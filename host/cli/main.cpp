@@ -73,8 +73,10 @@ int main(int argc, char** argv) {
                                               "'median_ms: X' (one forward, in ms) and min/max")
       ->check(at_least_one);
   run_cmd->add_flag("--profile", run.profile, "print per-node and per-backend time tables (over the --repeat runs), with each "
-                                              "node's MFLOP, MB, GFLOP/s, GB/s and roofline verdict (compute, "
-                                              "bandwidth or overhead) against `switchyard calibrate`'s peaks");
+                                              "node's MFLOP, MB (its kernel's own cost where the plugin reports one, "
+                                              "else the host's formulas: column 'cost by'), GFLOP/s, GB/s and "
+                                              "roofline verdict (compute, bandwidth or overhead) against "
+                                              "`switchyard calibrate`'s peaks");
   run_cmd->add_option("--profile-top", run.profile_top, "nodes listed in the --profile table")
       ->check(at_least_one)->capture_default_str();
   run_cmd->add_option("--trace", run.trace, "write a Chrome trace (.json; opens in Perfetto) of the last run");

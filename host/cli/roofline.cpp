@@ -73,6 +73,11 @@ Cost op_cost(const std::string& op, const std::vector<Tensor>& inputs, const std
   return c;
 }
 
+void prefer_kernel_costs(const std::vector<PlanEntry>& plan, std::map<std::string, Cost>& costs) {
+  for (const PlanEntry& e : plan)
+    if (e.has_kernel_cost) costs[e.node] = Cost{e.kernel_flops, e.kernel_bytes, true};
+}
+
 Roofline judge(const Cost& cost, double ms, const Peaks& peaks) {
   Roofline r;
   const double s = ms / 1e3;

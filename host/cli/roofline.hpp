@@ -8,6 +8,7 @@
 
 #include <switchyard/runtime.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,11 +23,17 @@ struct Peaks {
 
 struct Cost {
   double flops = 0, bytes = 0;
+  bool from_plugin = false;  // the kernel's own numbers (SDK 1.1 cost), not the host's formula
+  const char* source() const { return from_plugin ? "plugin" : "host"; }
 };
 
 // Host formulas: linear/matmul/conv/attention count 2 FLOPs per multiply-add; other ops
 // one per output element. Bytes: every input and output read or written once.
 Cost op_cost(const std::string& op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs);
+
+// Puts the kernel's own cost (PlanEntry::has_kernel_cost) in place of the host's
+// formula for each node whose plugin reports one; `costs` is keyed by node name.
+void prefer_kernel_costs(const std::vector<PlanEntry>& plan, std::map<std::string, Cost>& costs);
 
 struct Roofline {
   double gflops = 0, gbs = 0;  // achieved

@@ -55,11 +55,14 @@ void print_profile(const std::vector<NodeProfile>& sum, int runs, int top, const
   std::printf("\nprofile: mean of %d run(s), %s ms in %zu nodes; top %zu nodes by time:\n", runs,
               ms(total / runs).c_str(), sum.size(), shown);
   std::vector<std::vector<std::string>> rows{
-      {"node", "op", "backend", "ms", "share", "MFLOP", "MB", "GFLOP/s", "GB/s", "of roof", "bound"}};
+      {"node", "op", "backend", "ms", "share", "MFLOP", "MB", "cost by", "GFLOP/s", "GB/s", "of roof", "bound"}};
   std::map<std::string, double> bound_ms;
+  size_t by_plugin = 0, by_host = 0;
   for (const auto& p : sum) {
     auto c = costs.find(p.node);
-    if (c != costs.end()) bound_ms[judge(c->second, p.duration_ms / runs, peaks).verdict] += p.duration_ms;
+    if (c == costs.end()) continue;
+    bound_ms[judge(c->second, p.duration_ms / runs, peaks).verdict] += p.duration_ms;
+    ++(c->second.from_plugin ? by_plugin : by_host);
   }
   for (size_t i = 0; i < shown; ++i) {
     const NodeProfile& p = sum[order[i]];
@@ -67,8 +70,8 @@ void print_profile(const std::vector<NodeProfile>& sum, int runs, int top, const
     auto c = costs.find(p.node);
     if (c != costs.end()) {
       const Roofline r = judge(c->second, p.duration_ms / runs, peaks);
-      row.insert(row.end(), {fixed(c->second.flops / 1e6, 2), fixed(c->second.bytes / 1e6, 2), fixed(r.gflops, 1),
-                             fixed(r.gbs, 2), percent(r.roof_share, 1), r.verdict});
+      row.insert(row.end(), {fixed(c->second.flops / 1e6, 2), fixed(c->second.bytes / 1e6, 2), c->second.source(),
+                             fixed(r.gflops, 1), fixed(r.gbs, 2), percent(r.roof_share, 1), r.verdict});
     }
     rows.push_back(std::move(row));
   }
@@ -76,7 +79,8 @@ void print_profile(const std::vector<NodeProfile>& sum, int runs, int top, const
   std::printf("roofline against gemm_gflops %.1f, copy_gbs %.1f (switchyard calibrate; intra_op_threads = %d): "
               "bound by time:", peaks.gemm_gflops, peaks.copy_gbs, peaks.threads);
   for (const auto& [verdict, t] : bound_ms) std::printf(" %s %s", verdict.c_str(), percent(t, total).c_str());
-  std::printf("\n");
+  std::printf("\ncost by: plugin %zu node(s) (their kernels' own cost, SDK 1.1), host %zu (the host's formulas)\n",
+              by_plugin, by_host);
 
   struct Backend {
     double ms = 0;
@@ -105,7 +109,8 @@ void write_roofline_trace(const std::string& path, const std::vector<NodeProfile
     auto c = costs.find(p.node);
     if (c != costs.end()) {
       const Roofline r = judge(c->second, p.duration_ms, peaks);
-      args.update({{"flops", c->second.flops}, {"bytes", c->second.bytes}, {"gflop_per_s", r.gflops},
+      args.update({{"flops", c->second.flops}, {"bytes", c->second.bytes}, {"cost_source", c->second.source()},
+                   {"gflop_per_s", r.gflops},
                    {"gb_per_s", r.gbs}, {"of_roof", r.roof_share}, {"bound", r.verdict}});
     }
     events.push_back({{"name", p.node}, {"cat", p.backend}, {"ph", "X"}, {"ts", p.start_ms * 1e3},
@@ -121,7 +126,8 @@ void write_roofline_trace(const std::string& path, const std::vector<NodeProfile
 
 void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFlags& flags, const Runtime& runtime) {
   const bool profiling = flags.profile || !flags.trace.empty();
-  // Roofline: each node's cost from its op and the shapes of one run; the machine's peaks.
+  // Roofline: each node's cost, its kernel's own where the plugin reports one (asked once
+  // per plan), else the host's formula over the shapes of one run; the machine's peaks.
   std::map<std::string, Cost> costs;
   Peaks peaks;
   if (profiling) {
@@ -135,6 +141,7 @@ void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFla
     model.set_node_callback([&](const NodeEvent& e) { costs[e.node] = op_cost(e.op, e.inputs, e.outputs); });
     model.run(inputs);
     model.set_node_callback([](const NodeEvent&) {});
+    prefer_kernel_costs(model.plan(inputs), costs);
   }
   const int runs = std::max(flags.repeat, 1);
   model.set_profiling(profiling);

@@ -185,8 +185,13 @@ class PyModel {
     for (const PlanEntry& e : entries) {
       py::list rejections;
       for (const Rejected& r : e.rejected) rejections.append(py::dict("backend"_a = r.backend, "reason"_a = r.reason));
+      // The kernel's own cost of one run (SDK 1.1), where its plugin reports one.
+      py::object cost = py::none();
+      if (e.has_kernel_cost)
+        cost = py::dict("flops"_a = e.kernel_flops, "bytes"_a = e.kernel_bytes, "scratch_bytes"_a = e.kernel_scratch_bytes);
       out.append(py::dict("node"_a = e.node, "op"_a = e.op, "module"_a = e.module_path, "backend"_a = e.backend,
-                          "why"_a = e.reason, "rejections"_a = rejections, "fused_from"_a = e.fused_from));
+                          "why"_a = e.reason, "rejections"_a = rejections, "fused_from"_a = e.fused_from,
+                          "kernel_cost"_a = cost));
     }
     return out;
   }

@@ -12,6 +12,11 @@
 // allocates the output (contiguous) from the shape infer() reports, and run() fills it.
 // Inputs may be strided (transposed, sliced, expanded): the loops read each input
 // through its own strides, so no copy is needed.
+//
+// Every kernel also reports its cost (SDK 1.1, optional): the FLOPs and bytes of one run
+// at the given input shapes, which `switchyard run --profile` uses for its roofline in
+// place of the host's per-op estimate. add counts 2 FLOPs per element (a multiply by
+// alpha, then an add), where the host's estimate counts 1.
 #include <switchyard/plugin.hpp>
 
 #include <algorithm>
@@ -90,12 +95,14 @@ void require_float32(const sy::Node& node) {
 }
 
 struct Add {
+  static constexpr double kFlopsPerElement = 2;  // a + alpha * b, alpha multiplied even when 1
   explicit Add(const sy::Attrs& attrs) : alpha(static_cast<float>(attrs.f("alpha", 1.0))) {}
   float operator()(float a, float b) const { return a + alpha * b; }
   float alpha;
 };
 
 struct Mul {
+  static constexpr double kFlopsPerElement = 1;
   explicit Mul(const sy::Attrs&) {}
   float operator()(float a, float b) const { return a * b; }
 };
@@ -119,6 +126,21 @@ class Binary {
     Shape self = sy::shape_of(infer.input(0));
     Shape out = infer.has_input(1) ? broadcast(self, sy::shape_of(infer.input(1))) : self;
     infer.set_output(0, sy::kFloat32, out);
+  }
+
+  // One run reads each fp32 input once and writes the broadcast output once.
+  void cost(sy::Cost& c) {
+    Shape self = sy::shape_of(c.input(0));
+    double bytes = 4.0 * static_cast<double>(sy::numel(c.input(0)));
+    Shape out = self;
+    if (c.has_input(1)) {
+      out = broadcast(self, sy::shape_of(c.input(1)));
+      bytes += 4.0 * static_cast<double>(sy::numel(c.input(1)));
+    }
+    double n = 1;
+    for (int64_t size : out) n *= static_cast<double>(size);
+    c.flops(Op::kFlopsPerElement * n);
+    c.bytes(bytes + 4.0 * n);
   }
 
   void run(sy::Run& run) {
@@ -152,6 +174,13 @@ class Relu {
 
   void infer(sy::Infer& infer) {
     infer.set_output(0, sy::kFloat32, sy::shape_of(infer.input(0)));
+  }
+
+  // One comparison per element; reads the input and writes the output once.
+  void cost(sy::Cost& c) {
+    const double n = static_cast<double>(sy::numel(c.input(0)));
+    c.flops(n);
+    c.bytes(8.0 * n);
   }
 
   void run(sy::Run& run) {

@@ -79,11 +79,21 @@ def test_plan_and_profile(rt, mlp):
     with pytest.raises(ValueError, match="no declared shape"):
         m.plan()  # a trace declares no input shapes
     plan = m.plan(torch.randn(3, 8))
-    assert {"node", "op", "module", "backend", "why", "rejections"} <= set(plan[0])
+    assert {"node", "op", "module", "backend", "why", "rejections", "kernel_cost"} <= set(plan[0])
     assert all(entry["backend"] for entry in plan)
     profile = m.profile(torch.randn(4, 8), repeat=3)
     assert profile and all(p["mean_ms"] >= p["min_ms"] >= 0 for p in profile)
     assert {p["node"] for p in profile} <= {e["node"] for e in plan} | {"fc1", "act", "fc2"}
+
+
+def test_plan_kernel_cost(source_dir, mlp):
+    # configs/example.toml: relu on the example plugin, which reports its kernels' cost
+    # (one FLOP per element, input and output bytes); the linears on aten, which does not.
+    rt = switchyard.Runtime(config=source_dir / "configs/example.toml", log_level="warn")
+    plan = {e["node"]: e for e in rt.load(mlp, torch.randn(2, 8)).plan(torch.randn(3, 8))}
+    assert plan["act"]["backend"] == "example", plan["act"]
+    assert plan["act"]["kernel_cost"] == {"flops": 3 * 16, "bytes": 8 * 3 * 16, "scratch_bytes": 0}
+    assert plan["fc1"]["backend"] == "aten" and plan["fc1"]["kernel_cost"] is None, plan["fc1"]
 
 
 def test_load_file(rt, source_dir, tmp_path, mlp):

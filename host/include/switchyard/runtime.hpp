@@ -59,6 +59,13 @@ struct PlanEntry {
   // The node's input and output values by name ("" for an absent optional input), so that
   // a picture of the plan can draw its edges (`switchyard plan --dot`).
   std::vector<std::string> inputs, outputs;
+  // The kernel's own cost of one run at the planned shapes (SDK 1.1 SY_KernelDef.cost),
+  // asked once per plan. False where the kernel has no `cost` or it failed (a warning
+  // is logged); callers then estimate from the op and its shapes, as the roofline does.
+  bool has_kernel_cost = false;
+  double kernel_flops = 0;                 // a multiply-add counts 2
+  double kernel_bytes = 0;                 // read from and written to memory
+  size_t kernel_scratch_bytes = 0;         // temporary memory one run allocates
 };
 
 // A value converted between storages in a plan: a device copy or a layout change

@@ -315,6 +315,12 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
     const exec::NodePlan& np = plan->nodes[n];
     PlanEntry e{node.name, node.op, node.module_path, np.backend, np.selection.reason, {}, {}, {}, {}, {}};
     for (const auto& r : np.selection.rejected) e.rejected.push_back(Rejected{r.backend, r.reason});
+    if (np.bound && np.bound->has_cost) {
+      e.has_kernel_cost = true;
+      e.kernel_flops = np.bound->flops;
+      e.kernel_bytes = np.bound->bytes;
+      e.kernel_scratch_bytes = static_cast<size_t>(np.bound->scratch_bytes);
+    }
     for (ir::ValueId v : node.inputs) e.inputs.push_back(v == ir::kNoValue ? "" : impl_->graph.values[v].name);
     for (ir::ValueId v : node.outputs) e.outputs.push_back(impl_->graph.values[v].name);
     for (ir::ValueId v : node.outputs) e.output_shapes.push_back(shape_of(v));

@@ -27,6 +27,11 @@ struct BoundKernel {
   std::vector<SY_StorageMask> input_reads;   // from `storage` (host only without it)
   std::vector<SY_StorageMask> output_writes;
   std::vector<int32_t> output_inplace;       // per output: an input index, or -1
+  // The kernel's own cost of one run (SDK 1.1 `cost`), asked once when it is created;
+  // has_cost is false without `cost` or when it failed (warned): the op's formula applies.
+  bool has_cost = false;
+  double flops = 0, bytes = 0;
+  uint64_t scratch_bytes = 0;
   BoundKernel() = default;
   BoundKernel(const BoundKernel&) = delete;
   BoundKernel& operator=(const BoundKernel&) = delete;

@@ -14,6 +14,7 @@
 #include <switchyard/error.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 
@@ -53,6 +54,38 @@ SY_StorageIndex lowest_storage(SY_StorageMask mask) {
   for (SY_StorageIndex k = 0; k < 31; ++k)
     if (mask & SY_STORAGE_MASK(k)) return k;
   return SY_STORAGE_HOST;
+}
+
+// Asks a 1.1 kernel for its cost of one run at these input shapes, once per plan. A
+// failure or a nonsensical number is a warning, never fatal: the roofline then uses the
+// host's formula for the op.
+void ask_cost(BoundKernel& bound, const std::string& node, const std::string& backend,
+              const std::vector<const DLTensor*>& inputs, size_t num_outputs) {
+  const SY_KernelDef* def = bound.kernel.def;
+  if (!SY_STRUCT_HAS(def, SY_KernelDef, cost) || def->cost == nullptr) return;
+  SY_CallContext call;
+  SY_KernelCostArgs args{};
+  args.struct_size = sizeof(args);
+  args.call = &call;
+  args.instance = bound.instance;
+  args.inputs = inputs.data();
+  args.num_inputs = inputs.size();
+  args.num_outputs = num_outputs;
+  const SY_Status s = def->cost(def->context, &args);
+  std::string problem;
+  if (s != SY_OK) problem = "its kernel's cost failed: " + loader::describe_failure(s, call);
+  else if (!std::isfinite(args.flops) || !std::isfinite(args.bytes) || args.flops < 0 || args.bytes < 0)
+    problem = "its kernel's cost reported flops " + std::to_string(args.flops) + " and bytes " +
+              std::to_string(args.bytes) + ", which are not counts";
+  if (!problem.empty()) {
+    log::get().warn("{}: plugin '{}': {}; the roofline uses the host's formula for this node instead", node, backend,
+                    problem);
+    return;
+  }
+  bound.has_cost = true;
+  bound.flops = args.flops;
+  bound.bytes = args.bytes;
+  bound.scratch_bytes = args.scratch_bytes;
 }
 
 }  // namespace
@@ -377,6 +410,8 @@ RunResult Executor::plan_and_run(Plan& plan, const std::vector<Tensor>& inputs, 
       }
     }
     const ir::Node& run_node = np.as_run(node);
+    // Asked of the kernel that runs (fused or not), after fusion decided.
+    ask_cost(*np.bound, describe(run_node), np.backend, metadata(run_node.inputs), run_node.outputs.size());
     const BoundKernel& bk = *np.bound;
     const loader::LoadedPlugin* plugin = bk.kernel.plugin.get();
     const int32_t end = np.fused ? std::max<int32_t>(static_cast<int32_t>(n), fusable_[n]) : static_cast<int32_t>(n);

@@ -418,8 +418,8 @@ typedef struct SY_KernelStorageArgs {
   int32_t* output_inplace;
 } SY_KernelStorageArgs;
 
-/* The cost of one run for given input metadata (1.1), for the roofline report and the
- * memory pre-flight. Every field is preset to 0; a kernel fills what it knows. */
+/* The cost of one run at the given input metadata (1.1), for the roofline report. A NULL
+ * `cost`, or one that fails (the host warns): the host estimates. Fields are preset to 0. */
 typedef struct SY_KernelCostArgs {
   size_t struct_size;
   SY_CallContext* call;
@@ -469,7 +469,7 @@ typedef struct SY_KernelDef {
   /* (optional) Storages the instance reads and writes, and in-place outputs. NULL: plain
    * host tensors only. Called after create, once per input-shape signature. */
   SY_Status (*storage)(void* context, SY_KernelStorageArgs* args);
-  /* (optional) Cost of one run. NULL: the host estimates it from the op and shapes. */
+  /* (optional) Cost of one run; asked once per input-shape signature, never per run. */
   SY_Status (*cost)(void* context, SY_KernelCostArgs* args);
 } SY_KernelDef;
 

@@ -205,7 +205,7 @@ expect no-repeat-no-median 0 "^absent$" -- bash -c "\"$bin\" run \"$demo\" --con
 
 # Profiling: per-node and per-backend tables; --trace writes a Chrome trace, one event per node.
 expect profile-nodes 0 "top 6 nodes by time" -- "$bin" run "$demo" --config "$cfg" --profile
-expect profile-node-row 0 "^fc1 +aten::linear +aten +[0-9]+\.[0-9]{3} +[0-9.]+% +0\.00 +0\.00 +[0-9.]+ +[0-9.]+ +[0-9.]+% +(compute|bandwidth|overhead)$" -- "$bin" run "$demo" --config "$cfg" --profile
+expect profile-node-row 0 "^fc1 +aten::linear +aten +[0-9]+\.[0-9]{3} +[0-9.]+% +0\.00 +0\.00 +host +[0-9.]+ +[0-9.]+ +[0-9.]+% +(compute|bandwidth|overhead)$" -- "$bin" run "$demo" --config "$cfg" --profile
 expect profile-backends 0 "^example +[0-9]+\.[0-9]{3} +[0-9.]+% +3$" -- "$bin" run "$demo" --config "$cfg" --profile --repeat 2
 expect profile-top 0 "top 2 nodes by time" -- "$bin" run "$demo" --config "$cfg" --profile --profile-top 2
 expect profile-top-zero nonzero "--profile-top: '0' is not a whole number >= 1" -- "$bin" run "$demo" --config "$cfg" --profile --profile-top 0
