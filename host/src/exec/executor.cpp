@@ -74,8 +74,8 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
   for (size_t i = 0; i < inputs.size(); ++i)
     if (std::string why = ir::check_input_shape(graph_, i, inputs[i].shape()); !why.empty())
       throw Error(ErrorKind::Input, why);
+  if (deterministic_threads_ > 0) set_this_thread_openmp(deterministic_threads_);  // (the pre-flight may plan too)
   if (config_.preflight) preflight(inputs);
-  if (deterministic_threads_ > 0) set_this_thread_openmp(deterministic_threads_);
   auto plan = std::make_shared<Plan>();
   RunResult result = plan_and_run(*plan, inputs, options);
   result.stats.planned = true;
