@@ -260,6 +260,16 @@ int cmd_plan(const CommonFlags& common, const std::string& model_path, const std
       bytes += c.bytes;
     }
     std::printf("storage copies: %zu (%zu bytes per run)\n", copies.size(), bytes);
+    // Values that stay in a plugin's storage (a device, oneDNN's own layouts) between nodes.
+    std::map<std::string, size_t> stored;
+    for (const StoredValue& v : model->stored_values(inputs)) ++stored[v.storage];
+    std::string per_storage;
+    size_t total = 0;
+    for (const auto& [storage, count] : stored) {
+      per_storage += (per_storage.empty() ? " (" : ", ") + storage + " " + std::to_string(count);
+      total += count;
+    }
+    std::printf("values kept in plugin storages: %zu%s\n", total, per_storage.empty() ? "" : (per_storage + ")").c_str());
   }
   return 0;
 }

@@ -15,8 +15,11 @@
 // lets the host keep that input alive. A view of a constant attribute is copied, since
 // attributes die with the model while outputs may outlive it.
 //
-// Threads: at init, SWITCHYARD_INTRA_OP_THREADS (if set) goes to at::set_num_threads.
+// Threads: ATen's intra-op threads are the host's budget (SY_HostApi.num_threads): set at
+// init, and matched per call on the calling thread (OpenMP's count is per thread).
 #include "aten_ops.hpp"
+
+#include "common/openmp_threads.hpp"
 
 #include <ATen/Parallel.h>
 #include <ATen/ScalarOps.h>
@@ -361,6 +364,7 @@ class AtenKernel {
       throw sy::Error(where_ + ": no slots for produced outputs", SY_ERROR_INTERNAL);
 
     std::vector<std::unique_ptr<Holder>> results;
+    sy_omp::Threads threads;  // this thread's OpenMP team: the host's budget
     translate_errors(where_, [&] {
       c10::InferenceMode guard;
       c10::SmallVector<at::Tensor, 8> in(n_in);
@@ -441,16 +445,8 @@ struct AtenPlugin {
 };
 
 void apply_thread_setting() {
-  const char* v = std::getenv("SWITCHYARD_INTRA_OP_THREADS");
-  if (v == nullptr || *v == '\0') return;
-  char* end = nullptr;
-  long n = std::strtol(v, &end, 10);
-  if (*end != '\0' || n <= 0 || n > 4096) {
-    sy::log(SY_LOG_WARN, std::string("aten: ignoring SWITCHYARD_INTRA_OP_THREADS='") + v +
-                             "' (expected a positive integer)");
-    return;
-  }
-  if (at::get_num_threads() != n) at::set_num_threads(static_cast<int>(n));
+  const int n = sy::intra_op_threads();
+  if (at::get_num_threads() != n) at::set_num_threads(n);
   sy::log(SY_LOG_DEBUG, "aten: intra-op threads set to " + std::to_string(at::get_num_threads()));
 }
 

@@ -3,7 +3,7 @@
 
 #include <switchyard/parallel.hpp>
 
-#include <cblas.h>
+#include "common/sgemm.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -64,17 +64,12 @@ Rows as_rows(const DLTensor& t, std::vector<float>& storage) {
 
 void linear(const Rows& x, const float* w, int64_t ldw, int64_t n, const float* b, float* y, int64_t ldy) {
   if (x.rows == 0 || n == 0) return;
-  const int64_t most = std::numeric_limits<int>::max();  // CBLAS takes int sizes
-  if (x.rows > most || n > most || x.ld > most || ldw > most || ldy > most)
-    throw std::length_error("attention: a projection of " + std::to_string(x.rows) + " rows is too large for CBLAS");
   for (int64_t r = 0; r < x.rows; ++r) {
     if (b != nullptr) std::copy(b, b + n, y + r * ldy);
     else std::fill(y + r * ldy, y + r * ldy + n, 0.0f);
   }
   if (x.cols == 0) return;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(x.rows), static_cast<int>(n),
-              static_cast<int>(x.cols), 1.0f, x.data, static_cast<int>(x.ld), w, static_cast<int>(ldw), 1.0f,
-              y, static_cast<int>(ldy));
+  sy_gemm::sgemm(false, true, x.rows, n, x.cols, 1.0f, x.data, x.ld, w, ldw, 1.0f, y, ldy);
 }
 
 void layer_norm(float* x, int64_t rows, int64_t d, const float* gamma, const float* beta, double eps) {

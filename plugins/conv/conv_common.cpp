@@ -1,7 +1,6 @@
 // conv plugin: oneDNN plumbing, memory descriptors from DLPack tensors, attribute checks.
 #include "conv_common.hpp"
 
-#include <omp.h>
 
 #include <algorithm>
 
@@ -16,21 +15,6 @@ dnnl::stream new_stream() { return dnnl::stream(engine()); }
 
 void reorder_into(dnnl::stream& stream, const dnnl::reorder& r, dnnl::memory& src, dnnl::memory& dst) {
   r.execute(stream, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
-}
-
-// Below this many multiply-adds (or reads, for pooling) a primitive runs serially.
-constexpr double kSerialWork = 65536;
-
-SerialIfSmall::SerialIfSmall(double work) {
-  if (work >= kSerialWork) return;
-  int n = omp_get_max_threads();
-  if (n <= 1) return;
-  saved_ = n;
-  omp_set_num_threads(1);
-}
-
-SerialIfSmall::~SerialIfSmall() {
-  if (saved_ > 0) omp_set_num_threads(saved_);
 }
 
 std::string to_string(const Dims& d) {
@@ -155,6 +139,7 @@ void check_attr_names(const sy::Node& node, const std::vector<std::string>& know
     if (name == nullptr) continue;
     std::string s = name;
     if (h->attr_kind(raw, name) == SY_ATTR_NONE) continue;  // an omitted optional argument
+    if (s.rfind("@", 0) == 0) continue;  // a config option (sdk.h): read where known, never a refusal
     if (s.rfind("post.", 0) == 0) {
       if (std::find(post_known.begin(), post_known.end(), s.substr(5)) != post_known.end()) continue;
     } else if (std::find(known.begin(), known.end(), s) != known.end()) {

@@ -12,6 +12,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "common/openmp_threads.hpp"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -29,20 +31,6 @@ dnnl::engine& engine();
 dnnl::stream new_stream();
 // Executes `reorder` from `src` into `dst` on `stream`.
 void reorder_into(dnnl::stream& stream, const dnnl::reorder& r, dnnl::memory& src, dnnl::memory& dst);
-
-// Runs a small primitive on the calling thread alone (restored on destruction): an OpenMP
-// fork/join costs more than a few thousand multiply-adds, and far more on a busy machine
-// where the other threads are not running (ATen's parallel_for has a grain size for this).
-class SerialIfSmall {
- public:
-  explicit SerialIfSmall(double work);
-  ~SerialIfSmall();
-  SerialIfSmall(const SerialIfSmall&) = delete;
-  SerialIfSmall& operator=(const SerialIfSmall&) = delete;
-
- private:
-  int saved_ = 0;  // the thread's previous OpenMP thread count; 0 = unchanged
-};
 
 std::string to_string(const Dims& d);
 std::string dnnl_message(const dnnl::error& e);  // "<what> (status N)"

@@ -1,6 +1,8 @@
 // conv plugin: the convolution kernel (see conv_kernel.hpp).
 #include "conv_kernel.hpp"
 
+#include "blocked.hpp"
+
 #include <cmath>
 #include <unordered_map>
 
@@ -77,6 +79,14 @@ ConvKernel::Params parse_conv(const sy::Node& node) {
   list("dilation", &p.dilation);
   if (!a.has("groups") && !prod->defaults) throw sy::Unsupported("attribute 'groups' is missing");
   p.groups = a.i("groups", 1);
+  // Config option `layout`: "onednn" (default) lets values stay in oneDNN's layouts between
+  // convolutions; "plain" keeps every value NCHW (to compare, or to rule the formats out).
+  if (a.kind("@layout") == SY_ATTR_STRING) {
+    const std::string layout = a.s("@layout");
+    if (layout != "onednn" && layout != "plain")
+      throw sy::Error("conv plugin: option layout = \"" + layout + "\" is not \"onednn\" or \"plain\"");
+    p.own_layouts = layout == "onednn";
+  }
   if (p.groups < 1) throw sy::Unsupported("groups must be positive, got " + std::to_string(p.groups));
   if (a.i("transposed", 0) != 0) throw sy::Unsupported("transposed convolution is not supported");
   if (a.has("output_padding")) {
@@ -246,7 +256,39 @@ void ConvKernel::infer(sy::Infer& infer) {
   infer.set_output(0, sy::kFloat32, conv_geometry(params_, *a[0], *a[1], a[2]).out_shape);
 }
 
-std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare(const Args& a, const DLTensor* out, bool fused) {
+void ConvKernel::storage(sy::StorageQuery& q) {
+  Args a = args_of(q.args->inputs, q.num_inputs());
+  if (!params_.own_layouts) return;
+  if (!format_holds(a[0]->dtype, a[0]->ndim) || a[1]->ndim != 4) return;  // plain only
+  q.reads(0, SY_STORAGE_MASK_HOST | SY_STORAGE_MASK(Blocked16::kIndex) | SY_STORAGE_MASK(ChannelsLast::kIndex));
+  const Geometry g = conv_geometry(params_, *a[0], *a[1], a[2]);
+  const SY_StorageIndex mine = storage_of_layout(preferred_dst(g, a[2] != nullptr), g.dst);
+  if (mine != SY_STORAGE_HOST) q.writes(0, SY_STORAGE_MASK(mine) | SY_STORAGE_MASK_HOST);
+}
+
+dnnl::memory::desc ConvKernel::preferred_dst(const Geometry& g, bool has_bias) const {
+  const auto f32 = memory::data_type::f32;
+  const bool plain_src = g.src[1] <= 4 && g.wts.size() == g.src.size();
+  memory::desc src_any = plain_src ? strided_desc(g.src, compact_strides(g.src)) : memory::desc(g.src, f32, tag::any);
+  memory::desc wts_any(g.wts, f32, tag::any), dst_any(g.dst, f32, tag::any);
+  try {
+    sy_omp::Threads threads(-1);
+    const auto prop = dnnl::prop_kind::forward_inference;
+    const auto alg = dnnl::algorithm::convolution_direct;
+    using fwd = dnnl::convolution_forward;
+    fwd::desc d = has_bias ? fwd::desc(prop, alg, src_any, wts_any, memory::desc({g.out_channels}, f32, tag::a), dst_any,
+                                       g.stride, g.dilation, g.pad_l, g.pad_r)
+                           : fwd::desc(prop, alg, src_any, wts_any, dst_any, g.stride, g.dilation, g.pad_l, g.pad_r);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(post_ops_);
+    return fwd::primitive_desc(d, attr, engine()).dst_desc();
+  } catch (const dnnl::error&) {
+    return memory::desc();  // no layout to offer: stay plain (run() reports real failures)
+  }
+}
+
+std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare(const Args& a, const DLTensor* out, bool fused,
+                                                                SY_StorageIndex in, SY_StorageIndex to) {
   check_tensor(*a[0], "input");  // layouts may differ from those supports() saw
   check_tensor(*a[1], "weight");
   if (a[2] != nullptr) check_tensor(*a[2], "bias");
@@ -261,8 +303,8 @@ std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare(const Args& a, c
   } else {
     dst_strides = compact_strides(g.dst);
   }
-  memory::desc src_user = strided_desc(g.src, g.src_strides);
-  memory::desc dst_user = strided_desc(g.dst, dst_strides);
+  memory::desc src_user = in != SY_STORAGE_HOST ? layout_of_storage(in, g.src) : strided_desc(g.src, g.src_strides);
+  memory::desc dst_user = to != SY_STORAGE_HOST ? layout_of_storage(to, g.dst) : strided_desc(g.dst, dst_strides);
   memory::desc wts_user = strided_desc(g.wts, g.wts_strides);
   memory::desc bias_user = a[2] != nullptr ? plain_desc(*a[2]) : memory::desc();
   Dims key;
@@ -288,7 +330,7 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
   p->has_bias = a[2] != nullptr;
   p->work = static_cast<double>(sy::numel(*a[1])) * static_cast<double>(g.src[0]);
   for (size_t d = 2; d < g.dst.size(); ++d) p->work *= static_cast<double>(g.dst[d]);
-  SerialIfSmall serial(p->work);  // oneDNN fixes an implementation's thread count when it is made
+  sy_omp::Threads threads(p->work);  // oneDNN fixes an implementation's thread count when it is made
   try {
     // `any`: oneDNN picks the layouts its fastest implementation wants. Except for a few
     // input channels (an image stem, a patch embedding): then plain input skips a reorder
@@ -351,12 +393,15 @@ void ConvKernel::run(sy::Run& run) {
   Args a = args_of(run.args->inputs, run.num_inputs());
   DLTensor& out = run.output(0);
   if (sy::numel(out) == 0) return;  // empty batch: nothing to compute
-  std::shared_ptr<const Prepared> p = prepare(a, &out);
-  SerialIfSmall serial(p->work);
+  const SY_StorageIndex in = run.args->input_storage ? run.args->input_storage[0] : SY_STORAGE_HOST;
+  const SY_StorageIndex to = run.args->output_storage ? run.args->output_storage[0] : SY_STORAGE_HOST;
+  std::shared_ptr<const Prepared> p = prepare(a, &out, true, in, to);
+  sy_omp::Threads threads(p->work);
   if (execute(*p, a, handle(out), nan_guard_)) return;
   // A NaN or infinity came in, and oneDNN's relu/clip turn NaN into a number where ATen
-  // keeps it: put back the NaNs of the convolution without the activation.
-  std::shared_ptr<const Prepared> q = prepare(a, &out, /*fused=*/false);
+  // keeps it: put back the NaNs of the convolution without the activation (both buffers
+  // in the same layout, so element i is the same element in each).
+  std::shared_ptr<const Prepared> q = prepare(a, &out, /*fused=*/false, in, to);
   std::vector<float> plain(q->dst_user.get_size() / sizeof(float));
   execute(*q, a, plain.data(), false);
   float* y = static_cast<float*>(handle(out));

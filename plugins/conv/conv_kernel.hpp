@@ -22,6 +22,9 @@ class ConvKernel {
   explicit ConvKernel(const sy::Node& node) : ConvKernel(node, true) {}
   static void supports(const sy::Node& node);
   void infer(sy::Infer& infer);
+  // 4-D input and output may be in the oneDNN-format storages (blocked.hpp): the output
+  // offers the one oneDNN's chosen convolution writes anyway.
+  void storage(sy::StorageQuery& q);
   void run(sy::Run& run);
 
   struct Params {
@@ -35,6 +38,7 @@ class ConvKernel {
     const DLTensor* weight_attr = nullptr;  // weight / bias given as tensor attributes
     const DLTensor* bias_attr = nullptr;
     size_t num_slots = 0;          // input slots the tensors take (2 or 3, fewer with attrs)
+    bool own_layouts = true;       // option "@layout": values may stay in oneDNN's layouts
   };
 
   struct Geometry {
@@ -54,8 +58,12 @@ class ConvKernel {
   // prepare_now = false: parse only (for supports()).
   ConvKernel(const sy::Node& node, bool prepare_now);
   // The primitive for these tensors (`out` NULL: a compact output), built once per layout;
-  // `fused` false: without the activation.
-  std::shared_ptr<const Prepared> prepare(const Args& a, const DLTensor* out, bool fused = true);
+  // `fused` false: without the activation. `in` / `to`: the storage of the input / the
+  // output (SY_STORAGE_HOST: plain, strided as the tensor says).
+  std::shared_ptr<const Prepared> prepare(const Args& a, const DLTensor* out, bool fused = true,
+                                          SY_StorageIndex in = SY_STORAGE_HOST, SY_StorageIndex to = SY_STORAGE_HOST);
+  // The layout oneDNN's convolution for these shapes writes (formats left to oneDNN).
+  dnnl::memory::desc preferred_dst(const Geometry& g, bool has_bias) const;
   std::shared_ptr<Prepared> build(const Args& a, const Geometry& g, const dnnl::memory::desc& src_user,
                                   const dnnl::memory::desc& wts_user, const dnnl::memory::desc& bias_user,
                                   const dnnl::memory::desc& dst_user, const dnnl::post_ops& ops);

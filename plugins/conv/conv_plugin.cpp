@@ -6,7 +6,11 @@
 //   each of those + every activation in post_ops.cpp
 //   aten::max_pool2d, aten::avg_pool2d, aten::adaptive_avg_pool2d         pool_kernel.hpp
 //
-// Threads: oneDNN runs on OpenMP (libgomp, as LibTorch does), so OMP_NUM_THREADS sets both.
+//   storages "nChw16c" and "nhwc": activations in oneDNN's own layouts   blocked.hpp
+//
+// Threads: oneDNN runs on OpenMP (libgomp, as LibTorch does); each call sizes its team
+// from the host's budget (common/openmp_threads.hpp).
+#include "blocked.hpp"
 #include "conv_kernel.hpp"
 #include "pool_kernel.hpp"
 
@@ -19,7 +23,9 @@ const char* const kPoolOps[] = {"aten::max_pool2d", "aten::avg_pool2d", "aten::a
 
 sy::PluginDef& conv_plugin() {
   static sy::PluginDef def = [] {
-    sy::PluginDef d("conv", "1.0.0", "switchyard");
+    sy::PluginDef d("conv", "1.1.0", "switchyard");
+    d.add_storage(sy::storage<Blocked16>("nChw16c", DLDevice{kDLCPU, 0}));  // in Blocked16::kIndex order
+    d.add_storage(sy::storage<ChannelsLast>("nhwc", DLDevice{kDLCPU, 0}));
     for (const char* op : kConvOps) {
       d.add(sy::kernel<ConvKernel>(op, kFamily, {sy::kFloat32}));
       for (const Consumer& c : consumers())

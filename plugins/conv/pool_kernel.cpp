@@ -173,7 +173,7 @@ std::shared_ptr<const PoolKernel::Prepared> PoolKernel::prepare(const DLTensor& 
     auto p = std::make_shared<Prepared>();
     p->window = static_cast<double>(g.kernel[0] * g.kernel[1]);
     double work = static_cast<double>(g.dst[0] * g.dst[1] * g.dst[2] * g.dst[3]) * p->window;
-    SerialIfSmall serial(work);  // oneDNN fixes an implementation's thread count when it is made
+    sy_omp::Threads threads(work);  // oneDNN fixes an implementation's thread count when it is made
     try {
       const auto f32 = memory::data_type::f32;
       const Params& q = params_;
@@ -239,7 +239,7 @@ void PoolKernel::run(sy::Run& run) {
   DLTensor& out = run.output(0);
   if (sy::numel(out) == 0) return;  // empty batch or channels: nothing to compute
   std::shared_ptr<const Prepared> p = prepare(x, &out);
-  SerialIfSmall serial(static_cast<double>(sy::numel(out)) * p->window);
+  sy_omp::Threads threads(static_cast<double>(sy::numel(out)) * p->window);
   try {
     dnnl::engine& eng = engine();
     dnnl::stream s = new_stream();

@@ -1,5 +1,8 @@
-// linalg plugin: the batched GEMM engine over OpenBLAS's CBLAS (see linalg.hpp).
+// linalg plugin: the batched GEMM engine, float32 on oneDNN's sgemm and float64 on
+// OpenBLAS's CBLAS (see linalg.hpp).
 #include "linalg.hpp"
+
+#include "common/sgemm.hpp"
 
 #include <cblas.h>
 
@@ -13,19 +16,20 @@ namespace {
 
 template <typename T>
 struct Blas;
+// float32: oneDNN's sgemm (common/sgemm.hpp), which has its own M = 1 and N = 1 paths.
 template <>
 struct Blas<float> {
+  static constexpr bool kGemv = false;
   static void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
                    const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
-    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, ldc);
+    sy_gemm::sgemm(ta == CblasTrans, tb == CblasTrans, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, ldc);
   }
-  static void gemv(CBLAS_TRANSPOSE t, int rows, int cols, float alpha, const float* a, int lda,
-                   const float* x, int incx, float* y) {
-    cblas_sgemv(CblasRowMajor, t, rows, cols, alpha, a, lda, x, incx, 0.0f, y, 1);
-  }
+  static void gemv(CBLAS_TRANSPOSE, int, int, float, const float*, int, const float*, int, float*) {}
 };
+// float64: OpenBLAS, on the calling thread (the plugin sets it to one thread).
 template <>
 struct Blas<double> {
+  static constexpr bool kGemv = true;
   static void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
                    const double* a, int lda, const double* b, int ldb, double* c, int ldc) {
     cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, 0.0, c, ldc);
@@ -139,14 +143,14 @@ class Runner {
 
     if (k == 0) {
       std::fill(pc, pc + m * n, T(0));
-    } else if (m == 1) {  // a row times B: one GEMV
+    } else if (Blas<T>::kGemv && m == 1) {  // a row times B: one GEMV
       std::fill(pc, pc + n, T(0));
       int inca = la.trans == CblasNoTrans ? 1 : lda;
       if (lb.trans == CblasNoTrans)
         Blas<T>::gemv(CblasTrans, int(k), int(n), alpha, pb, ldb, pa, inca, pc);
       else
         Blas<T>::gemv(CblasNoTrans, int(n), int(k), alpha, pb, ldb, pa, inca, pc);
-    } else if (n == 1) {  // A times a column: one GEMV
+    } else if (Blas<T>::kGemv && n == 1) {  // A times a column: one GEMV
       std::fill(pc, pc + m, T(0));
       int incb = lb.trans == CblasNoTrans ? ldb : 1;
       if (la.trans == CblasNoTrans)

@@ -14,6 +14,8 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <switchyard/parallel.hpp>
 
+#include "common/openmp_threads.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -165,6 +167,8 @@ bool reorder(const Dims& d, const char* src, char* dst, size_t elem_size) {
     key.push_back(static_cast<int64_t>(type));
     key.insert(key.end(), src_strides.begin(), src_strides.end());
     key.insert(key.end(), dst_strides.begin(), dst_strides.end());
+    // Small copies on the caller alone, as for memcpy runs; larger on the host's budget.
+    sy_omp::Threads threads(product(d.size) * static_cast<int64_t>(elem_size) < static_cast<int64_t>(kParallelBytes) ? 0 : -1);
     dnnl::reorder prim = cached_reorder(key, src_md, dst_md);
     dnnl::memory from(src_md, engine, const_cast<char*>(src)), to(dst_md, engine, dst);
     dnnl::stream stream(engine);

@@ -70,6 +70,12 @@ struct StorageCopy {
   bool once = false;                       // a constant: converted when the plan was made
 };
 
+// A value a plan keeps in a plugin's storage (a device, or a layout such as "conv/nhwc")
+// from its producer to all its readers, with no conversion between them.
+struct StoredValue {
+  std::string value, storage;              // storage named "plugin/storage"
+};
+
 struct RunStats {
   size_t nodes_run = 0;
   // True for the run that planned its input shapes: the first of each signature, or the
@@ -267,6 +273,8 @@ class Model {
   // The conversions between storages the plan for these inputs makes, in step order,
   // each with its bytes. Plans like plan().
   std::vector<StorageCopy> storage_copies(const std::vector<Tensor>& inputs) const;
+  // The values the plan for these inputs keeps in plugin storages, in value order.
+  std::vector<StoredValue> stored_values(const std::vector<Tensor>& inputs) const;
   const std::vector<NodeIO>& node_io() const;  // of the last run(inputs), per capture mode
   const RunStats& last_stats() const;          // of the last run(inputs)
   void set_node_callback(NodeCallback callback);  // for run(inputs)

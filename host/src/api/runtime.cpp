@@ -8,7 +8,6 @@
 #include "exec/executor.hpp"
 #include "exec/fusion.hpp"
 #include "exec/intra_op_pool.hpp"
-#include "exec/threads.hpp"
 #include "loader/plugin_manager.hpp"
 #include "util/log.hpp"
 
@@ -93,15 +92,14 @@ Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
   if (options.strict) cfg.strict = true;
   if (options.no_preflight) cfg.preflight = false;
   impl_->check_finite = options.check_finite;
-  // Plugins read their thread count at init (the aten plugin calls at::set_num_threads).
-  exec::prepare_thread_environment(cfg.intra_op_threads);
+  // Plugins read the pool's size through SY_HostApi.num_threads (at init and per call) and
+  // size their libraries from it (oneDNN's and ATen's OpenMP teams; OpenBLAS held to one).
   exec::configure_intra_op_pool(cfg.intra_op_threads);
 
   std::vector<std::string> dirs = options.plugin_paths;
   dirs.insert(dirs.end(), cfg.plugin_paths.begin(), cfg.plugin_paths.end());
   for (const std::string& d : loader::PluginManager::default_search_paths()) dirs.push_back(d);
   impl_->plugins.load_all(dirs, cfg.load);
-  exec::apply_library_threads(cfg.intra_op_threads);  // OpenBLAS, OpenMP the plugins brought in
   if (impl_->plugins.plugins().empty())
     log::get().warn("no plugins loaded (searched {} director{})", dirs.size(), dirs.size() == 1 ? "y" : "ies");
 
@@ -292,6 +290,15 @@ std::vector<StorageCopy> Model::storage_copies(const std::vector<Tensor>& inputs
   std::vector<StorageCopy> out;
   for (const exec::Crossing& c : plan->crossings)
     out.push_back(StorageCopy{c.value, c.from, c.to, c.reader, static_cast<size_t>(c.bytes), c.constant});
+  return out;
+}
+
+std::vector<StoredValue> Model::stored_values(const std::vector<Tensor>& inputs) const {
+  const std::shared_ptr<const exec::Plan> plan = plan_of(*impl_->executor, inputs);
+  std::vector<StoredValue> out;
+  for (size_t v = 0; v < plan->value_storage.size() && v < impl_->graph.values.size(); ++v)
+    if (plan->value_storage[v] != exec::kHost)
+      out.push_back(StoredValue{impl_->graph.values[v].name, impl_->executor->storages().name_of(plan->value_storage[v])});
   return out;
 }
 

@@ -186,6 +186,24 @@ class Reader {
     fail(node, label + ": expected a string, got " + type_name(node));
   }
 
+  // Reads `options = { key = value, ... }`: strings, integers, floats and booleans.
+  std::vector<RuleOption> options_of(const toml::node& node, const std::string& label) const {
+    const toml::table* table = node.as_table();
+    if (!table) fail(node, label + ": expected a table such as { precision = \"tf32\" }, got " + type_name(node));
+    std::vector<RuleOption> out;
+    for (const auto& [key, value] : *table) {
+      RuleOption o;
+      o.key = std::string(key.str());
+      if (const auto* v = value.as_string()) o.kind = RuleOption::Kind::String, o.s = v->get();
+      else if (const auto* v = value.as_integer()) o.kind = RuleOption::Kind::Int, o.i = v->get();
+      else if (const auto* v = value.as_boolean()) o.kind = RuleOption::Kind::Int, o.i = v->get() ? 1 : 0;
+      else if (const auto* v = value.as_floating_point()) o.kind = RuleOption::Kind::Float, o.f = v->get();
+      else fail(value, label + " " + o.key + ": expected a string, number or boolean, got " + type_name(value));
+      out.push_back(std::move(o));
+    }
+    return out;
+  }
+
   // Reads an array of strings; `positions` (optional) receives each entry's position.
   std::vector<std::string> strings_of(const toml::node& node, const std::string& label,
                                       std::vector<SourcePos>* positions = nullptr) const {
@@ -275,7 +293,7 @@ class Reader {
 
   void read_rule(const toml::table& table, size_t number) {
     const std::string label = "[[rules]] #" + std::to_string(number);
-    warn_unknown(table, {"op", "node", "module", "family", "backends"}, label);
+    warn_unknown(table, {"op", "node", "module", "family", "backends", "options"}, label);
     Rule rule;
     rule.pos = pos(table);
     auto matcher = [&](const char* key, std::string& field) {
@@ -291,6 +309,7 @@ class Reader {
     if (!backends) fail(table, label + ": missing required key 'backends'");
     rule.backends = strings_of(*backends, label + " backends", &rule.backend_pos);
     if (rule.backends.empty()) fail(*backends, label + " backends: must not be empty");
+    if (const toml::node* options = table.get("options")) rule.options = options_of(*options, label + " options");
     cfg_.rules.push_back(std::move(rule));
   }
 

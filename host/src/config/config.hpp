@@ -2,6 +2,7 @@
 // to backends, threads, node_io capture and logging. Errors cite file:line:column.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,16 @@ struct SourcePos {
   std::string str() const;  // "file:line:column"
 };
 
+// One `options = { key = value }` entry of a rule: reaches each node the rule routes as
+// the attribute "@key" (sdk.h, "Options").
+struct RuleOption {
+  enum class Kind { Int, Float, String } kind = Kind::String;  // booleans are ints 0/1
+  std::string key;
+  int64_t i = 0;
+  double f = 0.0;
+  std::string s;
+};
+
 // One [[rules]] entry. Exactly the fields that are non-empty must all match a node.
 struct Rule {
   std::string op;             // exact op name, e.g. "aten::linear"
@@ -21,6 +32,7 @@ struct Rule {
   std::string module;         // glob on the module path, e.g. "encoder.layers.*"
   std::string family;         // op family as the plugins declare it, e.g. "linalg"
   std::vector<std::string> backends;  // ordered plugin names
+  std::vector<RuleOption> options;    // options for the kernels of the nodes it routes
   SourcePos pos;              // where the rule starts, for messages
   std::vector<SourcePos> backend_pos;  // where each `backends` entry is, for check_backends
 };

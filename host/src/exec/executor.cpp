@@ -1,7 +1,6 @@
 #include "exec/executor.hpp"
 
 #include "exec/fusion.hpp"
-#include "exec/threads.hpp"
 #include "ir/input_spec.hpp"
 #include "loader/host_api.hpp"
 
@@ -63,7 +62,6 @@ Executor::~Executor() = default;
 RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
   check_inputs(inputs);
   auto run_planned = [&](const Plan& plan) {
-    if (deterministic_threads_ > 0) set_this_thread_openmp(deterministic_threads_);  // whichever thread calls
     return plan.schedule ? execute_parallel(plan, inputs, options) : execute(plan, inputs, options);
   };
   if (std::shared_ptr<Plan> plan = cache_.find(inputs)) return run_planned(*plan);
@@ -74,7 +72,6 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
   for (size_t i = 0; i < inputs.size(); ++i)
     if (std::string why = ir::check_input_shape(graph_, i, inputs[i].shape()); !why.empty())
       throw Error(ErrorKind::Input, why);
-  if (deterministic_threads_ > 0) set_this_thread_openmp(deterministic_threads_);  // (the pre-flight may plan too)
   if (config_.preflight) preflight(inputs);
   auto plan = std::make_shared<Plan>();
   RunResult result = plan_and_run(*plan, inputs, options);

@@ -98,6 +98,8 @@ class Executor {
   void try_fuse(size_t index, Plan& plan, const std::vector<const DLTensor*>& inputs,
                 const std::vector<const DLTensor*>& consumer_extra);
   ir::Node resolve(const ir::Node& node, const Plan& plan) const;
+  // The `options` of the rule that routes `node`, or nullptr (none, or no rule matches).
+  const std::vector<config::RuleOption>* rule_options(const ir::Node& node) const;
   // finalize.cpp: storages, conversions, in-place, arenas, steps and schedule.
   void finalize(Plan& plan) const;
   // step.cpp: the per-node step, and a sequential run of a complete plan.
@@ -138,7 +140,6 @@ class Executor {
   bool fuse_ = true;
   struct Parallel;                  // parallel.cpp: the oneTBB arena (null when sequential)
   std::shared_ptr<Parallel> parallel_;
-  int deterministic_threads_ = 0;   // > 0: the OpenMP threads every kernel runs with
   PlanCache cache_;
   std::mutex planning_mutex_;       // one new signature plans at a time
 };

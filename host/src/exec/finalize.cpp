@@ -88,6 +88,11 @@ void Executor::finalize(Plan& plan) const {
     if (chosen == -2) chosen = (writes & SY_STORAGE_MASK_HOST) ? kHost : storages_.id_of(plugin, lowest_storage(writes));
     where[v] = chosen;
   }
+  std::map<int32_t, size_t> kept;  // values that stay in a plugin's storage (a device, a layout)
+  for (int32_t w : where)
+    if (w != kHost) ++kept[w];
+  for (const auto& [storage, count] : kept)
+    log::get().debug("plan: {} value(s) stay in storage {}", count, storages_.name_of(storage));
 
   // ---- 2. steps and slots
   std::vector<Step> steps;

@@ -62,6 +62,15 @@ void configure_intra_op_pool(int threads) {
 
 int intra_op_threads() { return arena().max_concurrency(); }
 
+namespace {
+thread_local int t_kernel_threads = 0;  // 0: no scope open, the pool's size
+}  // namespace
+
+int kernel_threads() { return t_kernel_threads > 0 ? t_kernel_threads : intra_op_threads(); }
+
+KernelThreads::KernelThreads(int threads) : previous_(t_kernel_threads) { t_kernel_threads = threads; }
+KernelThreads::~KernelThreads() { t_kernel_threads = previous_; }
+
 void intra_op_parallel_for(int64_t begin, int64_t end, int64_t grain, SY_ParallelBody body, void* context) {
   if (body == nullptr || end <= begin) return;
   if (grain < 1) grain = 1;

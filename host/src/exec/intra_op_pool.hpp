@@ -16,6 +16,23 @@ void configure_intra_op_pool(int threads);
 // The pool's size (>= 1).
 int intra_op_threads();
 
+// SY_HostApi.num_threads: threads a kernel called on this thread may keep busy. The pool's
+// size, or, while a KernelThreads scope is open on this thread, that scope's share.
+int kernel_threads();
+
+// The share of the pool kernels get on this thread while several steps run at once
+// (inter-op parallel runs); plugins size their libraries' teams (OpenMP) from it per call.
+class KernelThreads {
+ public:
+  explicit KernelThreads(int threads);
+  ~KernelThreads();
+  KernelThreads(const KernelThreads&) = delete;
+  KernelThreads& operator=(const KernelThreads&) = delete;
+
+ private:
+  int previous_;
+};
+
 // SY_HostApi.parallel_for's contract (sdk.h): chunks of at least `grain` items, at most
 // 4 per thread, cut the same way every time for the same (begin, end, grain).
 void intra_op_parallel_for(int64_t begin, int64_t end, int64_t grain, SY_ParallelBody body, void* context);

@@ -4,7 +4,7 @@
 // rather than by last use, and node_io is kept per step, in step order. The planning run
 // of a new signature stays sequential.
 #include "exec/executor.hpp"
-#include "exec/threads.hpp"
+#include "exec/intra_op_pool.hpp"
 
 #include <switchyard/error.hpp>
 
@@ -26,23 +26,22 @@ namespace switchyard::exec {
 struct Executor::Parallel {
   std::unique_ptr<tbb::global_control> allow;  // more threads than cores, where asked for
   std::unique_ptr<tbb::task_arena> arena;
-  int kernel_threads = 0;  // OpenMP threads a kernel gets on a worker
+  int kernel_threads = 0;  // threads a kernel may use while other steps run (SY_HostApi.num_threads)
 };
 
 void Executor::init_parallel() {
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const int inter = config_.inter_op_threads == 0 ? cores : config_.inter_op_threads;
   const int intra = config_.intra_op_threads > 0 ? config_.intra_op_threads : cores;
-  // Deterministic: every kernel gets the same thread count whatever the schedule or the
-  // calling thread, so its work splits, and float sums, come out the same.
-  if (config_.deterministic) deterministic_threads_ = intra;
   if (inter <= 1) return;
   auto p = std::make_shared<Parallel>();
   // oneTBB caps its workers at the core count; a config asking for more gets them.
   if (inter > static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)))
     p->allow = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, inter);
   p->arena = std::make_unique<tbb::task_arena>(inter);
-  // Otherwise the branches running at once share the intra-op threads out.
+  // Deterministic: every kernel gets the same thread count whatever the schedule, so its
+  // work splits, and float sums, come out as in a sequential run. Otherwise the branches
+  // running at once share the intra-op threads out.
   p->kernel_threads = config_.deterministic ? intra : std::max(1, intra / inter);
   parallel_ = std::move(p);
 }
@@ -116,7 +115,7 @@ RunResult Executor::execute_parallel(const Plan& plan, const std::vector<Tensor>
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - st.start).count();
       st.lanes[static_cast<size_t>(i)] = tbb::this_task_arena::current_thread_index();
     }
-    set_this_thread_openmp(parallel_->kernel_threads);
+    KernelThreads share(parallel_->kernel_threads);
     run_step(step, static_cast<size_t>(i), st, scratches.local());
     // The last reader of a slot frees it (its reads happened before every decrement).
     auto release = [&](int32_t slot) {
@@ -158,13 +157,11 @@ RunResult Executor::execute_parallel(const Plan& plan, const std::vector<Tensor>
     for (int32_t next : sched.successors[static_cast<size_t>(n)])
       if (waiting[static_cast<size_t>(next)].fetch_sub(1, std::memory_order_acq_rel) == 1) group.run(task(next));
   };
-  const int caller_threads = this_thread_openmp();  // the caller runs tasks too: restore it after
   started.store(1, std::memory_order_release);
   parallel_->arena->execute([&] {
     for (int32_t n : sched.roots) group.run(task(n));
     group.wait();
   });
-  set_this_thread_openmp(caller_threads);
   finished.load(std::memory_order_acquire);  // every task's writes
   if (error) std::rethrow_exception(error);
   end_run(st);

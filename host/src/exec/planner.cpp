@@ -68,6 +68,28 @@ ir::Node Executor::resolve(const ir::Node& node, const Plan& plan) const {
   return out;
 }
 
+const std::vector<config::RuleOption>* Executor::rule_options(const ir::Node& node) const {
+  bool any = false;
+  for (const config::Rule& r : config_.rules) any = any || !r.options.empty();
+  if (!any) return nullptr;
+  std::vector<std::string> families;
+  if (catalog_.families_for) families = catalog_.families_for(node.op);
+  const int rule = select::match_rule(config_, node, families);
+  return rule >= 0 && !config_.rules[static_cast<size_t>(rule)].options.empty() ? &config_.rules[static_cast<size_t>(rule)].options
+                                                                               : nullptr;
+}
+
+namespace {
+ir::Attribute option_attribute(const config::RuleOption& o) {
+  switch (o.kind) {
+    case config::RuleOption::Kind::Int: return ir::Attribute::of_int(o.i);
+    case config::RuleOption::Kind::Float: return ir::Attribute::of_float(o.f);
+    case config::RuleOption::Kind::String: break;
+  }
+  return ir::Attribute::of_string(o.s);
+}
+}  // namespace
+
 void Executor::bind_node(size_t index, Plan& plan, const ir::Node& node, const std::vector<const DLTensor*>& inputs) {
   NodePlan& np = plan.nodes[index];
   np.selection = select::select_kernel(config_, catalog_, node, inputs);
@@ -334,6 +356,10 @@ RunResult Executor::plan_and_run(Plan& plan, const std::vector<Tensor>& inputs, 
     }
 
     if (ir::has_bound_attrs(node)) np.resolved = std::make_unique<ir::Node>(resolve(node, plan));
+    if (const std::vector<config::RuleOption>* options = rule_options(node)) {  // "@key" attributes
+      if (!np.resolved) np.resolved = std::make_unique<ir::Node>(node);
+      for (const config::RuleOption& o : *options) np.resolved->attrs.emplace_back("@" + o.key, option_attribute(o));
+    }
     const ir::Node& resolved = np.resolved ? *np.resolved : node;
     {
       const std::vector<const DLTensor*> meta = metadata(resolved.inputs);

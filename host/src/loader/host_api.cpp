@@ -108,7 +108,7 @@ SY_Status attr_tensor(const SY_Attributes* a, const char* name, const DLTensor**
   return SY_OK;
 }
 
-int32_t num_threads(void*) { return exec::intra_op_threads(); }
+int32_t num_threads(void*) { return exec::kernel_threads(); }
 
 void parallel_for(void*, int64_t begin, int64_t end, int64_t grain, SY_ParallelBody body, void* body_context) {
   exec::intra_op_parallel_for(begin, end, grain, body, body_context);

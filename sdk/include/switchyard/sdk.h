@@ -187,8 +187,10 @@ typedef struct SY_HostApi {
    * The host runs one pool (oneTBB) for every plugin. A plugin starts no threads of its
    * own, and sets the libraries it wraps (BLAS, OpenMP, ...) to num_threads or to 1. */
 
-  /* Threads a kernel may keep busy at once, the caller included (>= 1). Fixed while
-   * the plugin is loaded. */
+  /* Threads a kernel called on this thread may keep busy at once, the caller included
+   * (>= 1): the pool's size, or its share while the host runs several nodes at once
+   * (inter-op parallel runs). Read it per call where a library's team is per thread
+   * (OpenMP); it does not change during one kernel call. */
   int32_t (*num_threads)(void* host_context);
   /* Runs body over [begin, end), cut into chunks of at least `grain` items (grain < 1
    * means 1), on the host's pool; returns when every chunk is done. The calling thread

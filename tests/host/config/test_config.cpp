@@ -222,6 +222,40 @@ TEST(ConfigErrors, ThreadsNotAnInteger) {
   EXPECT_CONTAINS(msg, "expected an integer, got a float");
 }
 
+TEST(ConfigRules, OptionsOfEveryKind) {
+  cfgns::Config c = cfgns::parse_config(
+      "[[rules]]\nfamily = \"conv\"\nbackends = [\"conv\"]\n"
+      "options = { layout = \"plain\", tiles = 4, scale = 0.5, fast = true }\n",
+      "x.toml");
+  ASSERT_EQ(c.rules.size(), 1u);
+  const std::vector<cfgns::RuleOption>& o = c.rules[0].options;
+  ASSERT_EQ(o.size(), 4u);
+  auto find = [&](const std::string& key) -> const cfgns::RuleOption& {
+    for (const cfgns::RuleOption& x : o)
+      if (x.key == key) return x;
+    ADD_FAILURE() << "no option " << key;
+    return o[0];
+  };
+  EXPECT_EQ(find("layout").kind, cfgns::RuleOption::Kind::String);
+  EXPECT_EQ(find("layout").s, "plain");
+  EXPECT_EQ(find("tiles").kind, cfgns::RuleOption::Kind::Int);
+  EXPECT_EQ(find("tiles").i, 4);
+  EXPECT_EQ(find("scale").kind, cfgns::RuleOption::Kind::Float);
+  EXPECT_DOUBLE_EQ(find("scale").f, 0.5);
+  EXPECT_EQ(find("fast").kind, cfgns::RuleOption::Kind::Int);
+  EXPECT_EQ(find("fast").i, 1);
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings.front();
+}
+
+TEST(ConfigRules, OptionsMustBeATableOfScalars) {
+  std::string msg = parse_error("[[rules]]\nop = \"aten::relu\"\nbackends = [\"aten\"]\noptions = \"fast\"\n");
+  EXPECT_STARTS_WITH(msg, "x.toml:4:11: ");
+  EXPECT_CONTAINS(msg, "[[rules]] #1 options: expected a table");
+  msg = parse_error("[[rules]]\nop = \"aten::relu\"\nbackends = [\"aten\"]\noptions = { tiles = [1, 2] }\n");
+  EXPECT_STARTS_WITH(msg, "x.toml:4:21: ");
+  EXPECT_CONTAINS(msg, "[[rules]] #1 options tiles: expected a string, number or boolean, got an array");
+}
+
 TEST(ConfigErrors, MissingFile) {
   try {
     cfgns::load_config("/nonexistent/switchyard.toml");

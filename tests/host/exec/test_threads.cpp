@@ -1,6 +1,9 @@
-// [runtime] intra_op_threads reaches the libraries kernels run on: OpenBLAS (brought into
-// the process by the aten plugin's LibTorch) and the plugins' environment variable.
+// [runtime] intra_op_threads reaches the libraries kernels run on through the SDK alone
+// (SY_HostApi.num_threads): the aten plugin sizes ATen's OpenMP team from it, the linalg
+// plugin holds OpenBLAS to one thread, and the host sets no environment variables.
 #include "exec_test_util.hpp"
+
+#include "exec/intra_op_pool.hpp"
 
 #include <switchyard/runtime.hpp>
 
@@ -15,37 +18,51 @@ using namespace sytest;
 
 namespace {
 
-// OpenBLAS's thread count read straight from the library; -1 if it is not loaded.
-int openblas_threads_now() {
-  void* handle = dlopen("libopenblas.so.0", RTLD_LAZY | RTLD_NOLOAD);
+// A loaded library's int() function, called; -1 if the library is not in the process.
+int call_loaded(const char* soname, const char* symbol) {
+  void* handle = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
   if (handle == nullptr) return -1;
-  auto* get = reinterpret_cast<int (*)()>(dlsym(handle, "openblas_get_num_threads"));
+  auto* get = reinterpret_cast<int (*)()>(dlsym(handle, symbol));
   int n = get != nullptr ? get() : -1;
   dlclose(handle);
   return n;
 }
 
-std::string aten_config(int threads) {
+std::string config_with(const std::string& plugins, int threads) {
   return write_config("threads_" + std::to_string(threads),
-                      "[plugins]\nload = [\"aten\"]\n[runtime]\nintra_op_threads = " + std::to_string(threads) + "\n");
+                      "[plugins]\nload = [" + plugins + "]\n[runtime]\nintra_op_threads = " + std::to_string(threads) + "\n");
 }
 
 }  // namespace
 
-TEST(Threads, IntraOpThreadsSetOpenBlasAndThePluginVariable) {
+TEST(Threads, AtenTakesTheHostsThreadCount) {
   for (int n : {1, 2, 1}) {
-    Runtime rt(Options{aten_config(n)});
-    if (openblas_threads_now() == -1) GTEST_SKIP() << "no libopenblas.so.0 in this process (LibTorch built on another BLAS)";
-    EXPECT_EQ(openblas_threads_now(), n);
-    const char* env = std::getenv("SWITCHYARD_INTRA_OP_THREADS");
-    ASSERT_NE(env, nullptr);
-    EXPECT_EQ(std::string(env), std::to_string(n));
+    Runtime rt(Options{config_with("\"aten\"", n)});
+    const int omp = call_loaded("libgomp.so.1", "omp_get_max_threads");
+    if (omp == -1) GTEST_SKIP() << "no libgomp.so.1 in this process (LibTorch built without OpenMP)";
+    EXPECT_EQ(omp, n) << "ATen's OpenMP team on the thread that loaded the plugin";
+    EXPECT_EQ(std::getenv("SWITCHYARD_INTRA_OP_THREADS"), nullptr) << "no environment side channel";
   }
 }
 
-TEST(Threads, ZeroLeavesTheLibrariesAlone) {
-  { Runtime rt(Options{aten_config(1)}); }
-  if (openblas_threads_now() == -1) GTEST_SKIP() << "no libopenblas.so.0 in this process";
-  Runtime rt(Options{aten_config(0)});
-  EXPECT_EQ(openblas_threads_now(), 1);
+TEST(Threads, OpenBlasStartsNoThreadsOfItsOwn) {
+  Runtime rt(Options{config_with("\"linalg\", \"attention\"", 2)});
+  const int blas = call_loaded("libopenblas.so.0", "openblas_get_num_threads");
+  if (blas == -1) GTEST_SKIP() << "no libopenblas.so.0 in this process (linalg plugin not built)";
+  EXPECT_EQ(blas, 1);
+}
+
+TEST(Threads, KernelShareIsPerThreadAndNested) {
+  const int pool = exec::intra_op_threads();
+  EXPECT_EQ(exec::kernel_threads(), pool);
+  {
+    exec::KernelThreads outer(3);
+    EXPECT_EQ(exec::kernel_threads(), 3);
+    {
+      exec::KernelThreads inner(1);
+      EXPECT_EQ(exec::kernel_threads(), 1);
+    }
+    EXPECT_EQ(exec::kernel_threads(), 3);
+  }
+  EXPECT_EQ(exec::kernel_threads(), pool);
 }

@@ -1,0 +1,52 @@
+// conv plugin: the oneDNN-format storages (see blocked.hpp).
+#include "blocked.hpp"
+
+namespace syconv {
+
+using tag = dnnl::memory::format_tag;
+
+bool format_holds(DLDataType dtype, int32_t ndim) {
+  return ndim == 4 && dtype.code == kDLFloat && dtype.bits == 32 && dtype.lanes == 1;
+}
+
+dnnl::memory::desc format_desc(const Dims& shape, tag t) {
+  if (shape.size() != 4) throw sy::Error("oneDNN format storages hold rank-4 tensors, got " + to_string(shape), SY_ERROR_INTERNAL);
+  return dnnl::memory::desc(shape, dnnl::memory::data_type::f32, t);
+}
+
+uint64_t format_nbytes(DLDataType dtype, const std::vector<int64_t>& shape, tag t) {
+  if (!format_holds(dtype, static_cast<int32_t>(shape.size())))
+    throw sy::Error("oneDNN format storages hold float32 rank-4 tensors only", SY_ERROR_INTERNAL);
+  return format_desc(shape, t).get_size();
+}
+
+void format_convert(const DLTensor& plain, const DLTensor& formatted, tag t, bool to_format) {
+  const Dims shape = sy::shape_of(plain);
+  sy_omp::Threads threads(static_cast<double>(sy::numel(plain)));
+  try {
+    dnnl::memory p(plain_desc(plain), engine(), handle(plain)), f(format_desc(shape, t), engine(), handle(formatted));
+    dnnl::stream s = new_stream();
+    if (to_format) reorder_into(s, dnnl::reorder(p, f), p, f);
+    else reorder_into(s, dnnl::reorder(f, p), f, p);
+    s.wait();
+  } catch (const dnnl::error& e) {
+    throw sy::Error(std::string("conv plugin: ") + (to_format ? "from_host" : "to_host") + " of " + to_string(shape) +
+                        " failed: " + dnnl_message(e),
+                    dnnl_status(e));
+  }
+}
+
+SY_StorageIndex storage_of_layout(const dnnl::memory::desc& md, const Dims& shape) {
+  if (shape.size() != 4 || md.data.ndims != 4) return SY_STORAGE_HOST;
+  if (md == Blocked16::desc(shape)) return Blocked16::kIndex;
+  if (md == ChannelsLast::desc(shape)) return ChannelsLast::kIndex;
+  return SY_STORAGE_HOST;
+}
+
+dnnl::memory::desc layout_of_storage(SY_StorageIndex index, const Dims& shape) {
+  if (index == Blocked16::kIndex) return Blocked16::desc(shape);
+  if (index == ChannelsLast::kIndex) return ChannelsLast::desc(shape);
+  return dnnl::memory::desc();
+}
+
+}  // namespace syconv

@@ -1,0 +1,43 @@
+// conv plugin: two storages (SDK 1.1 storages, host formats) for float32 4-D activations
+// in the layouts oneDNN's convolutions choose for themselves on this CPU:
+//   "nChw16c"  channels in blocks of 16 (the last block zero-padded), AVX-512 direct convs;
+//   "nhwc"     channels last, oneDNN's brgemm convolutions (most shapes on AVX-512 cores).
+// A value that passes from one convolution straight to another stays in the layout the
+// first wrote, so the reorders to and from NCHW between them disappear. The host converts
+// (to_host / from_host) only where another reader needs plain NCHW.
+#pragma once
+
+#include "conv_common.hpp"
+
+namespace syconv {
+
+// True for the tensors these storages hold: float32, rank 4.
+bool format_holds(DLDataType dtype, int32_t ndim);
+dnnl::memory::desc format_desc(const Dims& shape, dnnl::memory::format_tag tag);
+uint64_t format_nbytes(DLDataType dtype, const std::vector<int64_t>& shape, dnnl::memory::format_tag tag);
+// One reorder between a plain (maybe strided) host tensor and its twin in `tag`.
+void format_convert(const DLTensor& plain, const DLTensor& formatted, dnnl::memory::format_tag tag, bool to_format);
+
+// A storage per oneDNN format tag; Index is its position among the plugin's storages.
+template <dnnl::memory::format_tag Tag, SY_StorageIndex Index>
+struct OneDnnFormat {
+  static constexpr SY_StorageIndex kIndex = Index;
+  // The oneDNN descriptor of a [N, C, H, W] float32 tensor in this layout.
+  static dnnl::memory::desc desc(const Dims& shape) { return format_desc(shape, Tag); }
+
+  // sy::storage<> hooks (plugin.hpp).
+  static uint64_t nbytes(DLDataType dtype, const std::vector<int64_t>& shape) {
+    return format_nbytes(dtype, shape, Tag);
+  }
+  static void to_host(const DLTensor& src, DLTensor& dst) { format_convert(dst, src, Tag, false); }
+  static void from_host(const DLTensor& src, DLTensor& dst) { format_convert(src, dst, Tag, true); }
+};
+using Blocked16 = OneDnnFormat<dnnl::memory::format_tag::nChw16c, 0>;
+using ChannelsLast = OneDnnFormat<dnnl::memory::format_tag::nhwc, 1>;
+
+// The storage whose layout is `md` (of a [N, C, H, W] shape), or SY_STORAGE_HOST.
+SY_StorageIndex storage_of_layout(const dnnl::memory::desc& md, const Dims& shape);
+// The layout of a tensor in storage `index` (SY_STORAGE_HOST: none, an empty desc).
+dnnl::memory::desc layout_of_storage(SY_StorageIndex index, const Dims& shape);
+
+}  // namespace syconv

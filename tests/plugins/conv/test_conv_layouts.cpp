@@ -1,0 +1,133 @@
+// The conv plugin's oneDNN-format storages ("nChw16c", "nhwc"; SDK 1.1 storages): values
+// passed from one convolution straight to another stay in oneDNN's layout, results equal
+// the aten plugin's all-NCHW chain, and the config option layout = "plain" turns it off.
+#include "conv_test_util.hpp"
+
+using namespace convtest;
+using switchyard::StoredValue;
+
+namespace {
+
+struct LayoutCase {
+  std::vector<Step> steps;
+  std::vector<std::optional<Arg>> args;  // x, then each conv's weight and bias
+};
+
+// x [2, C0, 13, 11] through convolutions of (out channels, groups, stride), the first
+// fused with a relu; every weight and bias a constant.
+LayoutCase conv_chain(int64_t c0, const std::vector<std::array<int64_t, 3>>& layers) {
+  LayoutCase c;
+  c.args.push_back(in(random({2, c0, 13, 11}, 1)));
+  int64_t channels = c0;
+  uint32_t seed = 10;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const auto [oc, groups, stride] = layers[i];
+    std::string op = i == 0 ? "aten::conv2d+aten::relu" : "aten::conv2d";
+    c.steps.push_back({op, conv_attrs({stride, stride}, {1, 1}, {1, 1}, groups)});
+    c.args.push_back(weight(random({oc, channels / groups, 3, 3}, seed++, -0.3f, 0.3f)));
+    c.args.push_back(weight(random({oc}, seed++)));
+    channels = oc;
+  }
+  return c;
+}
+
+// The chain as a graph: node i takes the previous output, then its own weight and bias.
+Built build(const LayoutCase& c) {
+  Built b;
+  b.graph.add_input("x", sytest::kF32);
+  b.feeds.push_back(c.args[0]->t);
+  ir::ValueId prev = b.graph.find_value("x");
+  for (size_t i = 0; i < c.steps.size(); ++i) {
+    ir::ValueId w = b.graph.add_constant("w" + std::to_string(i), c.args[1 + 2 * i]->t);
+    ir::ValueId bias = b.graph.add_constant("b" + std::to_string(i), c.args[2 + 2 * i]->t);
+    const std::string out = "y" + std::to_string(i);
+    b.graph.add_node("conv" + std::to_string(i), c.steps[i].op, {prev, w, bias}, {out}, c.steps[i].attrs);
+    prev = b.graph.find_value(out);
+  }
+  b.graph.outputs = {prev};
+  return b;
+}
+
+std::vector<StoredValue> stored(switchyard::Runtime& rt, const LayoutCase& c, Tensor* out) {
+  Built b = build(c);
+  auto model = load_graph(rt, std::move(b.graph));
+  std::vector<StoredValue> kept = model->stored_values(b.feeds);
+  *out = model->run(b.feeds)[0];
+  return kept;
+}
+
+}  // namespace
+
+TEST(ConvLayouts, ChainsStayInOneDnnLayoutsAndMatchAten) {
+  // Plain, strided, grouped and depthwise layers, channel counts not a multiple of 16.
+  const std::vector<std::pair<int64_t, std::vector<std::array<int64_t, 3>>>> chains = {
+      {8, {{24, 1, 1}, {24, 24, 1}, {40, 1, 2}, {40, 2, 1}}},
+      {3, {{64, 1, 2}, {64, 1, 1}, {64, 64, 1}}},
+  };
+  for (const auto& [c0, layers] : chains) {
+    LayoutCase c = conv_chain(c0, layers);
+    // Reference: the relu as its own aten node after the first convolution.
+    LayoutCase ref_case = c;
+    ref_case.steps[0].op = "aten::conv2d";
+    ref_case.steps.insert(ref_case.steps.begin() + 1, Step{"aten::relu", {}});
+    Built rb;
+    {
+      rb.graph.add_input("x", sytest::kF32);
+      rb.feeds.push_back(c.args[0]->t);
+      ir::ValueId prev = rb.graph.find_value("x");
+      size_t conv = 0;
+      for (size_t i = 0; i < ref_case.steps.size(); ++i) {
+        const std::string out = "y" + std::to_string(i);
+        std::vector<ir::ValueId> ins = {prev};
+        if (ref_case.steps[i].op != "aten::relu") {
+          ins.push_back(rb.graph.add_constant("w" + std::to_string(conv), c.args[1 + 2 * conv]->t));
+          ins.push_back(rb.graph.add_constant("b" + std::to_string(conv), c.args[2 + 2 * conv]->t));
+          ++conv;
+        }
+        rb.graph.add_node("n" + std::to_string(i), ref_case.steps[i].op, ins, {out}, ref_case.steps[i].attrs);
+        prev = rb.graph.find_value(out);
+      }
+      rb.graph.outputs = {prev};
+    }
+    Tensor ref = load_graph(runtime("aten"), std::move(rb.graph))->run(rb.feeds)[0];
+
+    Tensor got;
+    std::vector<StoredValue> kept = stored(runtime("conv"), c, &got);
+    expect_close(got, ref, "chain from " + std::to_string(c0) + " channels");
+    // Every convolution's output but the graph output is read by the next one alone.
+    EXPECT_EQ(kept.size(), layers.size() - 1) << "values kept in oneDNN layouts";
+    for (const StoredValue& v : kept)
+      EXPECT_TRUE(v.storage == "conv/nhwc" || v.storage == "conv/nChw16c") << v.value << " in " << v.storage;
+  }
+}
+
+TEST(ConvLayouts, PlainOptionKeepsEveryValueNchw) {
+  const std::string config = sytest::write_config(
+      "conv_layout_plain",
+      "[plugins]\nload = [\"conv\"]\n[selection]\ndefault = [\"conv\"]\nstrict = true\n"
+      "[[rules]]\nfamily = \"conv\"\nbackends = [\"conv\"]\noptions = { layout = \"plain\" }\n");
+  switchyard::Runtime plain_rt(switchyard::Options{config});
+  LayoutCase c = conv_chain(8, {{24, 1, 1}, {24, 24, 1}, {40, 1, 2}});
+  Tensor with_layouts, plain;
+  EXPECT_FALSE(stored(runtime("conv"), c, &with_layouts).empty());
+  EXPECT_TRUE(stored(plain_rt, c, &plain).empty());
+  expect_close(with_layouts, plain, "oneDNN layouts against plain NCHW");
+}
+
+TEST(ConvLayouts, UnknownLayoutOptionIsAnError) {
+  const std::string config = sytest::write_config(
+      "conv_layout_bad",
+      "[plugins]\nload = [\"conv\"]\n[selection]\ndefault = [\"conv\"]\nstrict = true\n"
+      "[[rules]]\nfamily = \"conv\"\nbackends = [\"conv\"]\noptions = { layout = \"nhwc\" }\n");
+  switchyard::Runtime rt(switchyard::Options{config});
+  LayoutCase c = conv_chain(8, {{24, 1, 1}, {24, 1, 1}});
+  Built b = build(c);
+  auto model = load_graph(rt, std::move(b.graph));
+  try {
+    model->run(b.feeds);
+    FAIL() << "layout = \"nhwc\" was accepted";
+  } catch (const switchyard::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("option layout = \"nhwc\" is not \"onednn\" or \"plain\""), std::string::npos)
+        << e.what();
+  }
+}
