@@ -4,7 +4,7 @@
 #
 #   tools/fuzz.sh [--time SECONDS | --runs N] [options] [target...]
 #
-# Targets: config, graph_file, shapes, torchscript (default: all four; torchscript only where
+# Targets: config, graph_file, shapes, dlpack, torchscript (default: all five; torchscript only where
 # LibTorch is installed). Options:
 #   --time S         fuzz each target for S seconds (default 60)
 #   --runs N         fuzz each target for N executions instead
@@ -28,7 +28,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FUZZ_DIR=$ROOT/tests/fuzz
-ALL_TARGETS=(config graph_file shapes torchscript)
+ALL_TARGETS=(config graph_file shapes dlpack torchscript)
 
 time_s=60
 runs=
@@ -72,7 +72,7 @@ have_torch() { [ -f /usr/lib/x86_64-linux-gnu/cmake/Torch/TorchConfig.cmake ] ||
 explicit=1
 if [ ${#targets[@]} -eq 0 ]; then
   explicit=0
-  targets=(config graph_file shapes)
+  targets=(config graph_file shapes dlpack)
   if have_torch; then targets+=(torchscript); else
     echo "fuzz.sh: LibTorch not found; skipping the torchscript target" >&2; fi
 fi

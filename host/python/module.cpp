@@ -5,6 +5,8 @@
 #include <switchyard/runtime.hpp>
 #include <switchyard/torchscript.hpp>
 
+#include "tensor_import.hpp"
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -48,9 +50,10 @@ DLDataType bool_dtype() {
   return dtype;
 }
 
-// torch -> switchyard: the capsule's DLManagedTensor is adopted (its deleter drops an
-// at::Tensor; torch takes the GIL itself if that frees a Python object, so any thread may).
-// torch 1.13 exports no bool tensors: they cross as uint8 bytes, relabelled bool.
+// torch -> switchyard: the capsule's DLManagedTensor is checked and adopted
+// (tensor_import.cpp; its deleter drops an at::Tensor; torch takes the GIL itself if that
+// frees a Python object, so any thread may). torch 1.13 exports no bool tensors: they
+// cross as uint8 bytes, relabelled bool.
 Tensor from_torch(const py::handle& tensor, size_t index) {
   const Torch& api = torch_api();
   if (!py::isinstance(tensor, api.tensor_type))
@@ -61,9 +64,10 @@ Tensor from_torch(const py::handle& tensor, size_t index) {
   py::object capsule = api.to_dlpack(source);
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   if (managed == nullptr) throw py::error_already_set();
+  // A refused tensor stays with the capsule, whose destructor frees it.
+  Tensor adopted = python::import_dlpack(managed, index, is_bool);
   PyCapsule_SetName(capsule.ptr(), "used_dltensor");  // consumed: its destructor now does nothing
-  if (is_bool) managed->dl_tensor.dtype = bool_dtype();
-  return Tensor::adopt(managed);
+  return adopted;
 }
 
 // switchyard -> torch: a DLManagedTensor that holds a handle on the tensor (and its own

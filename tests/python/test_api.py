@@ -137,6 +137,11 @@ def test_wrong_input_shape_and_count_raise(rt, source_dir, mlp):
         rt.load("/nonexistent/model.pt")
     with pytest.raises(TypeError, match="input 0: expected a torch.Tensor, got str"):
         m.run("not a tensor")
+    # A tensor switchyard cannot take is refused at the boundary (host/python/tensor_import.cpp).
+    with pytest.raises(switchyard.InputError, match=r"^input 0: dtype dtype\(code=5,bits=64,lanes=1\) is not one switchyard takes"):
+        m.run(torch.zeros(2, 8, dtype=torch.complex64))
+    (y,) = m.run(torch.randn(8, 2).t())  # a transposed view crosses as it is
+    assert y.shape == (2, 4)
     (y,) = m.run(torch.randn(2, 8))  # the model still runs after the errors
     assert y.shape == (2, 4)
     assert issubclass(switchyard.InputError, switchyard.Error) and issubclass(switchyard.Error, RuntimeError)

@@ -11,7 +11,7 @@ src=$1
 build=$2
 tests=(test_ir test_config test_select test_exec test_misbehaving test_fusion test_profile test_parallel
        test_memory_plan test_concurrency test_endurance test_plugin_abi test_sdk_parallel test_example_plugin
-       test_shapes test_devices test_oom test_cost)
+       test_shapes test_devices test_oom test_cost test_tensor_import)
 
 echo "asan_core: configuring $build (ASan + UBSan, no LibTorch)"
 # -O1 -g1: enough for ASan to catch and place errors, and far cheaper to compile than

@@ -104,8 +104,11 @@ class Executor {
   void finalize(Plan& plan) const;
   // step.cpp: the per-node step, and a sequential run of a complete plan.
   void run_step(const Step& step, size_t index, RunState& state, Scratch& scratch) const;
-  // Refuses a new signature whose estimated memory need exceeds what the process may use.
-  void preflight(const std::vector<Tensor>& inputs) const;
+  // preflight.cpp: refuses a new signature whose estimated memory need exceeds what the
+  // process may use; a model's first one is measured by planning runs at batch 1 and 8.
+  void preflight(const std::vector<Tensor>& inputs);
+  void preflight_first(const std::vector<Tensor>& inputs);
+  uint64_t probe_peak(const std::vector<Tensor>& inputs, int64_t batch);
   void run_step_body(const Step& step, size_t index, RunState& state, Scratch& scratch) const;
   void run_kernel(const Step& step, RunState& state, Scratch& scratch) const;
   RunResult execute(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options) const;

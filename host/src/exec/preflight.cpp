@@ -1,11 +1,15 @@
 // The memory pre-flight (docs/reliability.md). A plan is made by running once, so a new
-// signature's need is not known before it runs; what is known is the measured peak of the
-// signatures already planned. The pre-flight scales the nearest one's peak (arena plus
-// kernel-produced memory) by the ratio of the inputs' sizes, which is exact for memory
-// linear in batch size and an under-estimate where it grows faster (attention's
-// sequence-squared scores), and refuses the run when that exceeds the headroom.
+// signature's need is not known before it runs. Once signatures are planned, the pre-flight
+// scales the nearest one's measured peak (arena plus kernel-produced memory) by the ratio of
+// the inputs' sizes. A model's first signature, when it has a batch of at least
+// kProbeMinBatch, is measured by planning runs at batch 1 (and 8) on the inputs' first rows
+// (plans then dropped) and extrapolated as a line in the batch. Both are exact for memory
+// linear in the batch and under-estimate memory that grows faster (attention's
+// sequence-squared scores). Where no estimate can be made, the check is skipped, never failed.
 #include "exec/executor.hpp"
 #include "exec/plan.hpp"
+#include "ir/input_spec.hpp"
+#include "util/log.hpp"
 #include "util/memory_limit.hpp"
 
 #include <switchyard/error.hpp>
@@ -14,6 +18,11 @@
 
 namespace switchyard::exec {
 namespace {
+
+// Below this first batch the planning runs cost a large share of the run itself, and so
+// small a batch rarely exhausts memory on its own.
+constexpr int64_t kProbeMinBatch = 16;
+constexpr int64_t kProbeSlopeBatch = 8;
 
 uint64_t input_bytes(const std::vector<DLDataType>& dtypes, const std::vector<std::vector<int64_t>>& shapes) {
   uint64_t total = 0;
@@ -32,9 +41,92 @@ bool comparable(const PlanCache::Cached& c, const std::vector<Tensor>& inputs) {
   return true;
 }
 
+// The batch size when every input's first dimension is the same one; else -1.
+int64_t common_batch(const std::vector<Tensor>& inputs) {
+  int64_t batch = -1;
+  for (const Tensor& t : inputs) {
+    if (t.shape().empty()) return -1;
+    if (batch != -1 && t.shape()[0] != batch) return -1;
+    batch = t.shape()[0];
+  }
+  return batch;
+}
+
+std::string describe_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
+  std::string which;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    which += (i ? ", " : "") + graph.values[static_cast<size_t>(graph.inputs[i])].name + " " +
+             dtype_name(inputs[i].dtype()) + " " + shape_string(inputs[i].shape());
+  return which;
+}
+
 }  // namespace
 
-void Executor::preflight(const std::vector<Tensor>& inputs) const {
+// The measured peak of a planning run at `batch` on the first rows of `inputs` (views, no
+// copies), or 0 where it cannot be measured. The plan is dropped; nothing is cached.
+uint64_t Executor::probe_peak(const std::vector<Tensor>& inputs, int64_t batch) {
+  std::vector<Tensor> rows;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<int64_t> shape = inputs[i].shape();
+    shape[0] = batch;
+    Tensor view = Tensor::from_blob(inputs[i].raw_data(), inputs[i].dtype(), shape, inputs[i].strides());
+    view.keep_alive(inputs[i].owner());
+    if (std::string why = ir::check_input_shape(graph_, i, shape); !why.empty()) {
+      log::get().debug("memory pre-flight: no planning run at batch {}: {}", batch, why);
+      return 0;
+    }
+    rows.push_back(std::move(view));
+  }
+  try {
+    Plan plan;
+    plan_and_run(plan, rows, RunOptions{});
+    finalize(plan);
+    return plan.memory.estimated_peak_bytes();
+  } catch (const Error& e) {  // the real run will meet and report whatever this was
+    log::get().info("memory pre-flight skipped: the planning run at batch {} failed: {}", batch, e.what());
+    return 0;
+  }
+}
+
+void Executor::preflight_first(const std::vector<Tensor>& inputs) {
+  const int64_t batch = common_batch(inputs);
+  if (batch < kProbeMinBatch) {
+    log::get().debug("memory pre-flight: first signature not checked ({})",
+                     batch < 0 ? "the inputs share no first dimension" : "a batch under " + std::to_string(kProbeMinBatch));
+    return;
+  }
+  if (memory_headroom().bytes == UINT64_MAX) return;  // no limit known
+  const uint64_t peak1 = probe_peak(inputs, 1);
+  if (peak1 == 0) return;
+  MemoryHeadroom room = memory_headroom();
+  // Memory affine in the batch with a fixed part >= 0 needs at most batch x peak1: fits.
+  if (static_cast<double>(peak1) * static_cast<double>(batch) <= static_cast<double>(room.bytes)) return;
+  // The slope from batch 1 to kProbeSlopeBatch: far enough apart that the arena's
+  // per-tensor alignment (up to 63 bytes each) does not hide the growth of small tensors.
+  const uint64_t peak2 = probe_peak(inputs, kProbeSlopeBatch);
+  if (peak2 == 0) return;
+  room = memory_headroom();
+  const double per_item = peak2 > peak1 ? static_cast<double>(peak2 - peak1) / (kProbeSlopeBatch - 1) : 0.0;
+  const double need_d = static_cast<double>(peak1) + per_item * static_cast<double>(batch - 1);
+  const uint64_t need = need_d >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(need_d);
+  if (need <= room.bytes) return;
+  const int64_t fits =
+      room.bytes < peak1 ? 0
+      : per_item == 0.0  ? batch
+                         : static_cast<int64_t>(std::floor(static_cast<double>(room.bytes - peak1) / per_item)) + 1;
+  std::string msg = "memory pre-flight: inputs " + describe_inputs(graph_, inputs) + " need about " +
+                    human_bytes(need) + " (" + std::to_string(need) +
+                    " bytes, extrapolated from planning runs on the inputs' first rows: batch 1 peaked at " +
+                    std::to_string(peak1) + " bytes, batch " + std::to_string(kProbeSlopeBatch) + " at " +
+                    std::to_string(peak2) + " bytes; memory taken as linear in the batch), but this process may use only " +
+                    human_bytes(room.bytes) + " (" + std::to_string(room.bytes) + " bytes) more (" + room.source + ")";
+  msg += fits >= 1 ? "; the largest batch that fits is about " + std::to_string(fits) : "; not even a batch of 1 fits";
+  msg += ". Nothing ran at batch " + std::to_string(batch) +
+         "; --no-preflight (or [runtime] preflight = false) skips this check";
+  throw Error(ErrorKind::OutOfMemory, msg);
+}
+
+void Executor::preflight(const std::vector<Tensor>& inputs) {
   std::vector<DLDataType> dtypes;
   std::vector<std::vector<int64_t>> shapes;
   for (const Tensor& t : inputs) {
@@ -52,7 +144,7 @@ void Executor::preflight(const std::vector<Tensor>& inputs) const {
     const double distance = std::fabs(std::log(static_cast<double>(new_bytes) / static_cast<double>(b)));
     if (nearest == nullptr || distance < nearest_distance) nearest = &c, nearest_distance = distance;
   }
-  if (nearest == nullptr) return;  // the first signature: nothing measured to scale from
+  if (nearest == nullptr) return preflight_first(inputs);  // nothing measured to scale from
   const double ratio = static_cast<double>(new_bytes) / static_cast<double>(input_bytes(nearest->dtypes, nearest->shapes));
   if (ratio <= 1.0) return;  // no bigger than a signature that already ran here
   const uint64_t peak = nearest->plan->memory.estimated_peak_bytes();
@@ -61,10 +153,7 @@ void Executor::preflight(const std::vector<Tensor>& inputs) const {
   const MemoryHeadroom room = memory_headroom();
   if (room.bytes == UINT64_MAX || need <= room.bytes) return;
 
-  std::string which;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    which += (i ? ", " : "") + graph_.values[static_cast<size_t>(graph_.inputs[i])].name + " " +
-             dtype_name(dtypes[i]) + " " + shape_string(shapes[i]);
+  const std::string which = describe_inputs(graph_, inputs);
   std::string near;
   for (size_t i = 0; i < nearest->shapes.size(); ++i) near += (i ? ", " : "") + shape_string(nearest->shapes[i]);
   std::string msg = "memory pre-flight: inputs " + which + " need about " + human_bytes(need) + " (" +

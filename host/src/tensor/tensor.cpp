@@ -149,7 +149,8 @@ std::vector<int64_t> Tensor::strides() const {
   int64_t step = 1;
   for (size_t i = s.size(); i-- > 0;) {
     s[i] = step;
-    step *= impl_->shape[i];
+    // Saturates: only an empty tensor's dims can multiply past int64 (found by fuzz_dlpack).
+    if (__builtin_mul_overflow(step, impl_->shape[i], &step)) step = INT64_MAX;
   }
   return s;
 }
@@ -171,12 +172,14 @@ bool Tensor::is_contiguous() const {
   int64_t expected = 1;
   for (size_t i = impl_->shape.size(); i-- > 0;) {
     if (impl_->shape[i] != 1 && impl_->strides[i] != expected) return false;
-    expected *= impl_->shape[i];
+    if (__builtin_mul_overflow(expected, impl_->shape[i], &expected)) expected = INT64_MAX;  // (fuzz_dlpack)
   }
   return true;
 }
 
 void* Tensor::raw_data() const {
+  // An empty tensor from outside may have no data and an offset (found by fuzz_dlpack).
+  if (dl().data == nullptr) return nullptr;
   return static_cast<char*>(dl().data) + dl().byte_offset;
 }
 

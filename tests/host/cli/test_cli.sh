@@ -65,6 +65,13 @@ expect extra-input-entry nonzero "extra_in.json: entry 'y' is not an input of th
 printf '{"x": {"dtype": "float32", "shape": [2000000000, 2000000000], "data": [1]}}\n' > "$tmp/huge_in.json"
 expect huge-input-shape nonzero "input 'x': shape \[2000000000, 2000000000\] needs 4000000000000000000 values" -- "$bin" run "$demo" --config "$cfg" --inputs "$tmp/huge_in.json"
 expect no-preflight-flag 0 "--no-preflight" -- "$bin" --help
+# The memory pre-flight of a model's first signature (docs/reliability.md): the demo with a
+# free batch, run at batch 256 under a 20,000-byte budget, is refused before it runs.
+cp "$src/tools/demo/mlp.bin" "$tmp/"
+/usr/bin/python3 -c 'import json, sys; g = json.load(open(sys.argv[1])); g["inputs"][0]["shape"] = [-1, 8]; json.dump(g, open(sys.argv[2], "w"))' "$demo" "$tmp/anybatch.json"
+printf '{"x": {"dtype": "float32", "shape": [256, 8], "data": [%s]}}\n' "$(seq -s, 1 2048)" > "$tmp/in256.json"
+expect preflight-first-signature nonzero "error: memory pre-flight: inputs x float32 \[256, 8\] need about [0-9.]+ KiB \([0-9]+ bytes, extrapolated from planning runs on the inputs' first rows: batch 1 peaked at [0-9]+ bytes, batch 8 at [0-9]+ bytes; memory taken as linear in the batch\), but this process may use only 19.5 KiB \(20000 bytes\) more \(SWITCHYARD_MEMORY_AVAILABLE=20000\); the largest batch that fits is about [0-9]+\. Nothing ran at batch 256" -- env SWITCHYARD_MEMORY_AVAILABLE=20000 "$bin" run "$tmp/anybatch.json" --config "$cfg" --inputs "$tmp/in256.json"
+expect preflight-first-signature-off 0 "out +float32 \[256, 4\]" -- env SWITCHYARD_MEMORY_AVAILABLE=20000 "$bin" run "$tmp/anybatch.json" --config "$cfg" --inputs "$tmp/in256.json" --no-preflight
 expect node-io 0 "node_io \(6 records\)" -- "$bin" run "$demo" --config "$cfg" --save-node-io "$tmp/io.json"
 expect node-io-fields 0 '"input_sources"' -- cat "$tmp/io.json"
 

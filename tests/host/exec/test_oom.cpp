@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -27,9 +28,10 @@ using namespace sytest;
 namespace {
 
 // relu(x) * numel(x) + relu(x) + size(x, 0): a few nodes, arena reuse and sym values.
-ir::Graph small_model() {
+// `batch` -1: any batch; else the only one the model takes.
+ir::Graph small_model(int64_t batch = -1) {
   ir::Graph g;
-  ir::ValueId x = g.add_input("x", kF32, {-1, 3});
+  ir::ValueId x = g.add_input("x", kF32, {batch, 3});
   ir::ValueId n = g.add_sym("n", "sym::numel", {x});
   ir::ValueId b = g.add_sym("b", "sym::size", {x}, {{"dim", ir::Attribute::of_int(0)}});
   ir::ValueId bf = g.add_sym("bf", "sym::float", {b});
@@ -285,6 +287,86 @@ TEST(Preflight, SmallerOrKnownSignaturesAreNotChecked) {
   model->run({a});
   EXPECT_EQ(values(model->run({a})[0]), expected(a));
   EXPECT_EQ(values(model->run({b})[0]), expected(b));
+}
+
+// A model's first signature: measured by planning runs at batch 1 and 8, extrapolated.
+TEST(Preflight, AModelsFirstSignatureIsRefusedBeforeAnythingRuns) {
+  uint64_t peak1 = 0, peak8 = 0;
+  {
+    Runtime rt(example_options());
+    auto probe = load_graph(rt, small_model());
+    peak1 = probe->memory_plan({rows_of(1)}).estimated_peak_bytes;
+    peak8 = probe->memory_plan({rows_of(8)}).estimated_peak_bytes;
+  }
+  ASSERT_GT(peak8, peak1) << "the model's memory grows with the batch";
+  const double per_row = static_cast<double>(peak8 - peak1) / 7;
+  AvailableBytes limit("65536");
+  Runtime rt(example_options());
+  auto model = load_graph(rt, small_model());
+  int nodes_run = 0;
+  RunContext ctx;
+  ctx.set_node_callback([&](const NodeEvent&) { ++nodes_run; });
+  std::string msg;
+  try {
+    model->run({rows_of(100000)}, ctx);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::OutOfMemory);
+    msg = e.what();
+  }
+  if (std::getenv("SY_TEST_SHOW_OOM") != nullptr) std::printf("%s\n", msg.c_str());
+  EXPECT_EQ(nodes_run, 0) << "the pre-flight runs nothing at the asked batch";
+  const auto need = static_cast<uint64_t>(static_cast<double>(peak1) + per_row * 99999);
+  EXPECT_NE(msg.find("memory pre-flight: inputs x float32 [100000, 3] need about " + human_bytes(need) + " (" +
+                     std::to_string(need) + " bytes, extrapolated from planning runs on the inputs' first rows: "
+                     "batch 1 peaked at " + std::to_string(peak1) + " bytes, batch 8 at " + std::to_string(peak8) +
+                     " bytes; memory taken as linear in the batch)"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("this process may use only 64.0 KiB (65536 bytes) more (SWITCHYARD_MEMORY_AVAILABLE=65536)"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("Nothing ran at batch 100000; --no-preflight"), std::string::npos) << msg;
+  const std::string key = "the largest batch that fits is about ";
+  const size_t at = msg.find(key);
+  ASSERT_NE(at, std::string::npos) << msg;
+  const int64_t fits = std::stoll(msg.substr(at + key.size()));
+  EXPECT_EQ(fits, static_cast<int64_t>(std::floor(static_cast<double>(65536 - peak1) / per_row)) + 1);
+  ASSERT_GE(fits, 16) << "the limit is meant to leave room for a batch that is checked too";
+
+  // On a fresh model, the batch it names passes the first-signature check and runs
+  // correctly; three times that batch is refused.
+  Runtime rt2(example_options());
+  auto fresh = load_graph(rt2, small_model());
+  const Tensor fitting = rows_of(fits);
+  EXPECT_EQ(values(fresh->run({fitting})[0]), expected(fitting));
+  Runtime rt3(example_options());
+  auto fresh3 = load_graph(rt3, small_model());
+  EXPECT_NE(error_of([&] { fresh3->run({rows_of(fits * 3)}); }).find("extrapolated from planning runs"),
+            std::string::npos);
+}
+
+TEST(Preflight, AFirstSignatureThatCannotBeMeasuredRunsUnchecked) {
+  AvailableBytes limit("1");  // nothing would fit: any refusal here would be a false one
+  {  // a batch under 16: not measured
+    Runtime rt(example_options());
+    auto model = load_graph(rt, small_model());
+    const Tensor x = rows_of(15);
+    EXPECT_EQ(values(model->run({x})[0]), expected(x));
+  }
+  {  // a model that takes only batch 32: no planning run at batch 1 can be made
+    Runtime rt(example_options());
+    auto model = load_graph(rt, small_model(32));
+    const Tensor x = rows_of(32);
+    EXPECT_EQ(values(model->run({x})[0]), expected(x));
+  }
+  {  // --no-preflight
+    Options off = example_options();
+    off.no_preflight = true;
+    Runtime rt(off);
+    auto model = load_graph(rt, small_model());
+    const Tensor x = rows_of(100000);
+    EXPECT_EQ(values(model->run({x})[0]), expected(x));
+  }
 }
 
 TEST(Preflight, TheHeadroomComesFromTheProcessLimits) {
