@@ -1,11 +1,12 @@
 // The memory pre-flight (docs/reliability.md). A plan is made by running once, so a new
 // signature's need is not known before it runs. Once signatures are planned, the pre-flight
-// scales the nearest one's measured peak (arena plus kernel-produced memory) by the ratio of
-// the inputs' sizes. A model's first signature, when it has a batch of at least
-// kProbeMinBatch, is measured by planning runs at batch 1 (and 8) on the inputs' first rows
-// (plans then dropped) and extrapolated as a line in the batch. Both are exact for memory
-// linear in the batch and under-estimate memory that grows faster (attention's
-// sequence-squared scores). Where no estimate can be made, the check is skipped, never failed.
+// scales the nearest one's need (arena, kernel-produced memory, and the largest scratch a
+// kernel declares through SDK 1.1 cost) by the ratio of the inputs' sizes. A model's
+// first signature, when it has a batch of at least kProbeMinBatch, is measured by planning
+// runs at batch 1 (and 8) on the inputs' first rows (plans then dropped) and extrapolated
+// as a line in the batch. Both are exact for memory linear in the batch and under-estimate
+// memory that grows faster (attention's sequence-squared scores). Where no estimate can be
+// made, the check is skipped, never failed.
 #include "exec/executor.hpp"
 #include "exec/plan.hpp"
 #include "ir/input_spec.hpp"
@@ -14,6 +15,7 @@
 
 #include <switchyard/error.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace switchyard::exec {
@@ -60,6 +62,15 @@ std::string describe_inputs(const ir::Graph& graph, const std::vector<Tensor>& i
   return which;
 }
 
+// A plan's need: its activations (arena and kernel-made memory) plus the most scratch one
+// kernel declares (SDK 1.1 cost.scratch_bytes), held only while that kernel runs.
+uint64_t plan_need(const Plan& plan) {
+  uint64_t scratch = 0;
+  for (const NodePlan& np : plan.nodes)
+    if (np.bound && np.bound->has_cost) scratch = std::max<uint64_t>(scratch, np.bound->scratch_bytes);
+  return plan.memory.estimated_peak_bytes() + scratch;
+}
+
 }  // namespace
 
 // The measured peak of a planning run at `batch` on the first rows of `inputs` (views, no
@@ -81,7 +92,7 @@ uint64_t Executor::probe_peak(const std::vector<Tensor>& inputs, int64_t batch) 
     Plan plan;
     plan_and_run(plan, rows, RunOptions{});
     finalize(plan);
-    return plan.memory.estimated_peak_bytes();
+    return plan_need(plan);
   } catch (const Error& e) {  // the real run will meet and report whatever this was
     log::get().info("memory pre-flight skipped: the planning run at batch {} failed: {}", batch, e.what());
     return 0;
@@ -138,7 +149,7 @@ void Executor::preflight(const std::vector<Tensor>& inputs) {
   double nearest_distance = 0;
   const std::vector<PlanCache::Cached> cached = cache_.snapshot();
   for (const PlanCache::Cached& c : cached) {
-    if (!comparable(c, inputs) || c.plan->memory.estimated_peak_bytes() == 0) continue;
+    if (!comparable(c, inputs) || plan_need(*c.plan) == 0) continue;
     const uint64_t b = input_bytes(c.dtypes, c.shapes);
     if (b == 0) continue;
     const double distance = std::fabs(std::log(static_cast<double>(new_bytes) / static_cast<double>(b)));
@@ -147,7 +158,7 @@ void Executor::preflight(const std::vector<Tensor>& inputs) {
   if (nearest == nullptr) return preflight_first(inputs);  // nothing measured to scale from
   const double ratio = static_cast<double>(new_bytes) / static_cast<double>(input_bytes(nearest->dtypes, nearest->shapes));
   if (ratio <= 1.0) return;  // no bigger than a signature that already ran here
-  const uint64_t peak = nearest->plan->memory.estimated_peak_bytes();
+  const uint64_t peak = plan_need(*nearest->plan);
   const double need_d = static_cast<double>(peak) * ratio;
   const uint64_t need = need_d >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(need_d);
   const MemoryHeadroom room = memory_headroom();

@@ -160,3 +160,30 @@ TEST(KernelCost, ExamplePluginReportsItsAdd) {
   EXPECT_EQ(e.kernel_flops, 2.0 * 6);
   EXPECT_EQ(e.kernel_bytes, 4.0 * (6 + 3 + 6));
 }
+
+// The memory pre-flight counts the scratch a kernel declares: a first run at batch 64 whose
+// activations fit in 100000 bytes but whose kernel asks 1000 scratch bytes per element
+// (256000) is refused before anything runs; the same model without that kernel runs.
+TEST(KernelCost, PreflightCountsDeclaredScratch) {
+  Runtime rt(Options{config()});
+  auto model_with = [&](const std::string& op) {
+    ir::Graph g;
+    ir::ValueId x = g.add_input("x", kF32, {-1, 4});
+    g.add_node("big", op, {x}, {"y"});
+    g.outputs = {g.find_value("y")};
+    return load_graph(rt, std::move(g));
+  };
+  const Tensor x = f32({64, 4}, std::vector<float>(256, 1.0f));
+  setenv("SWITCHYARD_MEMORY_AVAILABLE", "100000", 1);
+  std::string error;
+  try {
+    model_with("test::scratchy")->run({x});
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::OutOfMemory);
+    error = e.what();
+  }
+  EXPECT_NE(error.find("memory pre-flight"), std::string::npos) << error;
+  EXPECT_NE(error.find("the largest batch that fits is about 24"), std::string::npos) << error;
+  EXPECT_NO_THROW(model_with("test::uncosted")->run({x}));
+  unsetenv("SWITCHYARD_MEMORY_AVAILABLE");
+}

@@ -9,6 +9,7 @@
 //   test::cost_calls   y[0] = how many times a cost function of this plugin ran
 //   test::tail         y = 2x; no cost function
 //   test::costed+test::tail   y = 4x, fused; cost: 31337 FLOPs per element
+//   test::scratchy     y = 2x; cost: 1000 scratch bytes per element (for the pre-flight)
 #include <switchyard/plugin.hpp>
 
 #include <atomic>
@@ -74,6 +75,11 @@ struct FusedCostedTail {
   }
 };
 
+struct Scratchy : Double {
+  using Double::Double;
+  void cost(sy::Cost& c) { c.scratch(1000 * static_cast<uint64_t>(sy::numel(c.input(0)))); }
+};
+
 struct CostCalls {
   explicit CostCalls(const sy::Node&) {}
   void infer(sy::Infer& io) { io.set_output(0, sy::kFloat32, {1}); }
@@ -89,4 +95,5 @@ SY_PLUGIN("costing", "0.0.1", "switchyard tests",
           sy::kernel<CostNan>("test::cost_nan", "test", {sy::kFloat32}),
           sy::kernel<CostCalls>("test::cost_calls", "test", {sy::kFloat32}),
           sy::kernel<Uncosted>("test::tail", "test", {sy::kFloat32}),
-          sy::kernel<FusedCostedTail>("test::costed+test::tail", "test", {sy::kFloat32}))
+          sy::kernel<FusedCostedTail>("test::costed+test::tail", "test", {sy::kFloat32}),
+          sy::kernel<Scratchy>("test::scratchy", "test", {sy::kFloat32}))
