@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace sy_linalg {
@@ -183,6 +184,21 @@ class Runner {
   const T* copied_b_ = nullptr;
 };
 
+// One float32 product against a packed constant B (PackedB), then bias and activation
+// over the whole result; false where that path does not apply (the general one runs).
+bool run_packed(const Gemm& g, float* out) {
+  if (g.packed == nullptr || !g.batch.empty() || g.alpha != 1.0 || g.k == 0 ||
+      reinterpret_cast<const float*>(g.b.data) != g.packed->source())
+    return false;
+  const Layout la = layout(g.m, g.k, g.a.rs, g.a.cs), lb = layout(g.k, g.n, g.b.rs, g.b.cs);
+  if (!la.ok || la.trans != CblasNoTrans || !lb.ok || g.b.rs <= 0 || g.b.cs <= 0) return false;
+  g.packed->gemm(reinterpret_cast<const float*>(g.a.data), g.m, la.ld, g.k, g.n, g.b.rs, g.b.cs, out);
+  if (g.bias.data != nullptr || g.act != Act::None)
+    epilogue(out, g.m, g.n, g.n, reinterpret_cast<const float*>(g.bias.data), g.bias.rs, g.bias.cs,
+             static_cast<float>(g.beta), g.act);
+  return true;
+}
+
 template <typename T>
 void run_typed(Gemm g, T* out) {
   if (g.m == 0 || g.n == 0) return;
@@ -194,6 +210,9 @@ void run_typed(Gemm g, T* out) {
     g.bias.rs = g.bias.cs = 0;
   }
   fold_batch(g);
+  if constexpr (std::is_same_v<T, float>) {
+    if (run_packed(g, out)) return;
+  }
   Runner<T> runner(g);
 
   const T* a = reinterpret_cast<const T*>(g.a.data);

@@ -58,6 +58,13 @@ class GemmKernel {
     prepared_.resize(b_.args.count());
     for (size_t i : Op::kOperands)
       if (i < prepared_.size()) prepared_[i].prepare(b_.args.get(i, node.inputs, node.num_inputs), b_.dtype);
+    // A constant float32 B (a linear's weight) is packed once for oneDNN's matmul.
+    if (b_.dtype == Dtype::F32 && Op::kOperands.size() > 1) {
+      const DLTensor* t = b_.args.get(Op::kOperands[1], node.inputs, node.num_inputs);
+      if (t != nullptr && t->data != nullptr && t->ndim == 2)
+        packed_ = std::make_shared<PackedB>(
+            reinterpret_cast<const float*>(static_cast<const char*>(t->data) + t->byte_offset));
+    }
   }
 
   void infer(sy::Infer& in) {
@@ -72,6 +79,7 @@ class GemmKernel {
       throw sy::Error("output is " + str(sy::shape_of(out)) + (sy::is_contiguous(out) ? "" : " strided") +
                           ", expected contiguous " + str(p.out), SY_ERROR_INTERNAL);
     if (sy::numel(out) == 0) return;
+    p.gemm.packed = packed_.get();
     run_gemm(b_.dtype, p.gemm, static_cast<char*>(out.data) + out.byte_offset);
   }
 
@@ -94,6 +102,7 @@ class GemmKernel {
 
   Bound<Op> b_;
   std::vector<Prepared> prepared_;  // read-only after create: runs may be concurrent
+  std::shared_ptr<PackedB> packed_;  // (optional) thread-safe
 };
 
 }  // namespace sy_linalg

@@ -65,12 +65,32 @@ struct Operand {
   int64_t rs = 0, cs = 0;      // row and column strides, in elements
 };
 
+// A constant B (a linear's weight) that float32 GEMMs read in oneDNN's packed layout,
+// packed once per layout at first use rather than on every call as dnnl_sgemm does.
+// Thread-safe; its primitives are cached per row count (bounded).
+class PackedB {
+ public:
+  explicit PackedB(const float* b);  // the constant's first element; it outlives this
+  ~PackedB();
+  PackedB(const PackedB&) = delete;
+  PackedB& operator=(const PackedB&) = delete;
+  const float* source() const { return source_; }
+  // C[m, n] (contiguous) = A[m, k] (row stride lda) x B[k, n] (strides brs, bcs).
+  void gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs, int64_t bcs, float* c);
+
+ private:
+  struct State;  // oneDNN primitives per row count and B per packed layout (packed.cpp)
+  const float* source_;
+  std::unique_ptr<State> state_;
+};
+
 struct Gemm {
   Shape batch;
   int64_t m = 0, n = 0, k = 0;
   Operand a, b, bias;
   double alpha = 1, beta = 1;
   Act act = Act::None;
+  PackedB* packed = nullptr;  // (optional) B's packed form, used when b.data is its source
 };
 
 // Writes the Gemm into `out`, a contiguous [batch..., m, n] buffer of dtype d. Throws

@@ -1,0 +1,93 @@
+// linalg plugin: float32 GEMMs against a constant B packed once (see linalg.hpp, PackedB).
+#include "linalg.hpp"
+
+#include "common/openmp_threads.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace sy_linalg {
+
+using dnnl::memory;
+
+namespace {
+struct Entry {
+  dnnl::matmul prim;
+  memory weights;                 // B in the layout the primitive asked for
+  memory::desc src, dst, scratch;
+};
+}  // namespace
+
+struct PackedB::State {
+  std::mutex mutex;
+  std::map<std::vector<int64_t>, std::shared_ptr<const Entry>> cache;  // per (m, lda, k, n, brs, bcs)
+  std::vector<std::pair<memory::desc, memory>> packed;                // B per layout asked for
+  std::shared_ptr<const Entry> entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs,
+                                     int64_t bcs);
+};
+
+namespace {
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+}  // namespace
+
+PackedB::PackedB(const float* b) : source_(b), state_(std::make_unique<State>()) {}
+PackedB::~PackedB() = default;
+
+std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n,
+                                                   int64_t brs, int64_t bcs) {
+  const std::vector<int64_t> key{m, lda, k, n, brs, bcs};
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (cache.size() >= 32) cache.clear();  // bounded: row counts may keep changing
+  const auto f32 = memory::data_type::f32;
+  auto e = std::make_shared<Entry>();
+  e->src = memory::desc({m, k}, f32, {lda, 1});
+  e->dst = memory::desc({m, n}, f32, {n, 1});
+  const memory::desc user({k, n}, f32, {brs, bcs});
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-run scratch: runs may overlap
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->src, memory::desc({k, n}, f32, memory::format_tag::any), e->dst),
+                                  attr, engine());
+  e->prim = dnnl::matmul(pd);
+  e->scratch = pd.scratchpad_desc();
+  for (const auto& [md, mem] : packed)
+    if (md == pd.weights_desc()) e->weights = mem;
+  if (!e->weights) {  // pack B once for this layout
+    memory from(user, engine(), const_cast<float*>(b)), to(pd.weights_desc(), engine());
+    dnnl::stream s(engine());
+    dnnl::reorder(from, to).execute(s, from, to);
+    s.wait();
+    packed.emplace_back(pd.weights_desc(), to);
+    e->weights = to;
+  }
+  cache.emplace(key, e);
+  return e;
+}
+
+void PackedB::gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs, int64_t bcs, float* c) {
+  sy_omp::Threads threads(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
+  try {
+    std::shared_ptr<const Entry> e = state_->entry(source_, m, lda, k, n, brs, bcs);
+    memory src(e->src, engine(), const_cast<float*>(a)), dst(e->dst, engine(), c), scratch(e->scratch, engine());
+    dnnl::stream s(engine());
+    e->prim.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_DST, dst},
+                        {DNNL_ARG_SCRATCHPAD, scratch}});
+    s.wait();
+  } catch (const dnnl::error& err) {
+    const bool oom = err.status == dnnl_out_of_memory;
+    throw sy::Error("oneDNN matmul [" + std::to_string(m) + ", " + std::to_string(k) + "] x packed [" +
+                        std::to_string(k) + ", " + std::to_string(n) + "] failed: " + err.what() +
+                        (oom ? " (out of memory)" : ""),
+                    oom ? SY_ERROR_OUT_OF_MEMORY : SY_ERROR_INTERNAL);
+  }
+}
+
+}  // namespace sy_linalg
