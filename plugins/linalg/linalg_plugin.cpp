@@ -1,5 +1,6 @@
-// switchyard `linalg` plugin: matrix products, float32 on oneDNN's sgemm (run-time ISA
-// dispatch) and float64 on OpenBLAS's CBLAS, built against the SDK alone (no LibTorch).
+// switchyard `linalg` plugin: matrix products, float32 on oneDNN (run-time ISA dispatch:
+// a matmul primitive against a constant weight packed once, packed.cpp; sgemm otherwise)
+// and float64 on OpenBLAS's CBLAS, built against the SDK alone (no LibTorch).
 // Ops, with ATen's argument names (see each ops_*.cpp):
 //   aten::linear, aten::addmm, aten::mm, aten::bmm, aten::matmul, aten::baddbmm,
 //   aten::einsum, and the fused aten::linear+aten::{relu,gelu,silu,hardswish}
