@@ -6,6 +6,8 @@
 // accepted tensor is then given exactly that many bytes (malloc'd, so ASan flags any read
 // outside), adopted with import_dlpack, and read in full through Tensor::contiguous(); its
 // deleter must run once when the last handle goes, and never for a refused one.
+#include "fuzz_bytes.hpp"
+
 #include "tensor_import.hpp"
 
 #include <switchyard/error.hpp>
@@ -22,26 +24,6 @@ using namespace switchyard;
 
 namespace {
 
-struct Bytes {
-  const uint8_t* p;
-  size_t n;
-  uint8_t byte() {
-    if (n == 0) return 0;
-    --n;
-    return *p++;
-  }
-  int64_t number() {
-    static constexpr int64_t kEdges[] = {0, 1, 2, 3, -1, -2, 7, 64, 1000, int64_t{1} << 31, int64_t{1} << 32,
-                                         int64_t{1} << 62, INT64_MAX, INT64_MIN, -(int64_t{1} << 40)};
-    const uint8_t b = byte();
-    if (b < 200) return static_cast<int64_t>(b % 12) - 2;
-    if (b < 230) return kEdges[b % (sizeof kEdges / sizeof kEdges[0])];
-    uint64_t v = 0;
-    for (int k = 0; k < 8; ++k) v = (v << 8) | byte();
-    return static_cast<int64_t>(v);
-  }
-};
-
 [[noreturn]] void finding(const char* what) {
   std::fprintf(stderr, "fuzz_dlpack: %s\n", what);
   std::abort();
@@ -57,7 +39,7 @@ struct Owner {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  Bytes in{data, size};
+  syfuzz::Bytes in{data, size, -2, 12};
   const uint8_t flags = in.byte();
   DLTensor t{};
   // Mostly CPU; sometimes CUDA, CUDAHost or an unknown device type.

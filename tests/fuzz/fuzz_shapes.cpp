@@ -4,6 +4,8 @@
 // sym_result_kind (the check validate() makes) and then eval_sym, as the executor runs
 // them per signature. Every node must give a value or a switchyard::Error; anything else
 // (a crash, UBSan's overflow or division reports, ASan) is a finding.
+#include "fuzz_bytes.hpp"
+
 #include "ir/graph.hpp"
 #include "ir/sym.hpp"
 
@@ -20,24 +22,7 @@ using namespace switchyard::ir;
 
 namespace {
 
-struct Bytes {
-  const uint8_t* p;
-  size_t n;
-  uint8_t byte() {
-    if (n == 0) return 0;
-    --n;
-    return *p++;
-  }
-  int64_t number() {
-    static constexpr int64_t kEdges[] = {0, 1, 2, 3, -1, -2, 7, 64, 1000, int64_t{1} << 31, int64_t{1} << 32,
-                                         int64_t{1} << 62, INT64_MAX, INT64_MIN, -(int64_t{1} << 40)};
-    const uint8_t b = byte();
-    if (b < 200) return static_cast<int64_t>(b % 20) - 4;
-    if (b < 230) return kEdges[b % (sizeof kEdges / sizeof kEdges[0])];
-    int64_t v = 0;
-    for (int k = 0; k < 8; ++k) v = (v << 8) | byte();
-    return v;
-  }
+struct Bytes : syfuzz::Bytes {
   Attribute attribute() {
     switch (byte() % 6) {
       case 0: return Attribute::of_int(number());
@@ -79,7 +64,7 @@ const char* const kAttrNames[] = {"dim", "value", "index", "start", "end", "step
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  Bytes in{data, size};
+  Bytes in{{data, size, -4, 20}};
   std::vector<Slot> slots;
   std::vector<float> storage(16, 1.5f);  // data for small tensors (sym::item reads it)
   const int num_inputs = 1 + in.byte() % 2;
