@@ -1,15 +1,14 @@
 // conv plugin: oneDNN plumbing, memory descriptors from DLPack tensors, attribute checks.
 #include "conv_common.hpp"
 
+#include "common/onednn_engine.hpp"
+
 
 #include <algorithm>
 
 namespace syconv {
 
-dnnl::engine& engine() {
-  static dnnl::engine cpu(dnnl::engine::kind::cpu, 0);
-  return cpu;
-}
+dnnl::engine& engine() { return sy_onednn::cpu_engine(); }
 
 dnnl::stream new_stream() { return dnnl::stream(engine()); }
 

@@ -1,7 +1,7 @@
 // conv plugin: the convolution kernel (see conv_kernel.hpp).
 #include "conv_kernel.hpp"
 
-#include "blocked.hpp"
+#include "formats.hpp"
 
 #include <cmath>
 #include <unordered_map>
@@ -266,22 +266,41 @@ void ConvKernel::storage(sy::StorageQuery& q) {
   if (mine != SY_STORAGE_HOST) q.writes(0, SY_STORAGE_MASK(mine) | SY_STORAGE_MASK_HOST);
 }
 
-dnnl::memory::desc ConvKernel::preferred_dst(const Geometry& g, bool has_bias) const {
+namespace {
+// Multiply-adds of one run: what decides whether it is worth more than one thread.
+double conv_work(const ConvKernel::Geometry& g) {
+  double work = static_cast<double>(g.src[0]);
+  for (int64_t d : g.wts) work *= static_cast<double>(d);
+  for (size_t d = 2; d < g.dst.size(); ++d) work *= static_cast<double>(g.dst[d]);
+  return work;
+}
+}  // namespace
+
+dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g, bool has_bias,
+                                                               const dnnl::post_ops& ops) const {
+  using fwd = dnnl::convolution_forward;
   const auto f32 = memory::data_type::f32;
+  // `any`: oneDNN picks the layouts its fastest implementation wants. Except for a few
+  // input channels (an image stem, a patch embedding): then plain input skips a reorder
+  // and oneDNN has direct kernels for it (measured with tools/bench/bench_conv).
   const bool plain_src = g.src[1] <= 4 && g.wts.size() == g.src.size();
   memory::desc src_any = plain_src ? strided_desc(g.src, compact_strides(g.src)) : memory::desc(g.src, f32, tag::any);
   memory::desc wts_any(g.wts, f32, tag::any), dst_any(g.dst, f32, tag::any);
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  fwd::desc d = has_bias ? fwd::desc(prop, alg, src_any, wts_any, memory::desc({g.out_channels}, f32, tag::a), dst_any,
+                                     g.stride, g.dilation, g.pad_l, g.pad_r)
+                         : fwd::desc(prop, alg, src_any, wts_any, dst_any, g.stride, g.dilation, g.pad_l, g.pad_r);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-run scratch: runs may overlap
+  return fwd::primitive_desc(d, attr, engine());
+}
+
+dnnl::memory::desc ConvKernel::preferred_dst(const Geometry& g, bool has_bias) const {
   try {
-    sy_omp::Threads threads(-1);
-    const auto prop = dnnl::prop_kind::forward_inference;
-    const auto alg = dnnl::algorithm::convolution_direct;
-    using fwd = dnnl::convolution_forward;
-    fwd::desc d = has_bias ? fwd::desc(prop, alg, src_any, wts_any, memory::desc({g.out_channels}, f32, tag::a), dst_any,
-                                       g.stride, g.dilation, g.pad_l, g.pad_r)
-                           : fwd::desc(prop, alg, src_any, wts_any, dst_any, g.stride, g.dilation, g.pad_l, g.pad_r);
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(post_ops_);
-    return fwd::primitive_desc(d, attr, engine()).dst_desc();
+    sy_omp::Threads threads(conv_work(g));  // as build() will make it: same implementation
+    return describe(g, has_bias, post_ops_).dst_desc();
   } catch (const dnnl::error&) {
     return memory::desc();  // no layout to offer: stay plain (run() reports real failures)
   }
@@ -325,31 +344,12 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
                                                         const memory::desc& dst_user,
                                                         const dnnl::post_ops& ops) {
   using fwd = dnnl::convolution_forward;
-  const auto f32 = memory::data_type::f32;
   auto p = std::make_shared<Prepared>();
   p->has_bias = a[2] != nullptr;
-  p->work = static_cast<double>(sy::numel(*a[1])) * static_cast<double>(g.src[0]);
-  for (size_t d = 2; d < g.dst.size(); ++d) p->work *= static_cast<double>(g.dst[d]);
+  p->work = conv_work(g);
   sy_omp::Threads threads(p->work);  // oneDNN fixes an implementation's thread count when it is made
   try {
-    // `any`: oneDNN picks the layouts its fastest implementation wants. Except for a few
-    // input channels (an image stem, a patch embedding): then plain input skips a reorder
-    // and oneDNN has direct kernels for it (measured with tools/bench/bench_conv).
-    const bool plain_src = g.src[1] <= 4 && g.wts.size() == g.src.size();
-    memory::desc src_any = plain_src ? strided_desc(g.src, compact_strides(g.src)) : memory::desc(g.src, f32, tag::any);
-    memory::desc wts_any(g.wts, f32, tag::any), dst_any(g.dst, f32, tag::any);
-    auto desc = [&] {
-      const auto prop = dnnl::prop_kind::forward_inference;
-      const auto alg = dnnl::algorithm::convolution_direct;
-      if (p->has_bias)
-        return fwd::desc(prop, alg, src_any, wts_any, memory::desc({g.out_channels}, f32, tag::a), dst_any,
-                         g.stride, g.dilation, g.pad_l, g.pad_r);
-      return fwd::desc(prop, alg, src_any, wts_any, dst_any, g.stride, g.dilation, g.pad_l, g.pad_r);
-    }();
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(ops);
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-run scratch: runs may overlap
-    fwd::primitive_desc pd(desc, attr, engine());
+    fwd::primitive_desc pd = describe(g, p->has_bias, ops);
     p->conv = fwd(pd);
     p->src_user = src_user;
     p->wts_user = wts_user;

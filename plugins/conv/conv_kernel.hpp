@@ -22,7 +22,7 @@ class ConvKernel {
   explicit ConvKernel(const sy::Node& node) : ConvKernel(node, true) {}
   static void supports(const sy::Node& node);
   void infer(sy::Infer& infer);
-  // 4-D input and output may be in the oneDNN-format storages (blocked.hpp): the output
+  // 4-D input and output may be in the oneDNN-format storages (formats.hpp): the output
   // offers the one oneDNN's chosen convolution writes anyway.
   void storage(sy::StorageQuery& q);
   void run(sy::Run& run);
@@ -62,7 +62,11 @@ class ConvKernel {
   // output (SY_STORAGE_HOST: plain, strided as the tensor says).
   std::shared_ptr<const Prepared> prepare(const Args& a, const DLTensor* out, bool fused = true,
                                           SY_StorageIndex in = SY_STORAGE_HOST, SY_StorageIndex to = SY_STORAGE_HOST);
-  // The layout oneDNN's convolution for these shapes writes (formats left to oneDNN).
+  // The convolution for these shapes, formats left to oneDNN; callers hold the thread
+  // count the runs will use (oneDNN picks its implementation for it).
+  dnnl::convolution_forward::primitive_desc describe(const Geometry& g, bool has_bias,
+                                                     const dnnl::post_ops& ops) const;
+  // The layout that convolution writes (an empty desc where oneDNN has none).
   dnnl::memory::desc preferred_dst(const Geometry& g, bool has_bias) const;
   std::shared_ptr<Prepared> build(const Args& a, const Geometry& g, const dnnl::memory::desc& src_user,
                                   const dnnl::memory::desc& wts_user, const dnnl::memory::desc& bias_user,

@@ -6,11 +6,11 @@
 //   each of those + every activation in post_ops.cpp
 //   aten::max_pool2d, aten::avg_pool2d, aten::adaptive_avg_pool2d         pool_kernel.hpp
 //
-//   storages "nChw16c" and "nhwc": activations in oneDNN's own layouts   blocked.hpp
+//   storages "nChw16c" and "nhwc": activations in oneDNN's own layouts   formats.hpp
 //
 // Threads: oneDNN runs on OpenMP (libgomp, as LibTorch does); each call sizes its team
 // from the host's budget (common/openmp_threads.hpp).
-#include "blocked.hpp"
+#include "formats.hpp"
 #include "conv_kernel.hpp"
 #include "pool_kernel.hpp"
 

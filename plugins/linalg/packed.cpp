@@ -1,6 +1,7 @@
 // linalg plugin: float32 GEMMs against a constant B packed once (see linalg.hpp, PackedB).
 #include "linalg.hpp"
 
+#include "common/onednn_engine.hpp"
 #include "common/openmp_threads.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -30,13 +31,6 @@ struct PackedB::State {
                                      int64_t bcs);
 };
 
-namespace {
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-}  // namespace
-
 PackedB::PackedB(const float* b) : source_(b), state_(std::make_unique<State>()) {}
 PackedB::~PackedB() = default;
 
@@ -48,6 +42,7 @@ std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, in
   if (it != cache.end()) return it->second;
   if (cache.size() >= 32) cache.clear();  // bounded: row counts may keep changing
   const auto f32 = memory::data_type::f32;
+  dnnl::engine& eng = sy_onednn::cpu_engine();
   auto e = std::make_shared<Entry>();
   e->src = memory::desc({m, k}, f32, {lda, 1});
   e->dst = memory::desc({m, n}, f32, {n, 1});
@@ -55,14 +50,14 @@ std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, in
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-run scratch: runs may overlap
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->src, memory::desc({k, n}, f32, memory::format_tag::any), e->dst),
-                                  attr, engine());
+                                  attr, eng);
   e->prim = dnnl::matmul(pd);
   e->scratch = pd.scratchpad_desc();
   for (const auto& [md, mem] : packed)
     if (md == pd.weights_desc()) e->weights = mem;
   if (!e->weights) {  // pack B once for this layout
-    memory from(user, engine(), const_cast<float*>(b)), to(pd.weights_desc(), engine());
-    dnnl::stream s(engine());
+    memory from(user, eng, const_cast<float*>(b)), to(pd.weights_desc(), eng);
+    dnnl::stream s(eng);
     dnnl::reorder(from, to).execute(s, from, to);
     s.wait();
     packed.emplace_back(pd.weights_desc(), to);
@@ -76,8 +71,9 @@ void PackedB::gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n,
   sy_omp::Threads threads(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
   try {
     std::shared_ptr<const Entry> e = state_->entry(source_, m, lda, k, n, brs, bcs);
-    memory src(e->src, engine(), const_cast<float*>(a)), dst(e->dst, engine(), c), scratch(e->scratch, engine());
-    dnnl::stream s(engine());
+    dnnl::engine& eng = sy_onednn::cpu_engine();
+    memory src(e->src, eng, const_cast<float*>(a)), dst(e->dst, eng, c), scratch(e->scratch, eng);
+    dnnl::stream s(eng);
     e->prim.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_DST, dst},
                         {DNNL_ARG_SCRATCHPAD, scratch}});
     s.wait();

@@ -14,6 +14,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <switchyard/parallel.hpp>
 
+#include "common/onednn_engine.hpp"
 #include "common/openmp_threads.hpp"
 
 #include <algorithm>
@@ -122,11 +123,6 @@ void copy_elementwise(const Dims& d, const char* src, char* dst, size_t elem_siz
   }
 }
 
-const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
 // A model copies the same few geometries on every run: keep their primitives (oneDNN's
 // own cache still costs a descriptor build per call). Primitives run concurrently fine.
 dnnl::reorder cached_reorder(const std::vector<int64_t>& key, const dnnl::memory::desc& src_md,
@@ -137,7 +133,8 @@ dnnl::reorder cached_reorder(const std::vector<int64_t>& key, const dnnl::memory
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   if (cache.size() >= 256) cache.clear();  // bounded: shapes that keep changing
-  dnnl::reorder prim(dnnl::reorder::primitive_desc(cpu_engine(), src_md, cpu_engine(), dst_md));
+  dnnl::engine& engine = sy_onednn::cpu_engine();
+  dnnl::reorder prim(dnnl::reorder::primitive_desc(engine, src_md, engine, dst_md));
   cache.emplace(key, prim);
   return prim;
 }
@@ -161,7 +158,7 @@ bool reorder(const Dims& d, const char* src, char* dst, size_t elem_size) {
   for (size_t i = 0; i < d.size.size(); ++i) src_strides.push_back(d.src[i] * split), dst_strides.push_back(d.dst[i] * split);
   if (split > 1) dims.push_back(split), src_strides.push_back(1), dst_strides.push_back(1);
   try {
-    const dnnl::engine& engine = cpu_engine();
+    const dnnl::engine& engine = sy_onednn::cpu_engine();
     dnnl::memory::desc src_md(dims, type, src_strides), dst_md(dims, type, dst_strides);
     std::vector<int64_t> key = dims;
     key.push_back(static_cast<int64_t>(type));

@@ -65,6 +65,10 @@ extern "C" {
  *       Kernels: SY_KernelDef.storage (which storages a kernel reads and writes, and
  *       which output may take an input's buffer) and .cost (FLOPs, bytes, scratch);
  *       SY_KernelRunArgs.input_storage / .output_storage (what the host chose).
+ *       1.1 is not released yet: until the project's first release its comments may
+ *       still be made exact without a bump (num_threads: per calling thread; cost: asked
+ *       once per signature, its scratch_bytes counted by the memory pre-flight). No
+ *       field, function or layout has changed since 1.1 was declared.
  */
 
 /* The one exported symbol of every plugin. Its type is SY_PluginInitFn. */
@@ -418,8 +422,9 @@ typedef struct SY_KernelStorageArgs {
   int32_t* output_inplace;
 } SY_KernelStorageArgs;
 
-/* The cost of one run at the given input metadata (1.1), for the roofline report. A NULL
- * `cost`, or one that fails (the host warns): the host estimates. Fields are preset to 0. */
+/* The cost of one run at the given input metadata (1.1), for the roofline report and the
+ * memory pre-flight (scratch_bytes). A NULL `cost`, or one that fails (the host warns):
+ * the host estimates. Fields are preset to 0. */
 typedef struct SY_KernelCostArgs {
   size_t struct_size;
   SY_CallContext* call;

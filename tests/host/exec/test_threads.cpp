@@ -39,7 +39,7 @@ TEST(Threads, AtenTakesTheHostsThreadCount) {
   for (int n : {1, 2, 1}) {
     Runtime rt(Options{config_with("\"aten\"", n)});
     const int omp = call_loaded("libgomp.so.1", "omp_get_max_threads");
-    if (omp == -1) GTEST_SKIP() << "no libgomp.so.1 in this process (LibTorch built without OpenMP)";
+    if (omp == -1) GTEST_SKIP() << "missing resource: libgomp.so.1 in this process (this LibTorch was built without OpenMP)";
     EXPECT_EQ(omp, n) << "ATen's OpenMP team on the thread that loaded the plugin";
     EXPECT_EQ(std::getenv("SWITCHYARD_INTRA_OP_THREADS"), nullptr) << "no environment side channel";
   }
@@ -48,7 +48,7 @@ TEST(Threads, AtenTakesTheHostsThreadCount) {
 TEST(Threads, OpenBlasStartsNoThreadsOfItsOwn) {
   Runtime rt(Options{config_with("\"linalg\", \"attention\"", 2)});
   const int blas = call_loaded("libopenblas.so.0", "openblas_get_num_threads");
-  if (blas == -1) GTEST_SKIP() << "no libopenblas.so.0 in this process (linalg plugin not built)";
+  if (blas == -1) GTEST_SKIP() << "missing resource: libopenblas.so.0 in this process (the linalg plugin is not built)";
   EXPECT_EQ(blas, 1);
 }
 

@@ -31,21 +31,35 @@ LayoutCase conv_chain(int64_t c0, const std::vector<std::array<int64_t, 3>>& lay
   return c;
 }
 
-// The chain as a graph: node i takes the previous output, then its own weight and bias.
+// The chain as a graph: each convolution takes the previous output, then its own weight
+// and bias; an aten::relu step takes the previous output alone.
 Built build(const LayoutCase& c) {
   Built b;
   b.graph.add_input("x", sytest::kF32);
   b.feeds.push_back(c.args[0]->t);
   ir::ValueId prev = b.graph.find_value("x");
+  size_t conv = 0;
   for (size_t i = 0; i < c.steps.size(); ++i) {
-    ir::ValueId w = b.graph.add_constant("w" + std::to_string(i), c.args[1 + 2 * i]->t);
-    ir::ValueId bias = b.graph.add_constant("b" + std::to_string(i), c.args[2 + 2 * i]->t);
+    std::vector<ir::ValueId> ins = {prev};
+    if (c.steps[i].op != "aten::relu") {
+      ins.push_back(b.graph.add_constant("w" + std::to_string(conv), c.args[1 + 2 * conv]->t));
+      ins.push_back(b.graph.add_constant("b" + std::to_string(conv), c.args[2 + 2 * conv]->t));
+      ++conv;
+    }
     const std::string out = "y" + std::to_string(i);
-    b.graph.add_node("conv" + std::to_string(i), c.steps[i].op, {prev, w, bias}, {out}, c.steps[i].attrs);
+    b.graph.add_node("n" + std::to_string(i), c.steps[i].op, ins, {out}, c.steps[i].attrs);
     prev = b.graph.find_value(out);
   }
   b.graph.outputs = {prev};
   return b;
+}
+
+// A conv-only, strict config whose rule gives the conv family the option `layout`.
+std::string layout_config(const std::string& layout) {
+  return sytest::write_config("conv_layout_" + layout,
+                              "[plugins]\nload = [\"conv\"]\n[selection]\ndefault = [\"conv\"]\nstrict = true\n"
+                              "[[rules]]\nfamily = \"conv\"\nbackends = [\"conv\"]\noptions = { layout = \"" +
+                                  layout + "\" }\n");
 }
 
 std::vector<StoredValue> stored(switchyard::Runtime& rt, const LayoutCase& c, Tensor* out) {
@@ -70,25 +84,7 @@ TEST(ConvLayouts, ChainsStayInOneDnnLayoutsAndMatchAten) {
     LayoutCase ref_case = c;
     ref_case.steps[0].op = "aten::conv2d";
     ref_case.steps.insert(ref_case.steps.begin() + 1, Step{"aten::relu", {}});
-    Built rb;
-    {
-      rb.graph.add_input("x", sytest::kF32);
-      rb.feeds.push_back(c.args[0]->t);
-      ir::ValueId prev = rb.graph.find_value("x");
-      size_t conv = 0;
-      for (size_t i = 0; i < ref_case.steps.size(); ++i) {
-        const std::string out = "y" + std::to_string(i);
-        std::vector<ir::ValueId> ins = {prev};
-        if (ref_case.steps[i].op != "aten::relu") {
-          ins.push_back(rb.graph.add_constant("w" + std::to_string(conv), c.args[1 + 2 * conv]->t));
-          ins.push_back(rb.graph.add_constant("b" + std::to_string(conv), c.args[2 + 2 * conv]->t));
-          ++conv;
-        }
-        rb.graph.add_node("n" + std::to_string(i), ref_case.steps[i].op, ins, {out}, ref_case.steps[i].attrs);
-        prev = rb.graph.find_value(out);
-      }
-      rb.graph.outputs = {prev};
-    }
+    Built rb = build(ref_case);
     Tensor ref = load_graph(runtime("aten"), std::move(rb.graph))->run(rb.feeds)[0];
 
     Tensor got;
@@ -102,11 +98,7 @@ TEST(ConvLayouts, ChainsStayInOneDnnLayoutsAndMatchAten) {
 }
 
 TEST(ConvLayouts, PlainOptionKeepsEveryValueNchw) {
-  const std::string config = sytest::write_config(
-      "conv_layout_plain",
-      "[plugins]\nload = [\"conv\"]\n[selection]\ndefault = [\"conv\"]\nstrict = true\n"
-      "[[rules]]\nfamily = \"conv\"\nbackends = [\"conv\"]\noptions = { layout = \"plain\" }\n");
-  switchyard::Runtime plain_rt(switchyard::Options{config});
+  switchyard::Runtime plain_rt(switchyard::Options{layout_config("plain")});
   LayoutCase c = conv_chain(8, {{24, 1, 1}, {24, 24, 1}, {40, 1, 2}});
   Tensor with_layouts, plain;
   EXPECT_FALSE(stored(runtime("conv"), c, &with_layouts).empty());
@@ -115,11 +107,7 @@ TEST(ConvLayouts, PlainOptionKeepsEveryValueNchw) {
 }
 
 TEST(ConvLayouts, UnknownLayoutOptionIsAnError) {
-  const std::string config = sytest::write_config(
-      "conv_layout_bad",
-      "[plugins]\nload = [\"conv\"]\n[selection]\ndefault = [\"conv\"]\nstrict = true\n"
-      "[[rules]]\nfamily = \"conv\"\nbackends = [\"conv\"]\noptions = { layout = \"nhwc\" }\n");
-  switchyard::Runtime rt(switchyard::Options{config});
+  switchyard::Runtime rt(switchyard::Options{layout_config("nhwc")});
   LayoutCase c = conv_chain(8, {{24, 1, 1}, {24, 1, 1}});
   Built b = build(c);
   auto model = load_graph(rt, std::move(b.graph));

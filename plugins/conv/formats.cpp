@@ -1,5 +1,5 @@
-// conv plugin: the oneDNN-format storages (see blocked.hpp).
-#include "blocked.hpp"
+// conv plugin: the oneDNN-format storages (see formats.hpp).
+#include "formats.hpp"
 
 namespace syconv {
 
