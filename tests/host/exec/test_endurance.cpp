@@ -1,5 +1,6 @@
 // Endurance: one model run 1,000 times in one process must not grow. The resident set
-// size (/proc/self/statm) after run 100 and after the last run differ by less than 2%.
+// size (/proc/self/statm, after malloc_trim hands free heap pages back) and malloc's
+// bytes in use, after run 100 and after the last run, each differ by less than 2%.
 //   - SmallCnn: a zoo-like CNN built in memory (conv, residual add, max pool, adaptive
 //     average pool, flatten view, linear) through aten + example in default.toml's
 //     backend order; kernel-made outputs, adopted views and host buffers all recycle.
@@ -30,6 +31,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -65,8 +67,11 @@ int runs() {
   return n < 2 * kWarmupRuns ? 2 * kWarmupRuns : n;
 }
 
-// Resident set size in bytes: /proc/self/statm's second field, in pages.
+// Resident set size in bytes: /proc/self/statm's second field, in pages. Free heap pages
+// go back to the OS first (malloc_trim): which freed pages glibc keeps resident varies
+// from run to run (by a few MiB, with node_io's fresh buffers), and a leak is not free.
 size_t rss_bytes() {
+  malloc_trim(0);
   std::ifstream statm("/proc/self/statm");
   size_t size = 0, resident = 0;
   statm >> size >> resident;
@@ -91,7 +96,7 @@ double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0)
 void endure(const char* name, Model& model, const std::vector<Tensor>& inputs) {
   const int n = runs();
   std::vector<float> first;
-  size_t rss_warm = 0;
+  size_t rss_warm = 0, heap_warm = 0;
   auto start = std::chrono::steady_clock::now();
   for (int i = 1; i <= n; ++i) {
     std::vector<Tensor> out = model.run(inputs);
@@ -101,15 +106,21 @@ void endure(const char* name, Model& model, const std::vector<Tensor>& inputs) {
     else if (v != first) FAIL() << name << ": run " << i << " differs from run 1";
     if (i == kWarmupRuns) {
       rss_warm = rss_bytes();
+      heap_warm = exec::heap_bytes_in_use();
       start = std::chrono::steady_clock::now();
     }
-    if (i == kWarmupRuns || (!kSanitized && i % 250 == 0) || i == n)
-      std::printf("  %-12s after run %5d: RSS %8.2f MiB (anonymous %8.2f MiB, file %8.2f MiB)\n", name, i,
-                  mib(rss_bytes()), mib(status_bytes("RssAnon")), mib(status_bytes("RssFile")));
+    if (i == kWarmupRuns || (!kSanitized && i % 250 == 0) || i == n) {
+      const size_t rss = rss_bytes();  // trims first, so the breakdown after it matches
+      std::printf("  %-12s after run %5d: RSS %8.2f MiB (anonymous %8.2f MiB, file %8.2f MiB, malloc in use %8.2f MiB)\n",
+                  name, i, mib(rss), mib(status_bytes("RssAnon")), mib(status_bytes("RssFile")),
+                  mib(exec::heap_bytes_in_use()));
+    }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const size_t rss_end = rss_bytes();
+  const size_t rss_end = rss_bytes(), heap_end = exec::heap_bytes_in_use();
   const double growth = (static_cast<double>(rss_end) - static_cast<double>(rss_warm)) / static_cast<double>(rss_warm);
+  const double heap_growth =
+      (static_cast<double>(heap_end) - static_cast<double>(heap_warm)) / static_cast<double>(heap_warm);
   std::printf("  %-12s %d runs; runs %d..%d: %.2f ms/run; RSS after run %d %.2f MiB, after run %d %.2f MiB "
               "(%+.3f%%)%s\n",
               name, n, kWarmupRuns + 1, n, 1000.0 * seconds / (n - kWarmupRuns), kWarmupRuns, mib(rss_warm), n,
@@ -118,6 +129,10 @@ void endure(const char* name, Model& model, const std::vector<Tensor>& inputs) {
     EXPECT_LT(std::abs(growth), kMaxGrowth)
         << name << ": RSS went from " << rss_warm << " to " << rss_end << " bytes between run " << kWarmupRuns
         << " and run " << n;
+  if (!kSanitized)  // malloc's own count: exact, so a leak shows here before RSS moves
+    EXPECT_LT(std::abs(heap_growth), kMaxGrowth)
+        << name << ": malloc'd bytes in use went from " << heap_warm << " to " << heap_end << " between run "
+        << kWarmupRuns << " and run " << n;
 }
 
 std::string source_dir() {
