@@ -32,8 +32,8 @@ exec::Capture to_capture(config::CaptureMode mode) {
 struct EventInfo {
   size_t index = 0;
   std::vector<std::string> sources;
-  std::string fused_op;                    // "" when no consumer can be fused into it
-  std::vector<std::string> fused_sources;
+  // The fused kernels it may run as ("A+B", "A+B+C"), each with its inputs' value names.
+  std::vector<std::pair<std::string, std::vector<std::string>>> fused;
 };
 
 std::unordered_map<std::string, EventInfo> event_infos(const ir::Graph& g) {
@@ -48,10 +48,11 @@ std::unordered_map<std::string, EventInfo> event_infos(const ir::Graph& g) {
     EventInfo& e = out[g.nodes[n].name];
     e.index = n;
     e.sources = names(g.nodes[n].inputs);
-    if (consumers[n] < 0) continue;
-    const ir::Node& consumer = g.nodes[static_cast<size_t>(consumers[n])];
-    e.fused_op = exec::fused_op(g.nodes[n], consumer);
-    e.fused_sources = names(exec::fused_node(g.nodes[n], consumer).inputs);
+    const std::vector<int32_t> chain = exec::fusion_chain(g, consumers, n);
+    for (size_t len = 2; len <= chain.size(); ++len) {
+      const std::vector<int32_t> part(chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(len));
+      e.fused.emplace_back(exec::fused_op(g, part), names(exec::fused_node(g, part).inputs));
+    }
   }
   return out;
 }
@@ -211,8 +212,9 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs, RunContext& co
       if (event.input_sources != nullptr || it == infos.end()) return user(event);
       NodeEvent full = event;
       full.index = it->second.index;
-      const bool fused = !it->second.fused_op.empty() && event.op == it->second.fused_op;
-      full.input_sources = fused ? &it->second.fused_sources : &it->second.sources;
+      full.input_sources = &it->second.sources;
+      for (const auto& [op, sources] : it->second.fused)
+        if (event.op == op) full.input_sources = &sources;
       user(full);
     };
   } else if (impl_->stream) {

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -95,8 +96,9 @@ class Executor {
   void bind_node(size_t index, Plan& plan, const ir::Node& node, const std::vector<const DLTensor*>& inputs);
   std::unique_ptr<BoundKernel> create_kernel(const ir::Node& node, const select::Candidate& winner,
                                              const std::vector<const DLTensor*>& inputs) const;
-  void try_fuse(size_t index, Plan& plan, const std::vector<const DLTensor*>& inputs,
-                const std::vector<const DLTensor*>& consumer_extra);
+  // Metadata of values as kernels are asked about them (planner.cpp's planning run).
+  using MetadataOf = std::function<std::vector<const DLTensor*>(const std::vector<ir::ValueId>&)>;
+  void try_fuse(size_t index, Plan& plan, const MetadataOf& metadata);
   ir::Node resolve(const ir::Node& node, const Plan& plan) const;
   // The `options` of the rule that routes `node`, or nullptr (none, or no rule matches).
   const std::vector<config::RuleOption>* rule_options(const ir::Node& node) const;

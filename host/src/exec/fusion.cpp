@@ -38,20 +38,47 @@ std::vector<int32_t> fusable_consumers(const ir::Graph& graph) {
   return out;
 }
 
-std::string fused_op(const ir::Node& producer, const ir::Node& consumer) {
-  return producer.op + "+" + consumer.op;
+std::vector<int32_t> fusion_chain(const ir::Graph& graph, const std::vector<int32_t>& consumers, size_t head,
+                                  size_t max_len) {
+  std::vector<int32_t> chain{static_cast<int32_t>(head)};
+  while (chain.size() < max_len) {
+    const int32_t next = consumers[static_cast<size_t>(chain.back())];
+    if (next < 0) break;
+    bool ready = true;  // fusable_consumers checked against the node before; the kernel runs at head
+    const ir::Node& node = graph.nodes[static_cast<size_t>(next)];
+    for (size_t i = 1; i < node.inputs.size(); ++i) {
+      const ir::ValueId v = node.inputs[i];
+      if (v == ir::kNoValue) continue;
+      const ir::Value& value = graph.values[v];
+      ready &= value.kind != ir::ValueKind::NodeOutput || value.producer < static_cast<int32_t>(head);
+    }
+    if (!ready) break;
+    chain.push_back(next);
+  }
+  return chain;
 }
 
-ir::Node fused_node(const ir::Node& producer, const ir::Node& consumer) {
+std::string fused_op(const ir::Graph& graph, const std::vector<int32_t>& chain) {
+  std::string op;
+  for (int32_t n : chain) op += (op.empty() ? "" : "+") + graph.nodes[static_cast<size_t>(n)].op;
+  return op;
+}
+
+ir::Node fused_node(const ir::Graph& graph, const std::vector<int32_t>& chain, const ir::Node* head_as_run) {
+  const ir::Node& head = head_as_run != nullptr ? *head_as_run : graph.nodes[static_cast<size_t>(chain.front())];
   ir::Node f;
-  f.name = producer.name;
-  f.op = fused_op(producer, consumer);
-  f.module_path = producer.module_path;
-  f.attrs = producer.attrs;
-  for (const auto& [name, value] : consumer.attrs) f.attrs.emplace_back("post." + name, value);
-  f.inputs = producer.inputs;
-  f.inputs.insert(f.inputs.end(), consumer.inputs.begin() + 1, consumer.inputs.end());
-  f.outputs = consumer.outputs;
+  f.name = head.name;
+  f.op = fused_op(graph, chain);  // the graph's ops: resolving changes attributes only
+  f.module_path = head.module_path;
+  f.attrs = head.attrs;
+  f.inputs = head.inputs;
+  for (size_t k = 1; k < chain.size(); ++k) {
+    const ir::Node& next = graph.nodes[static_cast<size_t>(chain[k])];
+    const std::string prefix = k == 1 ? "post." : "post" + std::to_string(k) + ".";
+    for (const auto& [name, value] : next.attrs) f.attrs.emplace_back(prefix + name, value);
+    f.inputs.insert(f.inputs.end(), next.inputs.begin() + 1, next.inputs.end());
+  }
+  f.outputs = graph.nodes[static_cast<size_t>(chain.back())].outputs;
   return f;
 }
 

@@ -44,7 +44,8 @@ struct NodePlan {
   std::string backend;                  // "host" for sym nodes
   select::Selection selection;
   std::unique_ptr<ir::Node> resolved;   // (optional) the node with its bound attributes filled in
-  std::unique_ptr<ir::Node> fused;      // (optional) run in place of this node and the next
+  std::unique_ptr<ir::Node> fused;      // (optional) run in place of this node and the next one or two
+  int32_t fused_last = -1;              // with `fused`: the last node of the chain it runs
   int32_t folded_into = -1;             // this node runs inside that node's fused kernel
   // The node as its kernel sees it.
   const ir::Node& as_run(const ir::Node& graph_node) const {

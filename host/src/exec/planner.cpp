@@ -211,38 +211,49 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
   return bound;
 }
 
-void Executor::try_fuse(size_t index, Plan& plan, const std::vector<const DLTensor*>& inputs,
-                        const std::vector<const DLTensor*>& consumer_extra) {
+void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
   NodePlan& np = plan.nodes[index];
-  const int32_t next = fuse_ ? fusable_[index] : -1;
-  if (next < 0) return;
+  if (!fuse_ || fusable_[index] < 0) return;
   const ir::Node& producer = np.as_run(graph_.nodes[index]);
-  const ir::Node& consumer = graph_.nodes[static_cast<size_t>(next)];
-  const std::string op = fused_op(producer, consumer);
-  const std::vector<select::Candidate> offers = catalog_.kernels_for(op);
-  if (offers.empty()) return;
-  // The consumer's own routing (its rule, else the default list) must allow this backend.
-  std::vector<std::string> families;
-  if (catalog_.families_for) families = catalog_.families_for(consumer.op);
-  const int rule = select::match_rule(config_, consumer, families);
-  const std::vector<std::string>& allowed = rule >= 0 ? config_.rules[rule].backends : config_.default_backends;
-  if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), np.backend) == allowed.end()) return;
-
-  ir::Node fused = fused_node(producer, consumer);
-  std::vector<const DLTensor*> fused_inputs = inputs;
-  fused_inputs.insert(fused_inputs.end(), consumer_extra.begin(), consumer_extra.end());
-  for (const select::Candidate& c : offers) {
-    if (c.backend != np.backend) continue;
-    if (!select::dtype_mismatch(*c.def, fused_inputs).empty() || !catalog_.ask(c, fused, fused_inputs).empty()) continue;
-    np.bound = create_kernel(fused, c, fused_inputs);
-    np.selection.reason += "; fused with '" + consumer.name + "' as " + op;
-    np.fused = std::make_unique<ir::Node>(std::move(fused));
-    NodePlan& folded = plan.nodes[static_cast<size_t>(next)];
-    folded.folded_into = static_cast<int32_t>(index);
-    folded.backend = np.backend;
-    folded.selection.reason = "fused into '" + producer.name + "' (" + op + ")";
-    log::get().debug("{} and {} -> {} as {}", describe_node(index), describe_node(static_cast<size_t>(next)), np.backend, op);
-    return;
+  const std::vector<int32_t> chain = fusion_chain(graph_, fusable_, index);
+  // The longest chain this backend offers a kernel for, and that every consumer's own
+  // routing (its rule, else the default list) allows.
+  for (size_t len = chain.size(); len >= 2; --len) {
+    const std::vector<int32_t> part(chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(len));
+    const std::string op = fused_op(graph_, part);
+    const std::vector<select::Candidate> offers = catalog_.kernels_for(op);
+    if (offers.empty()) continue;
+    bool routed = true;
+    for (size_t k = 1; k < len; ++k) {
+      const ir::Node& consumer = graph_.nodes[static_cast<size_t>(part[k])];
+      std::vector<std::string> families;
+      if (catalog_.families_for) families = catalog_.families_for(consumer.op);
+      const int rule = select::match_rule(config_, consumer, families);
+      const std::vector<std::string>& allowed = rule >= 0 ? config_.rules[rule].backends : config_.default_backends;
+      routed &= allowed.empty() || std::find(allowed.begin(), allowed.end(), np.backend) != allowed.end();
+    }
+    if (!routed) continue;
+    ir::Node fused = fused_node(graph_, part, &producer);
+    const std::vector<const DLTensor*> fused_inputs = metadata(fused.inputs);
+    for (const select::Candidate& c : offers) {
+      if (c.backend != np.backend) continue;
+      if (!select::dtype_mismatch(*c.def, fused_inputs).empty() || !catalog_.ask(c, fused, fused_inputs).empty()) continue;
+      np.bound = create_kernel(fused, c, fused_inputs);
+      std::string names;
+      for (size_t k = 1; k < len; ++k) {
+        const ir::Node& consumer = graph_.nodes[static_cast<size_t>(part[k])];
+        names += (k > 1 ? "', '" : "") + consumer.name;
+        NodePlan& folded = plan.nodes[static_cast<size_t>(part[k])];
+        folded.folded_into = static_cast<int32_t>(index);
+        folded.backend = np.backend;
+        folded.selection.reason = "fused into '" + producer.name + "' (" + op + ")";
+      }
+      np.selection.reason += "; fused with '" + names + "' as " + op;
+      np.fused = std::make_unique<ir::Node>(std::move(fused));
+      np.fused_last = part.back();
+      log::get().debug("{} and '{}' -> {} as {}", describe_node(index), names, np.backend, op);
+      return;
+    }
   }
 }
 
@@ -397,24 +408,14 @@ RunResult Executor::plan_and_run(Plan& plan, const std::vector<Tensor>& inputs, 
     {
       const std::vector<const DLTensor*> meta = metadata(resolved.inputs);
       bind_node(n, plan, resolved, meta);
-      if (fuse_ && fusable_[n] >= 0) {
-        const ir::Node& consumer = graph_.nodes[static_cast<size_t>(fusable_[n])];
-        std::vector<ir::ValueId> extra(consumer.inputs.begin() + 1, consumer.inputs.end());
-        std::vector<const DLTensor*> own = meta;  // metadata() reuses its proxy buffer
-        std::vector<DLTensor> kept = pl.proxies;
-        for (size_t i = 0; i < own.size(); ++i)
-          for (size_t k = 0; k < pl.proxies.size(); ++k)
-            if (own[i] == &pl.proxies[k]) own[i] = &kept[k];
-        const std::vector<const DLTensor*> extra_meta = metadata(extra);
-        try_fuse(n, plan, own, extra_meta);
-      }
+      try_fuse(n, plan, metadata);
     }
     const ir::Node& run_node = np.as_run(node);
     // Asked of the kernel that runs (fused or not), after fusion decided.
     ask_cost(*np.bound, describe(run_node), np.backend, metadata(run_node.inputs), run_node.outputs.size());
     const BoundKernel& bk = *np.bound;
     const loader::LoadedPlugin* plugin = bk.kernel.plugin.get();
-    const int32_t end = np.fused ? std::max<int32_t>(static_cast<int32_t>(n), fusable_[n]) : static_cast<int32_t>(n);
+    const int32_t end = np.fused ? np.fused_last : static_cast<int32_t>(n);  // the last node it runs
 
     Step s;
     s.kind = Step::Kind::Kernel;

@@ -1,6 +1,7 @@
-// Fusion: a producer and its element-wise consumer run as one "A+B" kernel when the
-// producer's backend offers and accepts it (sdk.h, "Fused kernels"), and only then.
-// The `fusing` test plugin offers test::scale, test::shift and test::scale+test::shift.
+// Fusion: a producer and its element-wise consumer (or a chain of two) run as one "A+B"
+// ("A+B+C") kernel when the producer's backend offers and accepts it (sdk.h, "Fused
+// kernels"), and only then. The `fusing` test plugin's kernels are listed in
+// plugins/fusing.cpp.
 #include "exec_test_util.hpp"
 #include "api/internal.hpp"
 #include "ir/graph.hpp"
@@ -156,6 +157,58 @@ TEST(Fusion, StreamCaptureSeesEveryOriginalNode) {
   EXPECT_EQ(values(model->run({f32({1}, {1})})[0]), (std::vector<float>{3}));
   EXPECT_EQ(model->last_stats().nodes_run, 2u);
   EXPECT_EQ(seen, (std::vector<std::string>{"scale#0 test::scale (x;)", "shift#1 test::shift (scaled;)"}));
+}
+
+TEST(Fusion, ChainOfThreeRunsAsOneKernel) {
+  Runtime rt(Options{config()});
+  ir::Graph g = chain(2.0, 0.5);  // x -> scale -> shift -> shift2
+  g.add_node("shift2", "test::shift", {g.find_value("y")}, {"z"}, {{"by", ir::Attribute::of_float(0.25)}}, "block.shift2");
+  g.outputs = {g.find_value("z")};
+  auto model = load_graph(rt, std::move(g));
+  std::vector<std::string> sources;
+  model->set_node_callback([&](const NodeEvent& e) {
+    ASSERT_NE(e.input_sources, nullptr);
+    for (const auto& s : *e.input_sources) sources.push_back(e.op + " <- " + s);
+  });
+  const float before = fused_runs(rt);
+  EXPECT_EQ(values(model->run({f32({2}, {1, -2})})[0]), (std::vector<float>{2.75f, -3.25f}));
+  EXPECT_EQ(fused_runs(rt), before + 1);
+  EXPECT_EQ(model->last_stats().nodes_run, 1u);
+  EXPECT_EQ(sources, (std::vector<std::string>{"test::scale+test::shift+test::shift <- x"}));
+  auto plan = model->plan({f32({2}, {1, -2})});
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[0].op, "test::scale+test::shift+test::shift");
+  EXPECT_EQ(plan[0].fused_from, (std::vector<std::string>{"scale", "shift", "shift2"}));
+  EXPECT_NE(plan[0].reason.find("fused with 'shift', 'shift2'"), std::string::npos) << plan[0].reason;
+  EXPECT_NE(plan[2].reason.find("fused into 'scale'"), std::string::npos) << plan[2].reason;
+}
+
+TEST(Fusion, ChainReadsAResidualMadeBeforeItsHead) {
+  // other = shift(x) runs first, so the chain scale -> shift -> addv(., other) may run at
+  // scale's place, reading `other` as its last input.
+  auto graph = [](bool other_first) {
+    ir::Graph g;
+    ir::ValueId x = g.add_input("x", kF32, {-1});
+    auto other = [&] { g.add_node("other", "test::shift", {x}, {"o"}, {{"by", ir::Attribute::of_float(10.0)}}); };
+    if (other_first) other();
+    g.add_node("scale", "test::scale", {x}, {"scaled"}, {{"k", ir::Attribute::of_float(2.0)}});
+    if (!other_first) other();
+    g.add_node("shift", "test::shift", {g.find_value("scaled")}, {"y"}, {{"by", ir::Attribute::of_float(0.5)}});
+    g.add_node("sum", "test::addv", {g.find_value("y"), g.find_value("o")}, {"z"});
+    g.outputs = {g.find_value("z")};
+    return g;
+  };
+  Runtime rt(Options{config()});
+  const std::vector<float> expected{13.5f, 4.5f};  // (x * 2 + 0.5) + (x + 10) for x = 1, -2
+  auto three = load_graph(rt, graph(true));
+  EXPECT_EQ(values(three->run({f32({2}, {1, -2})})[0]), expected);
+  EXPECT_EQ(three->last_stats().nodes_run, 2u);  // other, then the chain of three
+  EXPECT_EQ(three->plan({f32({2}, {1, -2})})[1].op, "test::scale+test::shift+test::addv");
+  // `other` made after scale: the chain stops at the pair; addv runs alone.
+  auto pair = load_graph(rt, graph(false));
+  EXPECT_EQ(values(pair->run({f32({2}, {1, -2})})[0]), expected);
+  EXPECT_EQ(pair->last_stats().nodes_run, 3u);
+  EXPECT_EQ(pair->plan({f32({2}, {1, -2})})[0].op, "test::scale+test::shift");
 }
 
 TEST(Fusion, BadFuseValueNamesTheLine) {

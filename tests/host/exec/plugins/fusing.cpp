@@ -5,6 +5,9 @@
 //                                   the tests can see a rejected fusion fall back.
 //   test::scale+aten::relu          max(x * k, 0) (the example plugin offers aten::relu
 //                                   too, so a rule can route the consumer there).
+//   test::addv(x, y)                x + y, element-wise
+//   test::scale+test::shift+test::shift  x * k + post.by + post2.by (a chain of three)
+//   test::scale+test::shift+test::addv   x * k + post.by + y (a residual read by the third)
 // Every run of the fused kernel bumps a counter the test reads through test::runs.
 #include <switchyard/plugin.hpp>
 
@@ -88,6 +91,55 @@ class ScaleRelu : public Same {
   float k_;
 };
 
+class AddV : public Same {
+ public:
+  static void supports(const sy::Node& node) { require_float32(node); }
+  explicit AddV(const sy::Node&) {}
+  void infer(sy::Infer& infer) { Same::infer(infer); }
+  void run(sy::Run& run) {
+    const float* y = sy::data<float>(run.input(1));
+    int64_t i = 0;
+    map(run, [&](float x) { return x + y[i++]; });
+  }
+};
+
+// The chains of three: the third node's extra input (a residual) comes last.
+class ScaleShiftShift : public Same {
+ public:
+  static void supports(const sy::Node& node) { require_float32(node); }
+  explicit ScaleShiftShift(const sy::Node& node)
+      : k_(static_cast<float>(node.attrs.f("k"))),
+        by_(static_cast<float>(node.attrs.f("post.by") + node.attrs.f("post2.by"))) {}
+  void infer(sy::Infer& infer) { Same::infer(infer); }
+  void run(sy::Run& run) {
+    ++fused_runs;
+    map(run, [&](float x) { return x * k_ + by_; });
+  }
+
+ private:
+  float k_, by_;
+};
+
+class ScaleShiftAddV : public Same {
+ public:
+  static void supports(const sy::Node& node) {
+    require_float32(node);
+    if (node.num_inputs != 2) throw sy::Unsupported("expected x and the residual");
+  }
+  explicit ScaleShiftAddV(const sy::Node& node)
+      : k_(static_cast<float>(node.attrs.f("k"))), by_(static_cast<float>(node.attrs.f("post.by"))) {}
+  void infer(sy::Infer& infer) { Same::infer(infer); }
+  void run(sy::Run& run) {
+    ++fused_runs;
+    const float* y = sy::data<float>(run.input(1));
+    int64_t i = 0;
+    map(run, [&](float x) { return x * k_ + by_ + y[i++]; });
+  }
+
+ private:
+  float k_, by_;
+};
+
 // test::runs(x) -> a 0-dim float32 tensor holding how often the fused kernel ran.
 class Runs {
  public:
@@ -103,4 +155,7 @@ SY_PLUGIN("fusing", "0.0.1", "switchyard tests",
           sy::kernel<Shift>("test::shift", "test", {sy::kFloat32}),
           sy::kernel<ScaleShift>("test::scale+test::shift", "test", {sy::kFloat32}),
           sy::kernel<ScaleRelu>("test::scale+aten::relu", "test", {sy::kFloat32}),
+          sy::kernel<AddV>("test::addv", "test", {sy::kFloat32}),
+          sy::kernel<ScaleShiftShift>("test::scale+test::shift+test::shift", "test", {sy::kFloat32}),
+          sy::kernel<ScaleShiftAddV>("test::scale+test::shift+test::addv", "test", {sy::kFloat32}),
           sy::kernel<Runs>("test::runs", "test", {sy::kFloat32}))
