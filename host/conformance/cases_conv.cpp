@@ -1,6 +1,7 @@
 // Conformance cases for the conv family's ops (see cases.hpp), float32 only:
-//   aten::conv1d, aten::conv2d, aten::convolution, aten::_convolution, each alone and fused
-//   with an activation ("<conv>+aten::relu" ... see kActivations), and aten::max_pool2d,
+//   aten::conv1d, aten::conv2d, aten::convolution, aten::_convolution, each alone, fused
+//   with an activation ("<conv>+aten::relu" ... see activations()) and with a residual add
+//   ("<conv>+aten::add", "<conv>+aten::add+aten::relu"), and aten::max_pool2d,
 //   aten::avg_pool2d, aten::adaptive_avg_pool2d.
 // Shapes from the zoo (resnet stem and 3x3/1x1 layers, mobilenet_v3 depthwise and
 // squeeze-excite convolutions, the ViT patch embedding, resnet's max pool, global average
@@ -178,6 +179,20 @@ Case conv_case(Maker& m, ConvOp op, const ConvSpec& s, double lo = -1.0, double 
   return c;
 }
 
+// A spec's output shape (ATen's formula), for a residual added to it.
+Shape conv_out_shape(const ConvSpec& s) {
+  const size_t sp = s.w.size() - 2;
+  Shape out;
+  if (s.x.size() == sp + 2) out.push_back(s.x[0]);
+  out.push_back(s.w[0]);
+  for (size_t d = 0; d < sp; ++d) {
+    const int64_t in = s.x[s.x.size() - sp + d], span = s.dilation[d] * (s.w[2 + d] - 1) + 1;
+    const int64_t pad = s.pad_string == "valid" ? 0 : s.padding[d];
+    out.push_back(s.pad_string == "same" ? in : (in + 2 * pad - span) / s.stride[d] + 1);
+  }
+  return out;
+}
+
 // The specs an op accepts: conv1d/conv2d have their own rank (plus padding strings and
 // unbatched input); convolution/_convolution take 1-3 spatial dims.
 std::vector<std::pair<ConvOp, ConvSpec>> specs_for(ConvOp op) {
@@ -216,6 +231,47 @@ const std::vector<Activation>& activations() {
       {"aten::tanh", {{}}},
   };
   return table;
+}
+
+// "<conv>+aten::add" and "<conv>+aten::add+aten::relu": conv(x) + alpha * residual (then
+// relu), the residual a run-time tensor of the output's shape. Every spec for the add
+// (strided and unbatched inputs, batch 0, run-time weights); alpha absent, 1 and -0.5; a
+// residual with its last two dims swapped in memory; NaN and infinities in the residual
+// and in the input.
+void add_residual_ops(CaseTable& table, const char* name, ConvOp which) {
+  for (const bool relu : {false, true}) {
+    const std::string op = std::string(name) + "+aten::add" + (relu ? "+aten::relu" : "");
+    table.add(op, [which, relu](DLDataType dtype) {
+      std::vector<Case> cases;
+      if (!is_f32(dtype)) return cases;
+      Maker m(relu ? 14 : 13);
+      const std::vector<std::pair<ConvOp, ConvSpec>> specs = specs_for(which);
+      auto with_residual = [&](const ConvSpec& spec, Attributes alpha, const std::string& note) {
+        Case c = conv_case(m, which, spec, -3.0, 3.0);
+        c.producer_inputs = c.inputs.size();
+        c.inputs.push_back(m.t(conv_out_shape(spec), -2.0, 2.0));
+        for (auto& a : alpha) c.attrs.push_back(std::move(a));
+        c.label += note;
+        return c;
+      };
+      for (size_t k = 0; k < specs.size(); ++k)
+        if (!relu || k < 2) cases.push_back(with_residual(specs[k].second, {}, ""));
+      cases.push_back(with_residual(specs[1].second, {{"post.alpha", integer(1)}}, ", alpha 1"));
+      cases.push_back(with_residual(specs[1].second, {{"post.alpha", number(-0.5)}}, ", alpha -0.5"));
+      if (specs[1].second.x.size() >= 4) {
+        Case c = with_residual(specs[1].second, {}, ", residual with its last two dims swapped in memory");
+        c.inputs.back() = transposed_layout(*c.inputs.back());
+        cases.push_back(std::move(c));
+      }
+      Case c = with_residual(specs[0].second, {}, ", NaN and infinities in the residual");
+      with_non_finite(*c.inputs.back());
+      cases.push_back(std::move(c));
+      c = with_residual(specs[0].second, {}, ", NaN and infinities in the input");
+      with_non_finite(*c.inputs[0]);
+      cases.push_back(std::move(c));
+      return cases;
+    });
+  }
 }
 
 const std::pair<const char*, ConvOp> kConvOps[] = {{"aten::conv1d", ConvOp::Conv1d},
@@ -267,6 +323,7 @@ void add_conv_ops(CaseTable& table) {
         return cases;
       });
     }
+    add_residual_ops(table, name, which);
   }
 }
 

@@ -1,6 +1,6 @@
 // The conformance kit's runner: for each kernel and dtype a plugin declares, builds one
 // single-node graph per generated case, runs it on the plugin and on the reference (a
-// fused "A+B" as A then B), and compares the outputs. Public embedding API only.
+// fused "A+B" as A then B, "A+B+C" as three nodes), and compares the outputs. Public embedding API only.
 #include "case_makers.hpp"
 
 #include <switchyard/error.hpp>
@@ -101,7 +101,8 @@ struct Built {
   std::vector<Tensor> feeds;  // the non-constant inputs, in graph input order
 };
 
-// One node `op` over the case's inputs; for a fused "A+B", A then B when `split`.
+// One node `op` over the case's inputs; for a fused "A+B" ("A+B+C"), A then B (then C)
+// when `split`. B takes the inputs after A's; C reads only B's output.
 Built build(const std::string& op, const Case& c, bool split) {
   Built b;
   std::vector<Graph::ValueId> ids;
@@ -121,21 +122,35 @@ Built build(const std::string& op, const Case& c, bool split) {
   std::vector<std::string> outs;
   for (size_t i = 0; i < c.num_outputs; ++i) outs.push_back("out" + std::to_string(i));
   std::vector<Graph::ValueId> out_ids;
-  const size_t plus = op.find('+');
-  if (!split || plus == std::string::npos) {
+  std::vector<std::string> parts;
+  for (size_t from = 0;;) {
+    const size_t plus = op.find('+', from);
+    parts.push_back(op.substr(from, plus == std::string::npos ? std::string::npos : plus - from));
+    if (plus == std::string::npos) break;
+    from = plus + 1;
+  }
+  if (!split || parts.size() == 1) {
     out_ids = b.graph.add_node("check", op, ids, outs, c.attrs);
   } else {
     const size_t n_producer = c.producer_inputs == 0 ? ids.size() : c.producer_inputs;
-    Attributes producer_attrs, consumer_attrs;
+    // Attributes by prefix: none for A, "post." for B, "post2." for C.
+    std::vector<Attributes> attrs(parts.size());
     for (const auto& [name, value] : c.attrs) {
-      if (name.rfind("post.", 0) == 0) consumer_attrs.emplace_back(name.substr(5), value);
-      else producer_attrs.emplace_back(name, value);
+      size_t k = 0, skip = 0;
+      if (name.rfind("post.", 0) == 0) k = 1, skip = 5;
+      else if (name.rfind("post2.", 0) == 0) k = 2, skip = 6;
+      if (k < parts.size()) attrs[k].emplace_back(name.substr(skip), value);
     }
-    const Graph::ValueId mid = b.graph.add_node("producer", op.substr(0, plus),
-                                                {ids.begin(), ids.begin() + n_producer}, {"mid"}, producer_attrs)[0];
-    std::vector<Graph::ValueId> consumer_in = {mid};
-    consumer_in.insert(consumer_in.end(), ids.begin() + n_producer, ids.end());
-    out_ids = b.graph.add_node("check", op.substr(plus + 1), consumer_in, outs, consumer_attrs);
+    Graph::ValueId mid = b.graph.add_node("producer", parts[0], {ids.begin(), ids.begin() + n_producer}, {"mid"},
+                                          attrs[0])[0];
+    for (size_t k = 1; k < parts.size(); ++k) {
+      std::vector<Graph::ValueId> in = {mid};
+      if (k == 1) in.insert(in.end(), ids.begin() + n_producer, ids.end());
+      const bool last = k + 1 == parts.size();
+      const std::vector<std::string> names = last ? outs : std::vector<std::string>{"mid" + std::to_string(k)};
+      out_ids = b.graph.add_node(last ? "check" : "consumer" + std::to_string(k), parts[k], in, names, attrs[k]);
+      mid = out_ids[0];
+    }
   }
   for (Graph::ValueId o : out_ids) b.graph.add_output(o);
   return b;

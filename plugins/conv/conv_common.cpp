@@ -142,8 +142,8 @@ void check_attr_names(const sy::Node& node, const std::vector<std::string>& know
     std::string s = name;
     if (h->attr_kind(raw, name) == SY_ATTR_NONE) continue;  // an omitted optional argument
     if (s.rfind("@", 0) == 0) continue;  // a config option (sdk.h): read where known, never a refusal
-    if (s.rfind("post.", 0) == 0) {
-      if (std::find(post_known.begin(), post_known.end(), s.substr(5)) != post_known.end()) continue;
+    if (s.rfind("post", 0) == 0 && s.find('.') != std::string::npos) {
+      if (std::find(post_known.begin(), post_known.end(), s) != post_known.end()) continue;
     } else if (std::find(known.begin(), known.end(), s) != known.end()) {
       continue;
     }
@@ -151,14 +151,31 @@ void check_attr_names(const sy::Node& node, const std::vector<std::string>& know
   }
 }
 
-const Consumer* consumer_of(const std::string& op, std::string* producer) {
+Fusion fusion_of(const std::string& op, std::string* producer) {
+  Fusion f;
   size_t plus = op.find('+');
   *producer = op.substr(0, plus);
-  if (plus == std::string::npos) return nullptr;
-  std::string name = op.substr(plus + 1);
+  if (plus == std::string::npos) return f;
+  std::string rest = op.substr(plus + 1);
+  if (rest == "aten::add" || rest.rfind("aten::add+", 0) == 0) {
+    f.residual = true;
+    f.attrs = {"post.alpha"};
+    rest = rest.size() > 9 ? rest.substr(10) : "";
+  }
+  if (rest.empty()) return f;
   for (const Consumer& c : consumers())
-    if (name == c.op) return &c;
-  throw sy::Error("conv plugin: no fused activation '" + name + "'", SY_ERROR_INTERNAL);
+    if (rest == c.op) f.activation = &c;
+  if (f.activation == nullptr) throw sy::Error("conv plugin: no fused activation '" + rest + "'", SY_ERROR_INTERNAL);
+  f.activation_prefix = f.residual ? "post2." : "post.";
+  for (const std::string& a : f.activation->attrs) f.attrs.push_back(f.activation_prefix + a);
+  return f;
+}
+
+dnnl::post_ops post_ops_of(const Fusion& f, const sy::Attrs& attrs) {
+  dnnl::post_ops ops;
+  if (f.residual) ops.append_sum(static_cast<float>(attrs.f("post.alpha", 1.0)));
+  if (f.activation != nullptr) f.activation->append(attrs, f.activation_prefix, ops);
+  return ops;
 }
 
 }  // namespace syconv

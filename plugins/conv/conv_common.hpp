@@ -61,25 +61,36 @@ bool all_finite(const float* p, size_t n);
 // `fallback` when absent and `fallback` is non-empty, else Unsupported.
 Dims int_list(const sy::Attrs& a, const char* name, size_t n, const Dims& fallback);
 // Rejects attributes outside `known` (ignoring one could compute something else) and
-// `post.` attributes the consumer table does not know.
+// fused consumers' attributes ("post.alpha", "post2.approximate") outside `post_known`.
 void check_attr_names(const sy::Node& node, const std::vector<std::string>& known,
                       const std::vector<std::string>& post_known);
 
 // ---- fused activations (the consumer half of "<producer>+<consumer>") ----------------
 struct Consumer {
   const char* op;                      // e.g. "aten::gelu"
-  std::vector<std::string> attrs;      // its attribute names, without the "post." prefix
-  // Appends the activation to `ops`, reading `post.<name>` attributes; Unsupported when a
-  // value has no oneDNN equivalent.
-  void (*append)(const sy::Attrs& attrs, dnnl::post_ops& ops);
+  std::vector<std::string> attrs;      // its attribute names, without a "post." prefix
+  // Appends the activation to `ops`, reading `<prefix><name>` attributes; Unsupported when
+  // a value has no oneDNN equivalent.
+  void (*append)(const sy::Attrs& attrs, const std::string& prefix, dnnl::post_ops& ops);
   // oneDNN's relu and clip turn NaN into a number where ATen keeps NaN: such kernels put
   // NaNs back when an input is not finite (see ConvKernel::run).
   bool keeps_nan = true;
 };
 const std::vector<Consumer>& consumers();
-// Splits "A+B": the producer "A" and B's table entry (nullptr when `op` has no '+').
-// Throws sy::Error for an unknown consumer.
-const Consumer* consumer_of(const std::string& op, std::string* producer);
+
+// What follows the producer in a fused op: "<producer>+<activation>",
+// "<producer>+aten::add" (a residual added by oneDNN's sum post-op) or
+// "<producer>+aten::add+<activation>".
+struct Fusion {
+  bool residual = false;               // "+aten::add": output = producer + alpha * residual
+  const Consumer* activation = nullptr;
+  std::string activation_prefix;       // "post." or "post2.": where its attributes are
+  std::vector<std::string> attrs;      // every fused attribute name, prefixed
+};
+// Splits `op` into the producer and what is fused; throws sy::Error for an unknown part.
+Fusion fusion_of(const std::string& op, std::string* producer);
+// The post-ops of `f` for a node's attributes: sum (scale alpha), then the activation.
+dnnl::post_ops post_ops_of(const Fusion& f, const sy::Attrs& attrs);
 
 // ---- per-shape cache -----------------------------------------------------------------
 // Prepared primitives keyed by everything that shapes them (dims and strides of the

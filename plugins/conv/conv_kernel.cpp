@@ -42,7 +42,7 @@ const DLTensor* tensor_attr(const sy::Attrs& a, const char* name) {
 
 ConvKernel::Params parse_conv(const sy::Node& node) {
   ConvKernel::Params p;
-  p.consumer = consumer_of(node.op, &p.producer);
+  p.fusion = fusion_of(node.op, &p.producer);
   const Producer* prod = nullptr;
   for (const Producer& q : producers())
     if (p.producer == q.op) prod = &q;
@@ -51,7 +51,7 @@ ConvKernel::Params parse_conv(const sy::Node& node) {
 
   std::vector<std::string> known = prod->attrs;
   known.insert(known.end(), {"weight", "bias"});
-  check_attr_names(node, known, p.consumer ? p.consumer->attrs : std::vector<std::string>{});
+  check_attr_names(node, known, p.fusion.attrs);
 
   const sy::Attrs& a = node.attrs;
   p.spatial = prod->spatial;
@@ -185,8 +185,9 @@ ConvKernel::Geometry conv_geometry(const ConvKernel::Params& p, const DLTensor& 
 
 struct ConvKernel::Prepared {
   dnnl::convolution_forward conv;
-  memory::desc src_user, src, wts_user, wts, bias_user, bias, dst_user, dst, scratch;
+  memory::desc src_user, src, wts_user, wts, bias_user, bias, dst_user, dst, res_user, scratch;
   dnnl::reorder src_in, wts_in, bias_in, dst_out;  // empty when the layouts already agree
+  dnnl::reorder res_in;                             // residual into dst (a copy at least), when fused
   memory weights;                                   // constant weights in `wts` layout
   bool has_bias = false;
   double work = 0;                                  // multiply-adds per run
@@ -194,22 +195,40 @@ struct ConvKernel::Prepared {
 
 ConvKernel::Args ConvKernel::args_of(const DLTensor* const* inputs, size_t n) const {
   Args a{};
+  if (params_.fusion.residual) {  // the last input, wherever the convolution's optional ones end
+    if (n < 2) throw sy::Error("the residual (the add's other tensor) is missing");
+    a[3] = inputs[--n];
+  }
   size_t slot = 0;
   auto next = [&]() -> const DLTensor* { return slot < n ? inputs[slot++] : (++slot, nullptr); };
   a[0] = next();
   a[1] = params_.weight_attr ? params_.weight_attr : next();
   a[2] = params_.bias_attr ? params_.bias_attr : next();
   if (a[0] == nullptr) throw sy::Error("input is missing");
+  if (params_.fusion.residual && a[3] == nullptr) throw sy::Error("the residual (the add's other tensor) is missing");
   if (a[1] == nullptr) throw sy::Error("weight is missing");
   return a;
 }
 
+namespace {
+// The residual's element strides as oneDNN sees it, over the dst dims (a batch stride of
+// 0 when the node is unbatched).
+Dims residual_strides(const ConvKernel::Geometry& g, const DLTensor& r) {
+  Dims s = strides_of(r);
+  if (g.out_shape.size() != g.dst.size()) s.insert(s.begin(), 0);
+  return s;
+}
+}  // namespace
+
 void ConvKernel::supports(const sy::Node& node) {
   ConvKernel k(node, false);  // parses attributes and builds the post-ops: Unsupported on any doubt
-  if (node.num_inputs > k.params_.num_slots)
-    throw sy::Unsupported("expected at most " + std::to_string(k.params_.num_slots) +
-                          " inputs (a fused activation with tensor inputs is not supported), got " +
-                          std::to_string(node.num_inputs));
+  const size_t slots = k.params_.num_slots + (k.params_.fusion.residual ? 1 : 0);
+  if (node.num_inputs > slots)
+    throw sy::Unsupported("expected at most " + std::to_string(slots) + " inputs" +
+                          (k.params_.fusion.residual ? "" : " (a fused activation with tensor inputs is not supported)") +
+                          ", got " + std::to_string(node.num_inputs));
+  if (k.params_.fusion.residual && (node.num_inputs < 2 || node.inputs[node.num_inputs - 1] == nullptr))
+    throw sy::Unsupported("the add's other operand is not a tensor");
   Args a = k.args_of(node.inputs, node.num_inputs);
   check_tensor(*a[0], "input");
   check_tensor(*a[1], "weight");
@@ -224,11 +243,19 @@ void ConvKernel::supports(const sy::Node& node) {
   }
   describable(g.src, g.src_strides, "input");
   describable(g.wts, g.wts_strides, "weight");
+  if (a[3] != nullptr) {  // oneDNN's sum adds element for element: no broadcasting
+    check_tensor(*a[3], "residual");
+    if (sy::shape_of(*a[3]) != g.out_shape)
+      throw sy::Unsupported("residual " + to_string(sy::shape_of(*a[3])) + " is not the output's shape " +
+                            to_string(g.out_shape) + " (a broadcasting add is not fused)");
+    describable(g.dst, residual_strides(g, *a[3]), "residual");
+  }
 }
 
 ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_conv(node)) {
-  if (params_.consumer != nullptr) params_.consumer->append(node.attrs, post_ops_);
-  nan_guard_ = params_.consumer != nullptr && !params_.consumer->keeps_nan;
+  post_ops_ = post_ops_of(params_.fusion, node.attrs);
+  guard_ops_ = post_ops_of(Fusion{params_.fusion.residual, nullptr, "", {}}, node.attrs);
+  nan_guard_ = params_.fusion.activation != nullptr && !params_.fusion.activation->keeps_nan;
   if (!prepare_now) return;
   Args a = args_of(node.inputs, node.num_inputs);
   const_weights_ = a[1]->data != nullptr;
@@ -258,12 +285,16 @@ void ConvKernel::infer(sy::Infer& infer) {
 
 void ConvKernel::storage(sy::StorageQuery& q) {
   Args a = args_of(q.args->inputs, q.num_inputs());
+  const size_t res = q.num_inputs() - 1;
+  if (a[3] != nullptr) q.in_place(0, res);  // the sum post-op adds onto what the output holds
   if (!params_.own_layouts) return;
   if (!format_holds(a[0]->dtype, a[0]->ndim) || a[1]->ndim != 4) return;  // plain only
   q.reads(0, SY_STORAGE_MASK_HOST | SY_STORAGE_MASK(Blocked16::kIndex) | SY_STORAGE_MASK(ChannelsLast::kIndex));
   const Geometry g = conv_geometry(params_, *a[0], *a[1], a[2]);
   const SY_StorageIndex mine = storage_of_layout(preferred_dst(g, a[2] != nullptr), g.dst);
   if (mine != SY_STORAGE_HOST) q.writes(0, SY_STORAGE_MASK(mine) | SY_STORAGE_MASK_HOST);
+  if (a[3] != nullptr)  // any layout: it is reordered into the output's unless already there
+    q.reads(res, SY_STORAGE_MASK_HOST | SY_STORAGE_MASK(Blocked16::kIndex) | SY_STORAGE_MASK(ChannelsLast::kIndex));
 }
 
 namespace {
@@ -307,7 +338,8 @@ dnnl::memory::desc ConvKernel::preferred_dst(const Geometry& g, bool has_bias) c
 }
 
 std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare(const Args& a, const DLTensor* out, bool fused,
-                                                                SY_StorageIndex in, SY_StorageIndex to) {
+                                                                SY_StorageIndex in, SY_StorageIndex to,
+                                                                SY_StorageIndex res) {
   check_tensor(*a[0], "input");  // layouts may differ from those supports() saw
   check_tensor(*a[1], "weight");
   if (a[2] != nullptr) check_tensor(*a[2], "bias");
@@ -326,14 +358,23 @@ std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare(const Args& a, c
   memory::desc dst_user = to != SY_STORAGE_HOST ? layout_of_storage(to, g.dst) : strided_desc(g.dst, dst_strides);
   memory::desc wts_user = strided_desc(g.wts, g.wts_strides);
   memory::desc bias_user = a[2] != nullptr ? plain_desc(*a[2]) : memory::desc();
+  memory::desc res_user;
+  if (a[3] != nullptr) {
+    check_tensor(*a[3], "residual");
+    if (sy::shape_of(*a[3]) != g.out_shape)
+      throw sy::Error("residual " + to_string(sy::shape_of(*a[3])) + " is not the output's shape " +
+                      to_string(g.out_shape));
+    res_user = res != SY_STORAGE_HOST ? layout_of_storage(res, g.dst) : strided_desc(g.dst, residual_strides(g, *a[3]));
+  }
   Dims key;
   append_key(key, src_user);
   append_key(key, dst_user);
   append_key(key, wts_user);
   key.push_back(a[2] != nullptr);
   if (a[2] != nullptr) append_key(key, bias_user);
+  if (a[3] != nullptr) append_key(key, res_user);
   return (fused ? cache_ : unfused_cache_).get(key, [&] {
-    return build(a, g, src_user, wts_user, bias_user, dst_user, fused ? post_ops_ : dnnl::post_ops());
+    return build(a, g, src_user, wts_user, bias_user, dst_user, res_user, fused ? post_ops_ : guard_ops_);
   });
 }
 
@@ -342,6 +383,7 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
                                                         const memory::desc& wts_user,
                                                         const memory::desc& bias_user,
                                                         const memory::desc& dst_user,
+                                                        const memory::desc& res_user,
                                                         const dnnl::post_ops& ops) {
   using fwd = dnnl::convolution_forward;
   auto p = std::make_shared<Prepared>();
@@ -355,6 +397,7 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
     p->wts_user = wts_user;
     p->bias_user = bias_user;
     p->dst_user = dst_user;
+    p->res_user = res_user;
     p->src = pd.src_desc();
     p->wts = pd.weights_desc();
     p->dst = pd.dst_desc();
@@ -365,6 +408,7 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
     };
     p->src_in = reorder(src_user, p->src);
     p->dst_out = reorder(p->dst, dst_user);
+    if (a[3] != nullptr) p->res_in = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), res_user, engine(), p->dst));
     if (p->has_bias && !const_bias_) p->bias_in = reorder(bias_user, p->bias);
     if (!const_weights_) {
       p->wts_in = reorder(wts_user, p->wts);
@@ -393,24 +437,24 @@ void ConvKernel::run(sy::Run& run) {
   Args a = args_of(run.args->inputs, run.num_inputs());
   DLTensor& out = run.output(0);
   if (sy::numel(out) == 0) return;  // empty batch: nothing to compute
-  const SY_StorageIndex in = run.args->input_storage ? run.args->input_storage[0] : SY_STORAGE_HOST;
-  const SY_StorageIndex to = run.args->output_storage ? run.args->output_storage[0] : SY_STORAGE_HOST;
-  std::shared_ptr<const Prepared> p = prepare(a, &out, true, in, to);
+  const SY_StorageIndex in = run.input_storage(0), to = run.output_storage(0);
+  const SY_StorageIndex res = a[3] != nullptr ? run.input_storage(run.num_inputs() - 1) : SY_STORAGE_HOST;
+  std::shared_ptr<const Prepared> p = prepare(a, &out, true, in, to, res);
   sy_omp::Threads threads(p->work);
   if (execute(*p, a, handle(out), nan_guard_)) return;
-  // A NaN or infinity came in, and oneDNN's relu/clip turn NaN into a number where ATen
-  // keeps it: put back the NaNs of the convolution without the activation (both buffers
-  // in the same layout, so element i is the same element in each).
-  std::shared_ptr<const Prepared> q = prepare(a, &out, /*fused=*/false, in, to);
-  std::vector<float> plain(q->dst_user.get_size() / sizeof(float));
+  // A NaN or infinity came in (nothing is written yet), and oneDNN's relu/clip turn NaN
+  // into a number where ATen keeps it: run with and without the activation into scratch
+  // buffers (`out` may be the residual's buffer), then take the NaNs of the latter. Both
+  // are in out's layout, so element i is the same element in each.
+  std::shared_ptr<const Prepared> q = prepare(a, &out, /*fused=*/false, in, to, res);
+  std::vector<float> fused(p->dst_user.get_size() / sizeof(float)), plain(q->dst_user.get_size() / sizeof(float));
+  execute(*p, a, fused.data(), false);
   execute(*q, a, plain.data(), false);
   float* y = static_cast<float*>(handle(out));
-  for (size_t i = 0; i < plain.size(); ++i)
-    if (std::isnan(plain[i])) y[i] = plain[i];
+  for (size_t i = 0; i < plain.size(); ++i) y[i] = std::isnan(plain[i]) ? plain[i] : fused[i];
 }
 
 bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check_finite) const {
-  bool finite = true;
   try {
     dnnl::engine& eng = engine();
     dnnl::stream s = new_stream();
@@ -430,10 +474,24 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts},
                                             {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}};
     if (p.has_bias) args[DNNL_ARG_BIAS] = const_bias_ ? bias_ : input(p.bias_user, *a[2], p.bias_in, p.bias);
+    memory residual;
+    if (a[3] != nullptr) residual = memory(p.res_user, eng, handle(*a[3]));
     if (check_finite) {
       s.wait();  // the reorders above have filled src (and weights, bias)
-      finite = consts_finite_ && all_finite(src) && (p.weights || all_finite(wts)) &&
-               (!p.has_bias || const_bias_ || all_finite(args[DNNL_ARG_BIAS]));
+      const bool finite = consts_finite_ && all_finite(src) && (p.weights || all_finite(wts)) &&
+                          (!p.has_bias || const_bias_ || all_finite(args[DNNL_ARG_BIAS])) &&
+                          (a[3] == nullptr || all_finite(residual));
+      if (!finite) return false;  // nothing written: run() takes the careful path
+    }
+    // The sum post-op adds onto what dst holds: the residual, unless the output already is
+    // the residual's buffer in dst's layout (in place).
+    if (a[3] != nullptr && !(handle(*a[3]) == dst.get_data_handle() && p.res_user == p.dst)) {
+      if (handle(*a[3]) == out) {  // in place across layouts: read the residual out first
+        memory copy(p.res_user, eng);
+        dnnl::reorder(residual, copy).execute(s, residual, copy);
+        residual = copy;
+      }
+      reorder_into(s, p.res_in, residual, dst);
     }
     p.conv.execute(s, args);
     if (p.dst_out) reorder_into(s, p.dst_out, dst, dst_user);
@@ -442,7 +500,7 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
     throw sy::Error("conv plugin: oneDNN failed to run " + params_.producer + ": " + dnnl_message(e),
                     dnnl_status(e));
   }
-  return finite;
+  return true;
 }
 
 }  // namespace syconv

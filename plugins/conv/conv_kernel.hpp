@@ -1,12 +1,15 @@
 // conv plugin: float32 convolution on oneDNN, alone or with a fused activation.
 //
 // Serves aten::conv1d, aten::conv2d (int or "same"/"valid" padding; unbatched input too),
-// aten::convolution and aten::_convolution (1-3 spatial dimensions, not transposed), and
-// "<each of those>+<activation>" from the consumer table (post_ops.cpp). Strided,
+// aten::convolution and aten::_convolution (1-3 spatial dimensions, not transposed),
+// "<each of those>+<activation>" from the consumer table (post_ops.cpp), and
+// "<each>+aten::add" / "<each>+aten::add+aten::relu": a residual of the output's shape
+// added by oneDNN's sum post-op (a ResNet block's tail), written in place over the
+// residual when the host allows it. Strided,
 // padded (asymmetric for "same"), dilated, grouped and depthwise; bias optional.
 //
 // Tensor arguments: input, weight, bias (node inputs in that order; weight and bias may
-// instead be SY_ATTR_TENSOR attributes of those names). Constant weights (data at create)
+// instead be SY_ATTR_TENSOR attributes of those names), then the residual when fused. Constant weights (data at create)
 // are reordered once into the layout the primitive prefers; weights that arrive per run
 // are reordered per run. Outputs are host-allocated (infer() gives their shape).
 #pragma once
@@ -34,7 +37,7 @@ class ConvKernel {
     std::string pad_mode;          // "", "same" or "valid"
     Dims stride, padding, dilation;  // empty: the attribute is absent (defaults apply)
     int64_t groups = 1;
-    const Consumer* consumer = nullptr;
+    Fusion fusion;                 // what is fused after the convolution
     const DLTensor* weight_attr = nullptr;  // weight / bias given as tensor attributes
     const DLTensor* bias_attr = nullptr;
     size_t num_slots = 0;          // input slots the tensors take (2 or 3, fewer with attrs)
@@ -52,16 +55,17 @@ class ConvKernel {
 
  private:
   struct Prepared;
-  // input, weight, bias (bias may be NULL) of one call.
-  using Args = std::array<const DLTensor*, 3>;
+  // input, weight, bias (may be NULL), residual (NULL unless fused) of one call.
+  using Args = std::array<const DLTensor*, 4>;
   Args args_of(const DLTensor* const* inputs, size_t n) const;
   // prepare_now = false: parse only (for supports()).
   ConvKernel(const sy::Node& node, bool prepare_now);
   // The primitive for these tensors (`out` NULL: a compact output), built once per layout;
-  // `fused` false: without the activation. `in` / `to`: the storage of the input / the
-  // output (SY_STORAGE_HOST: plain, strided as the tensor says).
+  // `fused` false: without the activation. `in` / `to` / `res`: the storage of the input /
+  // the output / the residual (SY_STORAGE_HOST: plain, strided as the tensor says).
   std::shared_ptr<const Prepared> prepare(const Args& a, const DLTensor* out, bool fused = true,
-                                          SY_StorageIndex in = SY_STORAGE_HOST, SY_StorageIndex to = SY_STORAGE_HOST);
+                                          SY_StorageIndex in = SY_STORAGE_HOST, SY_StorageIndex to = SY_STORAGE_HOST,
+                                          SY_StorageIndex res = SY_STORAGE_HOST);
   // The convolution for these shapes, formats left to oneDNN; callers hold the thread
   // count the runs will use (oneDNN picks its implementation for it).
   dnnl::convolution_forward::primitive_desc describe(const Geometry& g, bool has_bias,
@@ -70,13 +74,15 @@ class ConvKernel {
   dnnl::memory::desc preferred_dst(const Geometry& g, bool has_bias) const;
   std::shared_ptr<Prepared> build(const Args& a, const Geometry& g, const dnnl::memory::desc& src_user,
                                   const dnnl::memory::desc& wts_user, const dnnl::memory::desc& bias_user,
-                                  const dnnl::memory::desc& dst_user, const dnnl::post_ops& ops);
+                                  const dnnl::memory::desc& dst_user, const dnnl::memory::desc& res_user,
+                                  const dnnl::post_ops& ops);
   // Runs `p` into `out` (laid out as p's dst_user); with check_finite, returns whether the
-  // input, weights and bias were all finite (else true).
+  // input, weights, bias and residual were all finite (else true).
   bool execute(const Prepared& p, const Args& a, void* out, bool check_finite) const;
 
   Params params_;
-  dnnl::post_ops post_ops_;
+  dnnl::post_ops post_ops_;        // the fusion's: sum, then the activation
+  dnnl::post_ops guard_ops_;       // without the activation (the NaN path: sum only)
   bool nan_guard_ = false;         // the activation may turn a NaN into a number
   bool const_weights_ = false, const_bias_ = false;
   bool consts_finite_ = true;      // constant weights and bias hold no NaN or infinity

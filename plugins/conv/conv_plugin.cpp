@@ -30,6 +30,9 @@ sy::PluginDef& conv_plugin() {
       d.add(sy::kernel<ConvKernel>(op, kFamily, {sy::kFloat32}));
       for (const Consumer& c : consumers())
         d.add(sy::kernel<ConvKernel>(std::string(op) + "+" + c.op, kFamily, {sy::kFloat32}));
+      // A ResNet block's tail: conv, residual add (oneDNN's sum post-op), relu.
+      d.add(sy::kernel<ConvKernel>(std::string(op) + "+aten::add", kFamily, {sy::kFloat32}));
+      d.add(sy::kernel<ConvKernel>(std::string(op) + "+aten::add+aten::relu", kFamily, {sy::kFloat32}));
     }
     for (const char* op : kPoolOps) d.add(sy::kernel<PoolKernel>(op, kFamily, {sy::kFloat32}));
     return d;

@@ -325,7 +325,8 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
     }
     for (ir::ValueId v : node.inputs) e.inputs.push_back(v == ir::kNoValue ? "" : impl_->graph.values[v].name);
     for (ir::ValueId v : node.outputs) e.outputs.push_back(impl_->graph.values[v].name);
-    for (ir::ValueId v : node.outputs) e.output_shapes.push_back(shape_of(v));
+    for (ir::ValueId v : node.outputs)  // a value inside a fused chain is never made: no shape
+      if (np.folded_into < 0 || plan->infos[static_cast<size_t>(v)].produced) e.output_shapes.push_back(shape_of(v));
     if (np.fused) {
       e.op = np.fused->op;
       e.fused_from = {node.name};

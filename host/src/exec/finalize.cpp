@@ -243,7 +243,9 @@ void Executor::finalize(Plan& plan) const {
   // Frees: each slot goes after its last reader (a slot nobody reads is never held).
   for (size_t slot = 0; slot < num_slots; ++slot)
     if (last[slot] >= 0 && last[slot] != kForever) steps[static_cast<size_t>(last[slot])].frees.push_back(static_cast<int32_t>(slot));
-  // In-place: the kernel allows it, and the input is an owned buffer this step alone reads.
+  // In-place: the kernel allows it, and the input is an owned buffer whose last reader is
+  // this step, through this one input. Earlier readers are done in a sequential run; a
+  // parallel run may still be in them, so there the step must be the input's only reader.
   std::vector<char> viewed(num_slots, 0);
   for (const ValueLife& l : plan.lives)
     if (l.kind == ValueLife::Kind::View && l.view_of != ir::kNoValue) viewed[static_cast<size_t>(l.view_of)] = 1;
@@ -259,7 +261,8 @@ void Executor::finalize(Plan& plan) const {
       const auto src = static_cast<size_t>(r.slot);
       const ValueLife& sl = plan.lives[src];
       const bool owned = sl.kind == ValueLife::Kind::HostArena || sl.kind == ValueLife::Kind::Kernel;
-      if (!owned || reads[src] != 1 || last[src] != static_cast<int32_t>(i) || viewed[src] ||
+      const auto here = std::count_if(s.inputs.begin(), s.inputs.end(), [&](const InputRef& x) { return x.slot == r.slot; });
+      if (!owned || here != 1 || (parallel_ && reads[src] != 1) || last[src] != static_cast<int32_t>(i) || viewed[src] ||
           plan.slot_storage[src] != s.outputs[o].storage || sl.bytes != plan.lives[static_cast<size_t>(out_slot)].bytes ||
           !same_dtype(plan.infos[static_cast<size_t>(slot_value[src])].dtype, plan.infos[static_cast<size_t>(out_slot)].dtype))
         continue;

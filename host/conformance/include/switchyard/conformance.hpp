@@ -42,8 +42,9 @@ struct Case {
   std::vector<bool> constant;                   // (optional) input i is a graph constant
   Attributes attrs;
   size_t num_outputs = 1;
-  // Fused ops "A+B" only: how many of `inputs` are A's (the rest follow B's first input).
-  // 0 = all of them (B is unary). Attributes named "post.X" are B's attribute X.
+  // Fused ops "A+B" / "A+B+C" only: how many of `inputs` are A's (the rest follow B's
+  // first input; C reads B's output alone). 0 = all of them (B is unary). Attributes
+  // named "post.X" are B's attribute X, "post2.X" C's.
   size_t producer_inputs = 0;
   // An output passes when |got - ref| <= atol + rtol * |ref| for every element
   // (integer and bool outputs: exactly equal).
