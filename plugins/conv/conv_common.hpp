@@ -29,6 +29,10 @@ using Dims = std::vector<int64_t>;
 dnnl::engine& engine();
 // One stream per run: streams are not meant to be shared between threads.
 dnnl::stream new_stream();
+// Scratchpad memory for one primitive run on the calling thread: one buffer per thread,
+// grown as needed and kept, so runs allocate nothing (runs on other threads have their
+// own). Valid until this thread's next call.
+dnnl::memory thread_scratch(const dnnl::memory::desc& md);
 // Executes `reorder` from `src` into `dst` on `stream`.
 void reorder_into(dnnl::stream& stream, const dnnl::reorder& r, dnnl::memory& src, dnnl::memory& dst);
 

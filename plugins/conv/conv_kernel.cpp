@@ -470,7 +470,7 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
     memory wts = p.weights ? p.weights : input(p.wts_user, *a[1], p.wts_in, p.wts);
     memory dst_user(p.dst_user, eng, out);
     memory dst = p.dst_out ? memory(p.dst, eng) : dst_user;
-    memory scratch(p.scratch, eng);
+    memory scratch = thread_scratch(p.scratch);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts},
                                             {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}};
     if (p.has_bias) args[DNNL_ARG_BIAS] = const_bias_ ? bias_ : input(p.bias_user, *a[2], p.bias_in, p.bias);

@@ -250,7 +250,7 @@ void PoolKernel::run(sy::Run& run) {
       reorder_into(s, p->src_in, src_user, src);
     }
     if (p->dst_out) dst = memory(p->dst, eng);
-    memory scratch(p->scratch, eng);
+    memory scratch = thread_scratch(p->scratch);
     p->pool.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
     if (params_.kind == Kind::Max) {
       s.wait();
