@@ -1,6 +1,7 @@
 // The conv plugin's oneDNN-format storages ("nChw16c", "nhwc"; SDK 1.1 storages): values
 // passed from one convolution straight to another stay in oneDNN's layout, results equal
-// the aten plugin's all-NCHW chain, and the config option layout = "plain" turns it off.
+// the aten plugin's all-NCHW chain, the config option layout = "plain" turns it off, and
+// residual block tails fuse, in place where the layouts agree.
 #include "conv_test_util.hpp"
 
 using namespace convtest;
@@ -117,5 +118,58 @@ TEST(ConvLayouts, UnknownLayoutOptionIsAnError) {
   } catch (const switchyard::Error& e) {
     EXPECT_NE(std::string(e.what()).find("option layout = \"nhwc\" is not \"onednn\" or \"plain\""), std::string::npos)
         << e.what();
+  }
+}
+
+// Two ResNet basic blocks after a stem: conv -> relu -> conv -> add(., block input) -> relu.
+// On conv + aten, each block's tail runs as one "aten::conv2d+aten::add+aten::relu" kernel
+// and the result equals the aten plugin running every node apart. With a 16-channel input
+// every value takes the same oneDNN layout and the first tail writes over its block input
+// (its last reader in a sequential plan); with a 3-channel input the stem's output takes
+// another layout, and the tail reorders the residual into its own output instead.
+TEST(ConvLayouts, ResidualBlockTailsFuseInPlaceAndMatchAten) {
+  auto graph = [](int64_t cin) {
+    ir::Graph g;
+    g.add_input("x", sytest::kF32);
+    uint32_t seed = 40;
+    auto conv = [&](const std::string& name, ir::ValueId in, int64_t c_in, int64_t c_out) {
+      ir::ValueId w = g.add_constant(name + ".w", random({c_out, c_in, 3, 3}, seed++, -0.2f, 0.2f));
+      ir::ValueId b = g.add_constant(name + ".b", random({c_out}, seed++));
+      g.add_node(name, "aten::conv2d", {in, w, b}, {name}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 1));
+      return g.find_value(name);
+    };
+    auto relu = [&](const std::string& name, ir::ValueId in) {
+      g.add_node(name, "aten::relu", {in}, {name});
+      return g.find_value(name);
+    };
+    ir::ValueId h = relu("stem.relu", conv("stem", g.find_value("x"), cin, 16));
+    for (const std::string block : {"b1", "b2"}) {
+      ir::ValueId r = conv(block + ".conv2", relu(block + ".relu1", conv(block + ".conv1", h, 16, 16)), 16, 16);
+      g.add_node(block + ".add", "aten::add", {r, h}, {block + ".add"}, {{"alpha", ir::Attribute::of_int(1)}});
+      h = relu(block + ".out", g.find_value(block + ".add"));
+    }
+    g.outputs = {h};
+    return g;
+  };
+  for (const int64_t cin : {16, 3}) {
+    const std::string what = "two residual blocks, " + std::to_string(cin) + " input channels";
+    const std::vector<Tensor> feeds = {random({2, cin, 12, 10}, 7)};
+    Tensor ref = load_graph(runtime("aten"), graph(cin))->run(feeds)[0];
+    auto model = load_graph(runtime("both"), graph(cin));
+    expect_close(model->run(feeds)[0], ref, what);
+    size_t tails = 0;
+    for (const switchyard::PlanEntry& e : model->plan(feeds)) tails += e.op == "aten::conv2d+aten::add+aten::relu";
+    EXPECT_EQ(tails, 2u) << what;
+    std::string placement = "(not in the memory plan)";
+    for (const switchyard::MemoryValue& v : model->memory_plan(feeds).values)
+      if (v.value == "b1.out") placement = v.placement;
+    if (cin == 16) EXPECT_EQ(placement.rfind("view of stem.relu", 0), 0u) << what << ": the tail owns nothing; " << placement;
+    else EXPECT_EQ(placement.rfind("arena", 0), 0u) << what << ": " << placement;
+    // With a node callback tensors leave the run: no in-place then, the same result.
+    switchyard::RunContext context;
+    size_t events = 0;
+    context.set_node_callback([&](const switchyard::NodeEvent&) { ++events; });
+    expect_close(model->run(feeds, context)[0], ref, what + ", with a callback");
+    EXPECT_GT(events, 0u);
   }
 }
