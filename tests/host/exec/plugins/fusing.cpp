@@ -6,7 +6,8 @@
 //   test::scale+aten::relu          max(x * k, 0) (the example plugin offers aten::relu
 //                                   too, so a rule can route the consumer there).
 //   test::addv(x, y)                x + y, element-wise
-//   test::scale+test::shift+test::shift  x * k + post.by + post2.by (a chain of three)
+//   test::scale+test::shift+test::shift  x * k + post.by + post2.by (a chain of three; the
+//                                   pair's kernel, reading post2.by too)
 //   test::scale+test::shift+test::addv   x * k + post.by + y (a residual read by the third)
 // Every run of the fused kernel bumps a counter the test reads through test::runs.
 #include <switchyard/plugin.hpp>
@@ -65,8 +66,9 @@ class ScaleShift : public Same {
     require_float32(node);
     if (node.attrs.f("k") < 0) throw sy::Unsupported("negative k is not fused (test rule)");
   }
-  explicit ScaleShift(const sy::Node& node)
-      : k_(static_cast<float>(node.attrs.f("k"))), by_(static_cast<float>(node.attrs.f("post.by"))) {}
+  explicit ScaleShift(const sy::Node& node)  // also the chain of three: a second shift's "post2.by"
+      : k_(static_cast<float>(node.attrs.f("k"))),
+        by_(static_cast<float>(node.attrs.f("post.by") + node.attrs.f("post2.by", 0.0))) {}
   void infer(sy::Infer& infer) { Same::infer(infer); }
   void run(sy::Run& run) {
     ++fused_runs;
@@ -103,23 +105,7 @@ class AddV : public Same {
   }
 };
 
-// The chains of three: the third node's extra input (a residual) comes last.
-class ScaleShiftShift : public Same {
- public:
-  static void supports(const sy::Node& node) { require_float32(node); }
-  explicit ScaleShiftShift(const sy::Node& node)
-      : k_(static_cast<float>(node.attrs.f("k"))),
-        by_(static_cast<float>(node.attrs.f("post.by") + node.attrs.f("post2.by"))) {}
-  void infer(sy::Infer& infer) { Same::infer(infer); }
-  void run(sy::Run& run) {
-    ++fused_runs;
-    map(run, [&](float x) { return x * k_ + by_; });
-  }
-
- private:
-  float k_, by_;
-};
-
+// The chain of three with a residual: the third node's extra input comes last.
 class ScaleShiftAddV : public Same {
  public:
   static void supports(const sy::Node& node) {
@@ -156,6 +142,6 @@ SY_PLUGIN("fusing", "0.0.1", "switchyard tests",
           sy::kernel<ScaleShift>("test::scale+test::shift", "test", {sy::kFloat32}),
           sy::kernel<ScaleRelu>("test::scale+aten::relu", "test", {sy::kFloat32}),
           sy::kernel<AddV>("test::addv", "test", {sy::kFloat32}),
-          sy::kernel<ScaleShiftShift>("test::scale+test::shift+test::shift", "test", {sy::kFloat32}),
+          sy::kernel<ScaleShift>("test::scale+test::shift+test::shift", "test", {sy::kFloat32}),
           sy::kernel<ScaleShiftAddV>("test::scale+test::shift+test::addv", "test", {sy::kFloat32}),
           sy::kernel<Runs>("test::runs", "test", {sy::kFloat32}))
