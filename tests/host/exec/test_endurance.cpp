@@ -163,14 +163,14 @@ Tensor filled(std::vector<int64_t> shape, float base) {
 
 TEST(Endurance, ZooResnet18) {
 #ifndef SWITCHYARD_TEST_HAVE_TORCHSCRIPT
-  GTEST_SKIP() << "built without the TorchScript importer";
+  GTEST_SKIP() << "missing resource: built without the TorchScript importer";
 #else
   const char* opt_in = std::getenv("SWITCHYARD_ENDURANCE_ZOO");
   if (opt_in == nullptr || std::string(opt_in) != "1")
     GTEST_SKIP() << "missing resource: SWITCHYARD_ENDURANCE_ZOO=1 (minutes of machine time for 1,000 resnet18 runs, granted by opting in)";
   const char* dir = std::getenv("SWITCHYARD_ZOO_DIR");
   std::ifstream index(std::string(dir != nullptr ? dir : "") + "/zoo.json");
-  if (dir == nullptr || !index) GTEST_SKIP() << "no $SWITCHYARD_ZOO_DIR/zoo.json (the zoo fixture)";
+  if (dir == nullptr || !index) GTEST_SKIP() << "missing resource: no $SWITCHYARD_ZOO_DIR/zoo.json (the zoo fixture)";
   std::string module, inputs_file;
   const nlohmann::json zoo = nlohmann::json::parse(index);
   // at(), not operator[]: on a const json a missing key is undefined behaviour.
@@ -181,7 +181,7 @@ TEST(Endurance, ZooResnet18) {
           module = b.at("module");
           inputs_file = b.at("inputs");
         }
-  if (module.empty()) GTEST_SKIP() << "the zoo has no resnet18 at batch 1";
+  if (module.empty()) GTEST_SKIP() << "missing resource: the zoo has no resnet18 at batch 1";
   torchscript::register_loader();
   Runtime rt(Options{endurance_config()});
   auto model = rt.load(std::string(dir) + "/" + module);

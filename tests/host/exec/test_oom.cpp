@@ -375,7 +375,7 @@ TEST(Preflight, TheHeadroomComesFromTheProcessLimits) {
   EXPECT_GT(h.bytes, 0u);
   EXPECT_FALSE(h.source.empty()) << "MemAvailable at least is readable on Linux";
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "a sanitizer's shadow memory counts in the address space: RLIMIT_AS is not for sanitized builds";
+  GTEST_SKIP() << "missing resource: a sanitizer's shadow memory counts in the address space: RLIMIT_AS is not for sanitized builds";
 #endif
   // A lowered RLIMIT_AS, in a child so that this process keeps its own limit.
   const pid_t child = fork();

@@ -58,7 +58,7 @@ class PtIo : public ::testing::Test {
 };
 
 #define REQUIRE_PYTHON() \
-  if (!python_has_torch()) GTEST_SKIP() << "/usr/bin/python3 with torch is not available"
+  if (!python_has_torch()) GTEST_SKIP() << "missing resource: /usr/bin/python3 with torch is not available"
 
 // A tensor of `dtype` whose bytes are a simple pattern (bool: 0/1; floats: exact values).
 Tensor pattern(DLDataType dtype, std::vector<int64_t> shape) {
@@ -544,7 +544,7 @@ TEST_F(PtIo, NodeIoStreamOfADemoRunIsTheAllFile) {
   }
   EXPECT_EQ(file_bytes(path("stream.pt")), file_bytes(path("all.pt")));
 #if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "the parallel half needs a missing resource: a TSan-instrumented oneTBB (Debian's libtbb is not)";
+  GTEST_SKIP() << "missing resource: the parallel half needs a missing resource: a TSan-instrumented oneTBB (Debian's libtbb is not)";
 #endif
 
   // Parallel: the config asks for stream; the second run (the first plans) runs nodes at once.
@@ -576,7 +576,7 @@ print("ok")
 TEST_F(PtIo, NodeIoStreamOfAZooModelIsTheAllFile) {
   const char* zoo = std::getenv("SWITCHYARD_ZOO_DIR");
   const std::string dir = zoo != nullptr ? zoo : "";
-  if (!fs::exists(dir + "/bert_decomposed.pt")) GTEST_SKIP() << "no model zoo (SWITCHYARD_ZOO_DIR)";
+  if (!fs::exists(dir + "/bert_decomposed.pt")) GTEST_SKIP() << "missing resource: no model zoo (SWITCHYARD_ZOO_DIR)";
   torchscript::register_loader();
   const std::vector<Tensor> inputs = ts::load_tensors(dir + "/bert_decomposed.b1.inputs.pt");
   const std::string config = source_dir() + "/configs/default.toml";

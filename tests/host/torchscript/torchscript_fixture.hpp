@@ -27,7 +27,7 @@ namespace switchyard::test {
 inline std::string fixture(const std::string& name) { return std::string(SY_TS_FIXTURES) + "/" + name; }
 
 #define REQUIRE_FIXTURE(name)                                                     \
-  if (!std::filesystem::exists(fixture(name))) GTEST_SKIP() << "no fixture " << name \
+  if (!std::filesystem::exists(fixture(name))) GTEST_SKIP() << "missing resource: no fixture " << name \
                                                             << " (no Python with torch at build time)"
 
 inline Tensor to_sy(const at::Tensor& src) { return to_sy_tensor(src).contiguous(); }

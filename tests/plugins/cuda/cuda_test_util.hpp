@@ -55,7 +55,7 @@ const GpuState& gpu();
 
 #define REQUIRE_GPU()                                                                    \
   do {                                                                                   \
-    if (!::cudatest::gpu().usable) GTEST_SKIP() << "needs a CUDA GPU, and the cuda plugin says: " \
+    if (!::cudatest::gpu().usable) GTEST_SKIP() << "missing resource: needs a CUDA GPU, and the cuda plugin says: " \
                                                 << ::cudatest::gpu().reason;             \
   } while (0)
 

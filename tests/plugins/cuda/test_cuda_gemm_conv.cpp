@@ -226,7 +226,7 @@ TEST(CudaGemm, DeclinesWhatItDoesNotDo) {
 
 #define REQUIRE_CUDNN()                                                                             \
   do {                                                                                              \
-    if (!has_cuda_op("aten::_convolution")) GTEST_SKIP() << "the cuda plugin was built without cuDNN"; \
+    if (!has_cuda_op("aten::_convolution")) GTEST_SKIP() << "missing resource: the cuda plugin was built without cuDNN"; \
   } while (0)
 
 struct ConvCase {

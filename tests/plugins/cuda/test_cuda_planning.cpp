@@ -194,8 +194,8 @@ bool plan_only() {
 
 #define REQUIRE_PLAN_ONLY()                                                                                   \
   do {                                                                                                        \
-    if (!plan_only()) GTEST_SKIP() << "needs SWITCHYARD_CUDA_PLAN_ONLY=1 (CTest sets it for this binary)";     \
-    if (gpu().usable) GTEST_SKIP() << "a usable GPU is present: test_cuda_plugin runs these kernels for real"; \
+    if (!plan_only()) GTEST_SKIP() << "missing resource: needs SWITCHYARD_CUDA_PLAN_ONLY=1 (CTest sets it for this binary)";     \
+    if (gpu().usable) GTEST_SKIP() << "missing resource: a usable GPU is present: test_cuda_plugin runs these kernels for real"; \
   } while (0)
 
 const ir::Attributes kConvAttrs = {{"stride", list({2, 2})},         {"padding", list({3, 3})},   {"dilation", list({1, 1})},
@@ -230,7 +230,7 @@ TEST(CudaPlanning, Gemm) {
 
 TEST(CudaPlanning, ConvolutionAndPooling) {
   REQUIRE_PLAN_ONLY();
-  if (kernel("aten::_convolution") == nullptr) GTEST_SKIP() << "the cuda plugin was built without cuDNN";
+  if (kernel("aten::_convolution") == nullptr) GTEST_SKIP() << "missing resource: the cuda plugin was built without cuDNN";
   const Tensor w = random({64, 3, 7, 7}, 1), b = random({64}, 2);
   ir::Attributes grouped = kConvAttrs;
   grouped[5].second = i64(2);

@@ -84,7 +84,7 @@ TEST(CudaPlugin, LoadsWithItsKernelsAndTheCudaStorage) {
 // ---- without a GPU ------------------------------------------------------------------------------
 
 TEST(CudaPluginWithoutGpu, EveryKernelDeclinesWithTheProbesReason) {
-  if (gpu().usable) GTEST_SKIP() << "a usable GPU is present; this checks the path without one";
+  if (gpu().usable) GTEST_SKIP() << "missing resource: a usable GPU is present; this checks the path without one";
   ASSERT_TRUE(gpu().reason.rfind("no CUDA device", 0) == 0 || gpu().reason.rfind("no usable CUDA device", 0) == 0)
       << gpu().reason;
   // Straight through the SDK: supports() of every kernel says no, with the same reason.
@@ -105,7 +105,7 @@ TEST(CudaPluginWithoutGpu, EveryKernelDeclinesWithTheProbesReason) {
 }
 
 TEST(CudaPluginWithoutGpu, SelectionFallsThroughAndPlanSaysWhy) {
-  if (gpu().usable) GTEST_SKIP() << "a usable GPU is present; this checks the path without one";
+  if (gpu().usable) GTEST_SKIP() << "missing resource: a usable GPU is present; this checks the path without one";
   // cuda first, then the CPU family plugins this build has (a config may not name others).
   std::set<std::string> loaded_plugins;
   for (const auto& p : switchyard::Runtime(switchyard::Options{}).plugins()) loaded_plugins.insert(p.name);
@@ -139,18 +139,18 @@ TEST(CudaPluginWithoutGpu, SelectionFallsThroughAndPlanSaysWhy) {
     model->run(b.feeds);  // and it runs on the fallback
     ++checked;
   }
-  if (checked == 0) GTEST_SKIP() << "no CPU plugin to fall back to in this build (example, linalg, shape)";
+  if (checked == 0) GTEST_SKIP() << "missing resource: no CPU plugin to fall back to in this build (example, linalg, shape)";
 }
 
 TEST(CudaPluginWithoutGpu, StrictSelectionFailsNamingTheReason) {
-  if (gpu().usable) GTEST_SKIP() << "a usable GPU is present; this checks the path without one";
+  if (gpu().usable) GTEST_SKIP() << "missing resource: a usable GPU is present; this checks the path without one";
   const std::string err = cuda_error({{"aten::softmax", {{"dim", i64(-1)}}, {}}}, {in(random({2, 3}, 1))});
   EXPECT_NE(err.find("cuda"), std::string::npos) << err;
   EXPECT_NE(err.find(gpu().reason), std::string::npos) << err;
 }
 
 TEST(CudaPluginWithoutGpu, StorageCallsFailCleanly) {
-  if (gpu().usable) GTEST_SKIP() << "a usable GPU is present; this checks the path without one";
+  if (gpu().usable) GTEST_SKIP() << "missing resource: a usable GPU is present; this checks the path without one";
   const SY_StorageDef& s = cuda_storage();
   SY_CallContext call;
   SY_StorageAllocArgs a{};
