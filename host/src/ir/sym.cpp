@@ -76,6 +76,12 @@ int64_t checked(const Node& node, bool overflow, int64_t value) {
   return value;
 }
 
+// The check comes first: -INT64_MIN is undefined behaviour, not just a wrong value.
+int64_t negated(const Node& node, int64_t value) {
+  if (value == std::numeric_limits<int64_t>::min()) bad_input(node, "integer overflow");
+  return -value;
+}
+
 // ---- the table -----------------------------------------------------------------------
 
 struct OpDef {
@@ -254,12 +260,11 @@ const std::map<std::string, OpDef>& table() {
 
     auto same = [](const Node& n, const Kinds& k) { return numeric_result(n, k); };
     t["sym::neg"] = unary([](const Node& n, const Attribute& a) {
-      if (a.kind == AttrKind::Int) return Attribute::of_int(checked(n, a.i == std::numeric_limits<int64_t>::min(), -a.i));
+      if (a.kind == AttrKind::Int) return Attribute::of_int(negated(n, a.i));
       return Attribute::of_float(-a.f);
     }, same);
     t["sym::abs"] = unary([](const Node& n, const Attribute& a) {
-      if (a.kind == AttrKind::Int)
-        return Attribute::of_int(checked(n, a.i == std::numeric_limits<int64_t>::min(), a.i < 0 ? -a.i : a.i));
+      if (a.kind == AttrKind::Int) return Attribute::of_int(a.i < 0 ? negated(n, a.i) : a.i);
       return Attribute::of_float(std::fabs(a.f));
     }, same);
     auto to_int = [](const Node& n, double v) {
