@@ -91,6 +91,10 @@ TEST(Sym, ImpossibleArithmeticNamesTheNode) {
               HasSubstr("node 's' (sym::floordiv): integer division by zero"));
   EXPECT_THAT(test::error_message([&] { eval("sym::mul", {I(INT64_MAX), I(2)}); }, ErrorKind::Input),
               HasSubstr("integer overflow"));
+  for (const char* op : {"sym::neg", "sym::abs"})  // (-INT64_MIN does not fit; the sanitized build sees the UB)
+    EXPECT_THAT(test::error_message([&] { eval(op, {I(INT64_MIN)}); }, ErrorKind::Input), HasSubstr("integer overflow"))
+        << op;
+  EXPECT_EQ(ival(eval("sym::abs", {I(-INT64_MAX)})), INT64_MAX);
   EXPECT_THAT(test::error_message([&] { eval("sym::get", {Attribute::of_ints({1}), I(5)}); }, ErrorKind::Input),
               HasSubstr("index 5 is out of range for [1]"));
 }
