@@ -281,6 +281,11 @@ int cmd_plugins(const CommonFlags& common, bool verbose) {
   for (const auto& p : plugins) {
     std::printf("%s %s (vendor: %s, SDK %u.%u) %s\n  %zu kernels\n", p.name.c_str(), p.version.c_str(),
                 p.vendor.c_str(), p.sdk_major, p.sdk_minor, p.path.c_str(), p.kernels.size());
+    if (!p.storages.empty()) {
+      std::string names;
+      for (const auto& s : p.storages) names += (names.empty() ? "" : ", ") + s;
+      std::printf("  storages: %s\n", names.c_str());
+    }
     std::vector<std::vector<std::string>> rows{{"  op", "family", "device", "dtypes", "outputs"}};
     for (const auto& k : p.kernels) {
       std::string dtypes;

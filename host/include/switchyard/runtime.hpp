@@ -28,6 +28,8 @@ struct PluginInfo {
   std::string name, version, vendor, path;
   unsigned sdk_major = 0, sdk_minor = 0;
   std::vector<KernelInfo> kernels;
+  // The storages it declares (SDK 1.1), named "plugin/storage", e.g. "conv/nChw16c".
+  std::vector<std::string> storages;
 };
 
 // ---- results -------------------------------------------------------------------

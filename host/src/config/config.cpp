@@ -315,7 +315,7 @@ class Reader {
 
   void read_runtime(const toml::table& table) {
     warn_unknown(table, {"intra_op_threads", "inter_op_threads", "deterministic", "memory_planner", "node_io", "log_level",
-                         "plan_cache", "copy_warning_share", "preflight"},
+                         "plan_cache", "copy_warning_share", "preflight", "prefer_storage"},
                  "[runtime]");
     if (const toml::node* n = table.get("plan_cache")) {
       cfg_.plan_cache = non_negative_int_of(*n, "[runtime] plan_cache");
@@ -333,6 +333,12 @@ class Reader {
       cfg_.memory_planner = bool_of(*n, "[runtime] memory_planner");
     if (const toml::node* n = table.get("preflight"))
       cfg_.preflight = bool_of(*n, "[runtime] preflight");
+    if (const toml::node* n = table.get("prefer_storage")) {
+      const auto* s = n->as_string();
+      if (s == nullptr) fail(*n, "[runtime] prefer_storage: expected a string \"plugin/storage\", e.g. \"conv/nChw16c\"");
+      cfg_.prefer_storage = s->get();
+      cfg_.prefer_storage_pos = pos(*n);
+    }
     if (const toml::node* n = table.get("node_io")) {
       std::string mode = one_of(*n, "[runtime] node_io", {"none", "outputs", "all", "stream"});
       cfg_.capture = mode == "all"       ? CaptureMode::All

@@ -58,6 +58,8 @@ struct Config {
   int plan_cache = 16;                      // [runtime] plans kept, one per input-shape signature
   bool preflight = true;                    // [runtime] memory pre-flight before planning a new signature
   double copy_warning_share = 0.25;         // [runtime] warn when conversions move more of a run's bytes
+  std::string prefer_storage;               // [runtime] "plugin/storage": keep values there wherever kernels allow
+  SourcePos prefer_storage_pos;             // where prefer_storage is set, for errors
   CaptureMode capture = CaptureMode::None;  // [runtime] node_io = "none" | "outputs" | "all" | "stream"
   std::string log_level = "info";           // [runtime] trace|debug|info|warn|error|off
   std::vector<std::string> warnings;        // unknown keys, "file:line:column: ..." (also logged)

@@ -18,6 +18,12 @@ Executor::Executor(const ir::Graph& graph, const config::Config& config, const l
       storages_(plugins),
       fuse_(fuse && config.fuse),
       cache_(static_cast<size_t>(std::max(1, config.plan_cache))) {
+  if (!config.prefer_storage.empty()) {
+    preferred_storage_ = storages_.find(config.prefer_storage);
+    if (preferred_storage_ == -2)
+      throw Error(ErrorKind::Config, config.prefer_storage_pos.str() + ": [runtime] prefer_storage: no loaded plugin declares '" +
+                                         config.prefer_storage + "' (storages: " + storages_.names() + ")");
+  }
   catalog_.kernels_for = [this](const std::string& op) {
     std::vector<select::Candidate> out;
     for (const auto& ref : plugins_.kernels_for(op)) out.push_back(select::Candidate{ref.plugin->name(), ref.def, ref.def});

@@ -136,6 +136,7 @@ class Executor {
   const config::Config& config_;
   const loader::PluginManager& plugins_;
   StorageTable storages_;
+  int32_t preferred_storage_ = kHost;  // [runtime] prefer_storage; kHost: none
   select::Catalog catalog_;
   std::vector<int32_t> last_use_;   // per value: last consuming node; -1 never; kForever output
   std::vector<int32_t> fusable_;    // per node: the consumer it could be fused with, or -1

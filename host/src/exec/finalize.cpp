@@ -77,6 +77,9 @@ void Executor::finalize(Plan& plan) const {
     while (p.run_node->outputs[o] != static_cast<ir::ValueId>(v)) ++o;
     const SY_StorageMask writes = p.kernel->output_writes[o];
     int32_t chosen = -2;
+    const SY_StorageIndex preferred = storages_.local_of(preferred_storage_, plugin);
+    if (preferred_storage_ != kHost && preferred != -2 && (writes & SY_STORAGE_MASK(preferred)))
+      chosen = preferred_storage_;  // [runtime] prefer_storage: there, whoever reads it
     for (SY_StorageIndex k = 0; k < 31 && chosen == -2 && !is_output[v]; ++k) {
       if (!(writes & SY_STORAGE_MASK(k))) continue;
       bool all = true;
@@ -167,6 +170,12 @@ void Executor::finalize(Plan& plan) const {
       }
       const int32_t cur = where[static_cast<size_t>(v)];
       const SY_StorageIndex local = storages_.local_of(cur, plugin);
+      const SY_StorageIndex preferred = storages_.local_of(preferred_storage_, plugin);
+      if (preferred_storage_ != kHost && cur != preferred_storage_ && preferred != -2 && reads_local(reads, preferred)) {
+        s.inputs[i] = InputRef{copy_to(v, preferred_storage_, node.name), nullptr, preferred_storage_};
+        s.input_storage[i] = preferred;
+        continue;
+      }
       if (local != -2 && reads_local(reads, local)) {
         s.inputs[i] = InputRef{v, nullptr, cur};
         s.input_storage[i] = local;
@@ -332,7 +341,8 @@ void Executor::finalize(Plan& plan) const {
   plan.complete = true;
   if (plan.crossing_bytes > 0) {
     const double share = plan.moved_bytes > 0 ? static_cast<double>(plan.crossing_bytes) / plan.moved_bytes : 1.0;
-    const auto level = share > config_.copy_warning_share ? spdlog::level::warn : spdlog::level::debug;
+    const bool asked = preferred_storage_ != kHost;  // [runtime] prefer_storage makes conversions on purpose
+    const auto level = share > config_.copy_warning_share && !asked ? spdlog::level::warn : spdlog::level::debug;
     log::get().log(level, "{} conversion(s) between storages move {} bytes per run, {:.0f}% of the {} bytes the kernels write{}",
                    plan.crossings.size(), plan.crossing_bytes, 100 * share, plan.moved_bytes,
                    share > config_.copy_warning_share ? " ([runtime] copy_warning_share; `switchyard plan` lists them)" : "");

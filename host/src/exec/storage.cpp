@@ -39,6 +39,19 @@ int32_t StorageTable::id_of(const loader::LoadedPlugin* plugin, SY_StorageIndex 
                                      ", which it does not declare");
 }
 
+int32_t StorageTable::find(const std::string& name) const {
+  if (name == "host") return kHost;
+  for (size_t i = 0; i < kinds_.size(); ++i)
+    if (kinds_[i].name == name) return static_cast<int32_t>(i);
+  return -2;
+}
+
+std::string StorageTable::names() const {
+  std::string out = "host";
+  for (const StorageKind& k : kinds_) out += ", " + k.name;
+  return out;
+}
+
 SY_StorageIndex StorageTable::local_of(int32_t id, const loader::LoadedPlugin* plugin) const {
   if (id == kHost) return SY_STORAGE_HOST;
   const StorageKind& k = kind(id);

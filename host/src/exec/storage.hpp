@@ -35,6 +35,9 @@ class StorageTable {
   // for host memory; -2 if `plugin` does not own it (its kernels cannot read it).
   SY_StorageIndex local_of(int32_t id, const loader::LoadedPlugin* plugin) const;
   std::string name_of(int32_t id) const { return id == kHost ? "host" : kind(id).name; }
+  // The id of the storage named "plugin/storage" ("host" gives kHost); -2 if none is.
+  int32_t find(const std::string& name) const;
+  std::string names() const;  // every storage's name, comma-separated, for messages
   // True for plain host memory and host formats (kDLCPU without an allocator of their own):
   // their values share the host arena.
   bool in_host_memory(int32_t id) const {

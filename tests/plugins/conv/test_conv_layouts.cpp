@@ -4,6 +4,8 @@
 // residual block tails fuse, in place where the layouts agree.
 #include "conv_test_util.hpp"
 
+#include <set>
+
 using namespace convtest;
 using switchyard::StoredValue;
 
@@ -117,6 +119,44 @@ TEST(ConvLayouts, UnknownLayoutOptionIsAnError) {
     FAIL() << "layout = \"nhwc\" was accepted";
   } catch (const switchyard::Error& e) {
     EXPECT_NE(std::string(e.what()).find("option layout = \"nhwc\" is not \"onednn\" or \"plain\""), std::string::npos)
+        << e.what();
+  }
+}
+
+// [runtime] prefer_storage (what check-plugin uses): every value a conv kernel can read or
+// write in the named storage goes there, graph input and output included, each converted
+// once; results do not change. A name no plugin declares is a config error listing them.
+TEST(ConvLayouts, PreferStorageKeepsEveryValueThereAndNamesUnknownStorages) {
+  LayoutCase c = conv_chain(8, {{24, 1, 1}, {24, 24, 1}});
+  Tensor plain;
+  stored(runtime("conv"), c, &plain);
+  for (const std::string storage : {"conv/nhwc", "conv/nChw16c"}) {
+    switchyard::Runtime rt(switchyard::Options{sytest::write_config(
+        "conv_prefer", "[plugins]\nload = [\"conv\"]\n[runtime]\nprefer_storage = \"" + storage + "\"\n")});
+    Built b = build(c);
+    auto model = load_graph(rt, std::move(b.graph));
+    // Both convolutions read their input in `storage`: x converted into it, y0 kept there
+    // (nhwc, which the kernels write) or converted into it for n1 (nChw16c, which they do not).
+    std::set<std::string> read_there;
+    for (const switchyard::StorageCopy& copy : model->storage_copies(b.feeds)) {
+      if (copy.to == storage) read_there.insert(copy.value);
+      if (copy.from != "host") EXPECT_EQ(copy.to, "host") << copy.value << ": conversions go through the host";
+    }
+    for (const StoredValue& v : model->stored_values(b.feeds))
+      if (v.storage == storage) read_there.insert(v.value);
+    EXPECT_EQ(read_there, (std::set<std::string>{"x", "y0", storage == "conv/nhwc" ? "y1" : "y0"})) << storage;
+    expect_close(model->run(b.feeds)[0], plain, "prefer_storage = " + storage);
+  }
+  const std::string bad = sytest::write_config("conv_prefer_bad", "[plugins]\nload = [\"conv\"]\n[runtime]\nprefer_storage = \"conv/nchw8c\"\n");
+  switchyard::Runtime rt(switchyard::Options{bad});
+  Built b = build(c);
+  try {
+    load_graph(rt, std::move(b.graph))->run(b.feeds);
+    FAIL() << "an unknown storage was accepted";
+  } catch (const switchyard::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(":4:18: [runtime] prefer_storage: no loaded plugin declares 'conv/nchw8c' "
+                                         "(storages: host, conv/nChw16c, conv/nhwc)"),
+              std::string::npos)
         << e.what();
   }
 }
