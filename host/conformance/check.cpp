@@ -21,12 +21,15 @@ namespace {
 namespace fs = std::filesystem;
 
 // A runtime loading only `plugin` (a name or a .so path): every node goes to it, or to nothing.
-Runtime runtime_for(const std::string& tag, const std::string& plugin, Options options) {
+// With `storage` ("plugin/storage"), values go there wherever the kernel reads or writes it.
+Runtime runtime_for(const std::string& tag, const std::string& plugin, Options options,
+                    const std::string& storage = "") {
   const fs::path path =
       fs::temp_directory_path() / ("switchyard-check-" + tag + "-" + std::to_string(::getpid()) + ".toml");
   {
     std::ofstream out(path);
     out << "[plugins]\nload = [\"" << plugin << "\"]\n[selection]\nstrict = false\n[runtime]\nnode_io = \"none\"\n";
+    if (!storage.empty()) out << "prefer_storage = \"" << storage << "\"\n";
     if (!out) throw Error(ErrorKind::Io, "cannot write " + path.string());
   }
   options.config_path = path.string();
@@ -174,6 +177,14 @@ struct PluginCheck::Impl {
   CaseTable table;
   Runtime plugin_rt, reference_rt;
   PluginInfo plugin;
+  // One runtime per storage the plugin declares, keeping values there ([runtime] prefer_storage).
+  struct InStorage {
+    std::string storage;
+    Runtime rt;
+    InStorage(const std::string& plugin, const Options& options, std::string name)
+        : storage(std::move(name)), rt(runtime_for("storage", plugin, options, storage)) {}
+  };
+  std::vector<std::unique_ptr<InStorage>> storage_rts;
 
   Impl(CheckOptions o, CaseTable t)
       : options(std::move(o)),
@@ -202,6 +213,9 @@ PluginCheck::PluginCheck(CheckOptions options, CaseTable table) {
   impl_->plugin = loaded[0];
   if (impl_->reference_rt.plugins().empty())
     throw Error(ErrorKind::Plugin, "check-plugin: the reference plugin '" + impl_->options.reference + "' was not found");
+  for (const std::string& storage : impl_->plugin.storages)
+    impl_->storage_rts.push_back(
+        std::make_unique<Impl::InStorage>(fs::absolute(impl_->options.plugin).string(), impl_->options.runtime, storage));
 }
 
 PluginCheck::~PluginCheck() = default;
@@ -255,8 +269,32 @@ KernelResult PluginCheck::check(const KernelInfo& kernel, const std::string& dty
       const std::string diff = compare(got[i], ref[i], c, r.max_err);
       if (!diff.empty()) return finish(Verdict::Fail, where + "output " + std::to_string(i) + ": " + diff);
     }
+    // Again with values in each of the plugin's storages, where the kernel reads or writes
+    // it: the conversions to and from it, and the kernel on its own layout.
+    std::string stored;
+    for (const auto& in : s.storage_rts) {
+      const std::string& storage = in->storage;
+      Built again = build(kernel.op, c, false);
+      auto in_storage = in->rt.load(std::move(again.graph));
+      bool used = false;
+      for (const StorageCopy& copy : in_storage->storage_copies(again.feeds))
+        used = used || copy.from == storage || copy.to == storage;
+      if (!used) continue;
+      try {
+        got = in_storage->run(again.feeds);
+      } catch (const Error& e) {
+        return finish(Verdict::Fail, where + "in storage " + storage + ": the plugin failed: " + e.what());
+      }
+      for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
+        const std::string diff = compare(got[i], ref[i], c, r.max_err);
+        if (!diff.empty())
+          return finish(Verdict::Fail, where + "in storage " + storage + ": output " + std::to_string(i) + ": " + diff);
+      }
+      ++r.storage_cases[storage];
+      stored += ", " + storage;
+    }
     ++r.passed;
-    s.note(where + "ok");
+    s.note(where + "ok" + (stored.empty() ? "" : " (also in " + stored.substr(2) + ")"));
   }
   if (r.passed == 0) return finish(Verdict::Skip, "every case rejected, e.g. " + first_rejection);
   return finish(Verdict::Pass, r.rejected > 0 ? std::to_string(r.rejected) + " cases rejected by supports" : "");

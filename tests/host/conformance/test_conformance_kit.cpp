@@ -24,19 +24,26 @@ TEST(ConformanceKit, FailsSubtleBugsNamingTheKernelAndTheCase) {
   const Report report = check_plugin(options);
   EXPECT_EQ(report.plugin.name, "subtly_wrong");
   EXPECT_EQ(report.reference, "aten");
-  ASSERT_EQ(report.kernels.size(), 3u);
+  ASSERT_EQ(report.kernels.size(), 4u);
   const KernelResult* relu = result_for(report, "aten::relu");
   const KernelResult* sigmoid = result_for(report, "aten::sigmoid");
   const KernelResult* tanh = result_for(report, "aten::tanh");
-  ASSERT_TRUE(relu && sigmoid && tanh);
+  const KernelResult* neg = result_for(report, "aten::neg");
+  ASSERT_TRUE(relu && sigmoid && tanh && neg);
+  EXPECT_EQ(report.plugin.storages, (std::vector<std::string>{"subtly_wrong/reversed"}));
   EXPECT_EQ(relu->verdict, Verdict::Fail);
   EXPECT_NE(relu->detail.find("output 0: element"), std::string::npos) << relu->detail;
   EXPECT_EQ(sigmoid->verdict, Verdict::Fail);
   EXPECT_EQ(sigmoid->detail.rfind("case 'transposed", 0), 0u) << sigmoid->detail;
   EXPECT_EQ(tanh->verdict, Verdict::Pass) << describe(*tanh);
   EXPECT_GT(tanh->passed, 0u);
+  EXPECT_TRUE(tanh->storage_cases.empty()) << "tanh reads and writes host memory only";
+  // neg is right on host memory; to_host of its storage is not, and only a run with the
+  // value kept there shows it.
+  EXPECT_EQ(neg->verdict, Verdict::Fail);
+  EXPECT_NE(neg->detail.find("in storage subtly_wrong/reversed: output 0: element"), std::string::npos) << neg->detail;
   EXPECT_EQ(report.count(Verdict::Pass), 1u);
-  EXPECT_EQ(report.count(Verdict::Fail), 2u);
+  EXPECT_EQ(report.count(Verdict::Fail), 3u);
   EXPECT_EQ(describe(*sigmoid).rfind("FAIL aten::sigmoid float32: case 'transposed", 0), 0u) << describe(*sigmoid);
 }
 

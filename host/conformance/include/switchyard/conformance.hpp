@@ -94,6 +94,9 @@ struct KernelResult {
   Verdict verdict = Verdict::Skip;
   size_t passed = 0, rejected = 0;  // cases that matched the reference / that supports() refused
   double max_err = 0.0;             // largest |got - ref| over the cases that ran
+  // Per storage the plugin declares ("conv/nChw16c"): passed cases that ran again with
+  // values kept there, converted in and out by the plugin ([runtime] prefer_storage).
+  std::map<std::string, size_t> storage_cases;
   std::string detail;               // the first failure, why nothing ran, or what was rejected
 };
 
