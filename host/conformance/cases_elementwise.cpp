@@ -1,6 +1,9 @@
-// Conformance cases for element-wise ops: broadcasting, strides, scalars, edge sizes.
+// Conformance cases for element-wise ops (broadcasting, strides, scalars, edge sizes) and
+// the softmax.
 #include "case_makers.hpp"
 #include "families.hpp"
+
+#include <limits>
 
 namespace switchyard::conformance {
 
@@ -52,9 +55,46 @@ std::vector<Case> unary_cases(DLDataType dtype, Attributes attrs = {}) {
   return cases;
 }
 
+// Softmax along `dim`: attention-shaped scores, other dims, strided input, masked rows
+// (all -inf gives NaN), NaN and +inf scores, empty and 0-dim tensors.
+std::vector<Case> softmax_cases(DLDataType dtype, const char* extra_attr) {
+  if (!is_f32(dtype)) return {};
+  Rng rng(13);
+  auto t = [&](std::vector<int64_t> shape) { return random_tensor(rng, dtype, std::move(shape), -8, 8); };
+  std::vector<Case> cases;
+  auto add = [&](std::string label, Tensor x, int64_t dim) {
+    Case c;
+    c.label = std::move(label);
+    c.inputs = {std::move(x)};
+    c.attrs = {{"dim", integer(dim)}};
+    if (std::string(extra_attr) == "half_to_float") c.attrs.emplace_back("half_to_float", integer(0));
+    cases.push_back(std::move(c));
+  };
+  add("scores [2, 4, 9, 37], dim -1", t({2, 4, 9, 37}), -1);
+  add("[3, 5, 7], dim 1", t({3, 5, 7}), 1);
+  add("[3, 5, 7], dim 0", t({3, 5, 7}), 0);
+  add("long rows [4, 1031], dim -1", t({4, 1031}), -1);
+  add("transposed [6, 9], dim -1", transposed_layout(t({6, 9})), -1);
+  add("transposed [6, 9], dim 0", transposed_layout(t({6, 9})), 0);
+  Tensor masked = t({3, 8});
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < 8; ++j) masked.data<float>()[j] = -inf;           // row 0: every key masked
+  for (int64_t j = 8; j < 16; j += 2) masked.data<float>()[j] = -inf;       // row 1: half of them
+  masked.data<float>()[19] = std::numeric_limits<float>::quiet_NaN();       // row 2: a NaN score
+  add("masked rows, NaN score", masked, -1);
+  Tensor inf_score = t({2, 5});
+  inf_score.data<float>()[2] = inf;
+  add("+inf score", inf_score, -1);
+  add("empty [0, 4]", t({0, 4}), -1);
+  add("0-dim", t({}), 0);
+  return cases;
+}
+
 }  // namespace
 
 void add_elementwise_cases(CaseTable& table) {
+  table.add("aten::softmax", [](DLDataType t) { return softmax_cases(t, "dtype"); });
+  table.add("aten::_softmax", [](DLDataType t) { return softmax_cases(t, "half_to_float"); });
   table.add("aten::add", [](DLDataType t) { return binary_cases(t, true); });
   table.add("aten::sub", [](DLDataType t) { return binary_cases(t, true); });
   table.add("aten::mul", [](DLDataType t) { return binary_cases(t, false); });

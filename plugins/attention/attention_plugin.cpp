@@ -1,6 +1,7 @@
 // The attention plugin: scaled dot-product attention as one fused, tiled kernel with a
 // streaming softmax (flash_attention.cpp), and the fused transformer fast-path ops built
-// on it with oneDNN sgemm projections. float32 on the CPU; SDK, oneDNN and OpenBLAS only.
+// on it with oneDNN sgemm projections, and the softmax of decomposed attention, written
+// over its scores (ops_softmax.cpp). float32 on the CPU; SDK, oneDNN and OpenBLAS only.
 // OpenBLAS (the tiles' small products) is held to one thread: the tiles already run on
 // the host's pool, and a BLAS pool of its own would compete with it.
 #include "ops.hpp"
@@ -19,6 +20,8 @@ sy::PluginDef& attention_plugin() {
                                make_sdpa_kernel("aten::scaled_dot_product_attention", /*torch2=*/true),
                                make_mha_kernel("aten::_native_multi_head_attention"),
                                make_encoder_layer_kernel("aten::_transformer_encoder_layer_fwd"),
+                               make_softmax_kernel("aten::softmax"),
+                               make_softmax_kernel("aten::_softmax"),
                            });
   return def;
 }

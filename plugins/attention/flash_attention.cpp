@@ -35,6 +35,16 @@ SY_VECTOR_CLONES float exp_shifted(float* row, int64_t n, float m) {
   return sum;
 }
 
+// The largest of row[0..n) (NaNs skipped); -inf for n == 0.
+SY_VECTOR_CLONES float row_max(const float* row, int64_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+#if SY_ATTENTION_LIBMVEC
+#pragma omp simd reduction(max : m)
+#endif
+  for (int64_t j = 0; j < n; ++j) m = row[j] > m ? row[j] : m;
+  return m;
+}
+
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();

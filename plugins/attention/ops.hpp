@@ -22,5 +22,7 @@ std::shared_ptr<sy::KernelEntry> make_sdpa_kernel(const std::string& op, bool to
 std::shared_ptr<sy::KernelEntry> make_mha_kernel(const std::string& op);
 // aten::_transformer_encoder_layer_fwd
 std::shared_ptr<sy::KernelEntry> make_encoder_layer_kernel(const std::string& op);
+// aten::softmax, aten::_softmax (float32, any dim; may write over its input)
+std::shared_ptr<sy::KernelEntry> make_softmax_kernel(const std::string& op);
 
 }  // namespace sy_attention

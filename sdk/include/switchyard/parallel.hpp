@@ -58,7 +58,7 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, F&& body) {
     std::atomic<bool> failed{false};
     std::once_flag first;
     std::exception_ptr error;
-  } call{&body};
+  } call{&body, {false}, {}, {}};
   SY_ParallelBody trampoline = [](void* ctx, int64_t b, int64_t e, int32_t slot) {
     auto* c = static_cast<Call*>(ctx);
     if (c->failed.load(std::memory_order_relaxed)) return;
