@@ -77,8 +77,8 @@ void Executor::finalize(Plan& plan) const {
     while (p.run_node->outputs[o] != static_cast<ir::ValueId>(v)) ++o;
     const SY_StorageMask writes = p.kernel->output_writes[o];
     int32_t chosen = -2;
-    const SY_StorageIndex preferred = storages_.local_of(preferred_storage_, plugin);
-    if (preferred_storage_ != kHost && preferred != -2 && (writes & SY_STORAGE_MASK(preferred)))
+    const SY_StorageIndex preferred = storages_.local_of(preferred_storage_, plugin);  // >= 0: this plugin's
+    if (preferred >= 0 && (writes & SY_STORAGE_MASK(preferred)))
       chosen = preferred_storage_;  // [runtime] prefer_storage: there, whoever reads it
     for (SY_StorageIndex k = 0; k < 31 && chosen == -2 && !is_output[v]; ++k) {
       if (!(writes & SY_STORAGE_MASK(k))) continue;
@@ -171,7 +171,7 @@ void Executor::finalize(Plan& plan) const {
       const int32_t cur = where[static_cast<size_t>(v)];
       const SY_StorageIndex local = storages_.local_of(cur, plugin);
       const SY_StorageIndex preferred = storages_.local_of(preferred_storage_, plugin);
-      if (preferred_storage_ != kHost && cur != preferred_storage_ && preferred != -2 && reads_local(reads, preferred)) {
+      if (preferred >= 0 && cur != preferred_storage_ && reads_local(reads, preferred)) {
         s.inputs[i] = InputRef{copy_to(v, preferred_storage_, node.name), nullptr, preferred_storage_};
         s.input_storage[i] = preferred;
         continue;
