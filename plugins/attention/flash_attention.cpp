@@ -22,15 +22,38 @@ extern "C" float expf(float) noexcept;
 
 namespace sy_attention {
 
+// Below this, expf underflows to 0 (or a subnormal). libmvec's vector expf leaves its fast
+// path for a whole vector when one lane is that small, which masked (-inf) scores make
+// common (6x slower on a causal mask). So arguments are clamped to it first, in a loop of
+// their own (in one loop GCC may pass the unclamped value to lanes whose result it then
+// replaces), and results at or below exp(kExpUnderflow) are flushed to 0 afterwards.
+constexpr float kExpUnderflow = -87.0f;
+
 // row[j] = exp(row[j] - m) for j < n; returns their sum.
 SY_VECTOR_CLONES float exp_shifted(float* row, int64_t n, float m) {
+  int clamped = 0;
+#if SY_ATTENTION_LIBMVEC
+#pragma omp simd reduction(| : clamped)
+#endif
+  for (int64_t j = 0; j < n; ++j) {
+    const float x = row[j] - m;  // a NaN stays NaN: comparisons with it are false
+    clamped |= x < kExpUnderflow;
+    row[j] = x < kExpUnderflow ? kExpUnderflow : x;
+  }
   float sum = 0.0f;
 #if SY_ATTENTION_LIBMVEC
 #pragma omp simd reduction(+ : sum)
 #endif
   for (int64_t j = 0; j < n; ++j) {
-    row[j] = expf(row[j] - m);
+    row[j] = expf(row[j]);
     sum += row[j];
+  }
+  if (clamped) {
+    const float tiny = expf(kExpUnderflow);  // under 1e-37: what it adds to `sum` is lost in rounding
+#if SY_ATTENTION_LIBMVEC
+#pragma omp simd
+#endif
+    for (int64_t j = 0; j < n; ++j) row[j] = row[j] <= tiny ? 0.0f : row[j];
   }
   return sum;
 }

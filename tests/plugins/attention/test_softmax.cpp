@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
+#include <string>
 
 using namespace switchyard;
 using namespace sytest;
@@ -63,5 +65,43 @@ TEST(AttentionSoftmax, WritesTheWeightsOverTheScoresAndMatchesAten) {
     ASSERT_EQ(got.shape(), expected.shape());
     for (int64_t i = 0; i < got.numel(); ++i)
       ASSERT_NEAR(got.data<float>()[i], expected.data<float>()[i], 1e-5f) << "run " << run << ", element " << i;
+  }
+}
+
+// Masked scores sit far below a row's max; exp of them underflows. The kernel clamps them
+// out of libmvec's slow path (a 4x cost on a causal mask); it must still give exact zeros
+// for -inf, and the true weight for anything at float's normal range or above.
+TEST(AttentionSoftmax, ScoresFarBelowTheMaxGiveTheirTrueWeightOrExactZero) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const std::vector<float> row = {0.0f, -1.0f, -20.0f, -86.0f, -87.0f, -87.5f, -88.0f, -100.0f, -1e30f, -kInf,
+                                  3.0f, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf};
+  ir::Graph g;
+  const ir::ValueId s = g.add_input("s", kF32);
+  g.add_node("softmax", "aten::softmax", {s}, {"w"}, {{"dim", ir::Attribute::of_int(-1)}});
+  g.outputs = {g.find_value("w")};
+  Runtime ours = runtime_with("\"attention\"");
+  Tensor scores = Tensor::empty(kF32, {2, 20});
+  for (int j = 0; j < 20; ++j) {
+    scores.data<float>()[j] = row[j];
+    scores.data<float>()[20 + j] = j == 10 ? -kInf : row[j];  // row 0's max is 3, row 1's is 0
+  }
+  const Tensor got = load_graph(ours, std::move(g))->run({scores})[0];
+  for (int r = 0; r < 2; ++r) {
+    double max = -kInf, sum = 0.0;
+    for (int j = 0; j < 20; ++j) max = std::max<double>(max, scores.data<float>()[r * 20 + j]);
+    for (int j = 0; j < 20; ++j) sum += std::exp(scores.data<float>()[r * 20 + j] - max);
+    for (int j = 0; j < 20; ++j) {
+      const double want = std::exp(scores.data<float>()[r * 20 + j] - max) / sum;
+      const float w = got.data<float>()[r * 20 + j];
+      const std::string where = "row " + std::to_string(r) + ", score " + std::to_string(scores.data<float>()[r * 20 + j]);
+      if (want == 0.0) {  // -inf, or so far down that exp underflows in double too
+        EXPECT_EQ(w, 0.0f) << where;
+      } else if (want < 2e-38) {  // near float's smallest normal number: its value or 0
+        EXPECT_GE(w, 0.0f) << where;
+        EXPECT_LE(w, 2e-38f) << where;
+      } else {
+        EXPECT_NEAR(w, want, 1e-5 * want) << where;
+      }
+    }
   }
 }
