@@ -30,6 +30,7 @@ struct RunFlags {
   int top = 0;               // --top K: the K largest values (and indices) per row
   bool quiet_table = false;  // --no-table
   int repeat = 0;            // --repeat N: timed runs after the first (0 = none)
+  int warmup = 0;            // --warmup N: untimed runs before those (besides the first)
   bool profile = false;      // --profile: per-node and per-backend time tables
   int profile_top = 20;      // --profile-top N: nodes listed in the per-node table
   std::string trace;         // --trace FILE.json: a Chrome trace of the last timed run

@@ -72,6 +72,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--repeat", run.repeat, "after the first run (the warm-up), N timed runs; prints "
                                               "'median_ms: X' (one forward, in ms) and min/max")
       ->check(at_least_one);
+  run_cmd->add_option("--warmup", run.warmup, "untimed runs between the first run and the --repeat runs (caches, "
+                                              "pages and threads settle; benchmarks give every contender the same)")
+      ->check(CLI::NonNegativeNumber);
   run_cmd->add_flag("--profile", run.profile, "print per-node and per-backend time tables (over the --repeat runs), with each "
                                               "node's MFLOP, MB (its kernel's own cost where the plugin reports one, "
                                               "else the host's formulas: column 'cost by'), GFLOP/s, GB/s and "

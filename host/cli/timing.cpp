@@ -144,6 +144,7 @@ void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFla
     prefer_kernel_costs(model.plan(inputs), costs);
   }
   const int runs = std::max(flags.repeat, 1);
+  for (int w = 0; w < flags.warmup; ++w) model.run(inputs);
   model.set_profiling(profiling);
   std::vector<double> times;
   std::vector<NodeProfile> sum;  // per node, durations summed over the runs
@@ -163,7 +164,7 @@ void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFla
   model.set_profiling(false);
 
   if (flags.repeat > 0) {
-    std::printf("\ntiming: 1 warm-up run (the run above), %d timed run(s)\n", runs);
+    std::printf("\ntiming: %d warm-up run(s) (the run above and --warmup), %d timed run(s)\n", 1 + flags.warmup, runs);
     std::printf("median_ms: %s\n", ms(median(times)).c_str());
     std::printf("min_ms: %s max_ms: %s\n", ms(*std::min_element(times.begin(), times.end())).c_str(),
                 ms(*std::max_element(times.begin(), times.end())).c_str());

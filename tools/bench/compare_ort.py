@@ -4,7 +4,7 @@
     tools/bench/setup_ort.sh                      # once: onnxruntime into build/onnxruntime-python
     PYTHONPATH=build/onnxruntime-python /usr/bin/python3 tools/bench/compare_ort.py \\
         [--zoo build/zoo] [--models resnet18,...] [--batches 1,8] [--threads 2] \\
-        [--rounds 3] [--runs 10] [--warmup 3] [--out table.md]
+        [--rounds 3] [--runs 10] [--warmup 3] [--min-round-ms 300] [--out table.md]
 
 An optional benchmark: not part of the build or of CTest. For each zoo model (built by
 tools/export_zoo.py; the default zoo is the one the build's CMakeCache names) and batch:
@@ -13,14 +13,17 @@ tools/export_zoo.py; the default zoo is the one the build's CMakeCache names) an
   code and seeds as the zoo; checked against the zoo's expected outputs), exported with
   torch.onnx.export at opset 17 with static shapes, run on the CPU provider with
   intra-op threads = --threads, inter-op 1, all graph optimisations.
-- switchyard: `switchyard run ZOO/<stem>.pt --inputs IN.pt --config CFG --repeat RUNS`, with
+- switchyard: `switchyard run ZOO/<stem>.pt --inputs IN.pt --config CFG --warmup W --repeat RUNS`, with
   CFG = configs/default.toml whose intra_op_threads is set to --threads. It prints median_ms.
 - LibTorch: the zoo's TorchScript file, torch.jit.freeze'd, forward under inference_mode in
   this process, torch.set_num_threads(--threads), OpenBLAS on 1 thread (design.md: faster).
 
 Contenders are interleaved in rounds (ORT, switchyard, LibTorch, then again) so that load
-from elsewhere hits all alike. Each round is --warmup untimed runs then --runs timed runs
-(switchyard's warm-up is its first run, which plans); a round's result is its median.
+from elsewhere hits all alike. Each round is --warmup untimed runs then RUNS timed runs
+(switchyard's first run, which plans, comes before its --warmup); a round's result is its
+median. RUNS is --runs, raised for fast models so that a round of ORT takes about
+--min-round-ms: the same count for all three contenders (a median of 5 sub-millisecond runs
+swings with every hiccup of the machine).
 The table gives, per contender, the min / median / max of the round medians, the max/min
 spread of switchyard's round medians, and switchyard/ORT and switchyard/LibTorch from the
 medians. Before timing, ORT's and switchyard's outputs are checked once against the eager
@@ -152,6 +155,13 @@ def time_runs(fn, warmup, runs):
     return statistics.median(times)
 
 
+def runs_per_round(args, ort_forward):
+    """--runs, or more where ORT's forward is fast: enough for a round of about --min-round-ms."""
+    probe = time_runs(ort_forward, 1, 3)
+    wanted = int(args.min_round_ms / max(probe, 1e-3)) + 1
+    return max(args.runs, min(wanted, 2000))
+
+
 def switchyard_env():
     env = dict(os.environ)
     env.pop("OPENBLAS_NUM_THREADS", None)  # switchyard sets its own from the config
@@ -161,8 +171,8 @@ def switchyard_env():
 
 def run_switchyard(args, model_path, inputs_path, config, runs, save_outputs=None):
     cmd = [args.switchyard, "run", model_path, "--inputs", inputs_path, "--config", config,
-           "--log-level", "warn"]
-    cmd += ["--repeat", str(runs)] if runs else []
+           "--log-level", "warn", "--no-table", "--show", "0"]
+    cmd += ["--warmup", str(args.warmup), "--repeat", str(runs)] if runs else []
     cmd += ["--save-outputs", save_outputs] if save_outputs else []
     res = subprocess.run(cmd, capture_output=True, text=True, env=switchyard_env())
     if res.returncode != 0:
@@ -179,7 +189,7 @@ def run_switchyard(args, model_path, inputs_path, config, runs, save_outputs=Non
 def missing_plugins(args):
     """Family plugins that default.toml names but the build lacks (their nodes fall to aten)."""
     plugins = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.switchyard))), "plugins")
-    return [p for p in ("linalg", "conv", "attention", "shape")
+    return [p for p in ("linalg", "conv", "attention", "elementwise", "shape")
             if not os.path.exists(os.path.join(plugins, f"libswitchyard-{p}.so"))]
 
 
@@ -270,10 +280,13 @@ def bench(args, zoo_dir, entry, batches, config, work):
             with torch.inference_mode():
                 frozen(*inputs)
 
+        runs = runs_per_round(args, lambda: sess.run(None, feeds))
+        if runs != args.runs:
+            log(f"{stem} b{batch}: {runs} timed runs per round (--min-round-ms {args.min_round_ms:g})")
         for r in range(args.rounds):
-            res["ort"].append(time_runs(lambda: sess.run(None, feeds), args.warmup, args.runs))
-            res["switchyard"].append(run_switchyard(args, zoo_module, in_path, config, args.runs))
-            res["libtorch"].append(time_runs(libtorch_forward, args.warmup, args.runs))
+            res["ort"].append(time_runs(lambda: sess.run(None, feeds), args.warmup, runs))
+            res["switchyard"].append(run_switchyard(args, zoo_module, in_path, config, runs))
+            res["libtorch"].append(time_runs(libtorch_forward, args.warmup, runs))
             log(f"{stem} b{batch} round {r + 1}: switchyard {res['switchyard'][-1]:.3g} ms, "
                 f"ORT {res['ort'][-1]:.3g} ms, LibTorch {res['libtorch'][-1]:.3g} ms")
         rows.append(row(stem, batch, res))
@@ -304,6 +317,9 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     ap.add_argument("--runs", type=int, default=10, help="timed runs per round (default 10)")
     ap.add_argument("--warmup", type=int, default=3, help="untimed runs per round (default 3)")
+    ap.add_argument("--min-round-ms", type=float, default=300.0,
+                    help="raise the timed runs of fast models until a round of ORT takes about this "
+                         "long; 0: exactly --runs (default %(default)s)")
     ap.add_argument("--switchyard", default=os.path.join(SRC, "build", "bin", "switchyard"))
     ap.add_argument("--config", default=os.path.join(SRC, "configs", "default.toml"))
     ap.add_argument("--work", default=os.path.join(SRC, "build", "ort-compare"),
@@ -338,7 +354,8 @@ def main(argv=None):
              f"`run --config configs/default.toml` with intra_op_threads = {args.threads}; "
              f"LibTorch {torch.__version__} frozen TorchScript, {args.threads} threads, OpenBLAS "
              f"{os.environ.get('OPENBLAS_NUM_THREADS')} thread. {args.rounds} interleaved rounds "
-             f"of {args.warmup} warm-up + {args.runs} timed runs; each cell is the min / median / "
+             f"of {args.warmup} warm-up + {args.runs} timed runs (more for fast models: about "
+             f"{args.min_round_ms:g} ms of ORT per round, the same count for all); each cell is the min / median / "
              "max of the round medians; ratios use the medians; max|Δ| is against the eager "
              "module (\"over\": outside 1e-4 * max(1, max|ref|)).", "", HEADER]
     missing = missing_plugins(args)
