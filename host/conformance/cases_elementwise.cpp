@@ -1,5 +1,5 @@
-// Conformance cases for element-wise ops (broadcasting, strides, scalars, edge sizes) and
-// the softmax.
+// Conformance cases for element-wise ops (broadcasting, strides, scalars, edge sizes), the
+// softmax and the layer norm.
 #include "case_makers.hpp"
 #include "families.hpp"
 
@@ -9,8 +9,12 @@ namespace switchyard::conformance {
 
 namespace {
 
+// float32 and float64; the float64 row also has a float32 self with a 0-dim float64
+// other, which is how a traced Python number reaches an op (ATen computes in float32).
 std::vector<Case> binary_cases(DLDataType dtype, bool with_alpha) {
-  if (!is_f32(dtype)) return {};
+  const DLDataType f64{kDLFloat, 64, 1};
+  const bool is_f64 = dtype.code == f64.code && dtype.bits == f64.bits && dtype.lanes == 1;
+  if (!is_f32(dtype) && !is_f64) return {};
   Rng rng(11);
   auto t = [&](std::vector<int64_t> shape) { return random_tensor(rng, dtype, std::move(shape)); };
   std::vector<Case> cases;
@@ -33,6 +37,7 @@ std::vector<Case> binary_cases(DLDataType dtype, bool with_alpha) {
   add("odd size 1031", t({1031}), t({1031}));
   if (with_alpha) add("alpha 2.5", t({3, 4}), t({3, 4}), {{"alpha", number(2.5)}});
   add("scalar other", t({3, 4}), std::nullopt, {{"other", number(0.75)}});
+  if (is_f64) add("float32 self, 0-dim float64 other", random_tensor(rng, {kDLFloat, 32, 1}, {3, 4}), t({}));
   return cases;
 }
 
@@ -90,9 +95,39 @@ std::vector<Case> softmax_cases(DLDataType dtype, const char* extra_attr) {
   return cases;
 }
 
+// Layer norm over the trailing dims: affine or not, one or two normalised dims, a
+// strided input, long rows and a zero row (variance 0), an empty batch, another eps.
+std::vector<Case> layer_norm_cases(DLDataType dtype) {
+  if (!is_f32(dtype)) return {};
+  Rng rng(14);
+  auto t = [&](std::vector<int64_t> shape) { return random_tensor(rng, dtype, std::move(shape), -3, 3); };
+  std::vector<Case> cases;
+  auto add = [&](std::string label, Tensor x, std::vector<int64_t> normalized, bool affine, double eps = 1e-5) {
+    Case c;
+    c.label = std::move(label);
+    c.inputs = {std::move(x)};
+    if (affine) c.inputs.insert(c.inputs.end(), {t(normalized), t(normalized)});
+    c.attrs = {{"normalized_shape", ints(normalized)}, {"eps", number(eps)}, {"cudnn_enable", integer(0)}};
+    cases.push_back(std::move(c));
+  };
+  add("tokens [2, 5, 16], affine", t({2, 5, 16}), {16}, true);
+  add("tokens [2, 5, 16], no weight or bias", t({2, 5, 16}), {16}, false);
+  add("two dims [3, 4, 6] over [4, 6]", t({3, 4, 6}), {4, 6}, true);
+  add("transposed [9, 7]", transposed_layout(t({9, 7})), {7}, true);
+  add("long rows [3, 1031]", t({3, 1031}), {1031}, true);
+  Tensor flat = t({2, 8});
+  // Row 0 is zeros: variance 0, so only eps keeps 0/0 away (a non-zero constant would
+  // test ATen's rounding of the mean, which eps = 1e-6 magnifies a thousandfold).
+  for (int64_t j = 0; j < 8; ++j) flat.data<float>()[j] = 0.0f;
+  add("zero row, eps 1e-6", flat, {8}, true, 1e-6);
+  add("empty [0, 8]", t({0, 8}), {8}, true);
+  return cases;
+}
+
 }  // namespace
 
 void add_elementwise_cases(CaseTable& table) {
+  table.add("aten::layer_norm", layer_norm_cases);
   table.add("aten::softmax", [](DLDataType t) { return softmax_cases(t, "dtype"); });
   table.add("aten::_softmax", [](DLDataType t) { return softmax_cases(t, "half_to_float"); });
   table.add("aten::add", [](DLDataType t) { return binary_cases(t, true); });

@@ -243,11 +243,18 @@ KernelResult PluginCheck::check(const KernelInfo& kernel, const std::string& dty
     const std::string where = "case '" + c.label + "': ";
     Built mine = build(kernel.op, c, false);
     auto model = s.plugin_rt.load(std::move(mine.graph));
-    const std::vector<PlanEntry> plan = model->plan(mine.feeds);
+    std::vector<PlanEntry> plan;
+    std::string refused;  // no backend at all took the node: the plugin's reason is in the error
+    try {
+      plan = model->plan(mine.feeds);
+    } catch (const Error& e) {
+      refused = e.what();
+    }
     if (plan.size() != 1 || plan[0].backend != s.plugin.name) {
       ++r.rejected;
       if (first_rejection.empty())
-        first_rejection = where + (plan.empty() || plan[0].rejected.empty() ? "not selected" : plan[0].rejected[0].reason);
+        first_rejection = where + (!refused.empty() ? refused
+                                   : plan.empty() || plan[0].rejected.empty() ? "not selected" : plan[0].rejected[0].reason);
       s.note(where + "rejected");
       continue;
     }
