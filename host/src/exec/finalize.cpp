@@ -255,7 +255,11 @@ void Executor::finalize(Plan& plan) const {
   // In-place: the kernel allows it, and the input is an owned buffer whose last reader is
   // this step, through this one input. Earlier readers are done in a sequential run; a
   // parallel run may still be in them, so there the step must be the input's only reader.
-  std::vector<char> viewed(num_slots, 0);
+  // A value written in place is a view that owns nothing, yet its whole buffer: it may be
+  // written over in turn (a chain such as scale -> mask -> softmax), with its bytes here.
+  std::vector<char> viewed(num_slots, 0), written_in_place(num_slots, 0);
+  std::vector<int64_t> buffer_bytes(num_slots, 0);
+  for (size_t slot = 0; slot < num_slots; ++slot) buffer_bytes[slot] = plan.lives[slot].bytes;
   for (const ValueLife& l : plan.lives)
     if (l.kind == ValueLife::Kind::View && l.view_of != ir::kNoValue) viewed[static_cast<size_t>(l.view_of)] = 1;
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -269,10 +273,10 @@ void Executor::finalize(Plan& plan) const {
       if (r.slot < 0) continue;
       const auto src = static_cast<size_t>(r.slot);
       const ValueLife& sl = plan.lives[src];
-      const bool owned = sl.kind == ValueLife::Kind::HostArena || sl.kind == ValueLife::Kind::Kernel;
+      const bool owned = sl.kind == ValueLife::Kind::HostArena || sl.kind == ValueLife::Kind::Kernel || written_in_place[src];
       const auto here = std::count_if(s.inputs.begin(), s.inputs.end(), [&](const InputRef& x) { return x.slot == r.slot; });
       if (!owned || here != 1 || (parallel_ && reads[src] != 1) || last[src] != static_cast<int32_t>(i) || viewed[src] ||
-          plan.slot_storage[src] != s.outputs[o].storage || sl.bytes != plan.lives[static_cast<size_t>(out_slot)].bytes ||
+          plan.slot_storage[src] != s.outputs[o].storage || buffer_bytes[src] != plan.lives[static_cast<size_t>(out_slot)].bytes ||
           !same_dtype(plan.infos[static_cast<size_t>(slot_value[src])].dtype, plan.infos[static_cast<size_t>(out_slot)].dtype))
         continue;
       s.outputs[o].inplace_input = in;
@@ -281,6 +285,8 @@ void Executor::finalize(Plan& plan) const {
       ol.view_of = r.slot;
       ol.bytes = 0;
       viewed[src] = 1;
+      written_in_place[static_cast<size_t>(out_slot)] = 1;
+      buffer_bytes[static_cast<size_t>(out_slot)] = buffer_bytes[src];
     }
   }
 
