@@ -1,7 +1,7 @@
 // The attention plugin: scaled dot-product attention as one fused, tiled kernel with a
 // streaming softmax (flash_attention.cpp), and the fused transformer fast-path ops built
-// on it with oneDNN sgemm projections, and the softmax of decomposed attention, written
-// over its scores (ops_softmax.cpp). float32 on the CPU; SDK, oneDNN and OpenBLAS only.
+// on it with oneDNN sgemm projections, and the softmax and layer norm of decomposed
+// transformers, written over their inputs (ops_softmax.cpp, ops_layer_norm.cpp). float32 on the CPU; SDK, oneDNN and OpenBLAS only.
 // OpenBLAS (the tiles' small products) is held to one thread: the tiles already run on
 // the host's pool, and a BLAS pool of its own would compete with it.
 #include "ops.hpp"
@@ -22,6 +22,7 @@ sy::PluginDef& attention_plugin() {
                                make_encoder_layer_kernel("aten::_transformer_encoder_layer_fwd"),
                                make_softmax_kernel("aten::softmax"),
                                make_softmax_kernel("aten::_softmax"),
+                               make_layer_norm_kernel("aten::layer_norm"),
                            });
   return def;
 }

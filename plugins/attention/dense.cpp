@@ -78,14 +78,21 @@ void layer_norm(float* x, int64_t rows, int64_t d, const float* gamma, const flo
   sy::parallel_for(tasks, sy::intra_op_threads(), [&](int64_t t, int) {
     for (int64_t r = t * per_task; r < std::min(rows, (t + 1) * per_task); ++r) {
       float* row = x + r * d;
-      double mean = 0.0, sq = 0.0;  // double sums: rows of thousands stay accurate
-      for (int64_t c = 0; c < d; ++c) mean += row[c];
-      mean /= static_cast<double>(d);
+      double sum = 0.0, sq = 0.0;  // double sums: rows of thousands stay accurate
+#pragma omp simd reduction(+ : sum)
+      for (int64_t c = 0; c < d; ++c) sum += row[c];
+      const double mean = sum / static_cast<double>(d);
+#pragma omp simd reduction(+ : sq)
       for (int64_t c = 0; c < d; ++c) sq += (row[c] - mean) * (row[c] - mean);
       const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + eps);
-      for (int64_t c = 0; c < d; ++c) {
-        const float z = static_cast<float>((row[c] - mean) * inv);
-        row[c] = z * (gamma ? gamma[c] : 1.0f) + (beta ? beta[c] : 0.0f);
+      if (gamma != nullptr && beta != nullptr) {
+#pragma omp simd
+        for (int64_t c = 0; c < d; ++c) row[c] = static_cast<float>((row[c] - mean) * inv) * gamma[c] + beta[c];
+      } else {
+        for (int64_t c = 0; c < d; ++c) {
+          const float z = static_cast<float>((row[c] - mean) * inv);
+          row[c] = z * (gamma ? gamma[c] : 1.0f) + (beta ? beta[c] : 0.0f);
+        }
       }
     }
   });
