@@ -177,7 +177,7 @@ stage_build() {
     { tail -30 "$RESULTS/configure.log" >&2; die "configure failed (see $RESULTS/configure.log)"; }
   grep "cuda plugin:" "$RESULTS/configure.log" >&2 || die "CMake did not configure the cuda plugin (see $RESULTS/configure.log)"
   local targets=(switchyard switchyard-plugin-cuda test_cuda_plugin test_cuda_kernel_logic bench_cuda_gemm)
-  for p in linalg conv attention shape example; do targets+=("switchyard-plugin-$p"); done
+  for p in linalg conv attention elementwise shape example; do targets+=("switchyard-plugin-$p"); done
   cmake --build "$BUILD" -j "$(nproc)" --target "${targets[@]}" >"$RESULTS/build.log" 2>&1 ||
     { tail -40 "$RESULTS/build.log" >&2; die "build failed (see $RESULTS/build.log)"; }
   say "built in $BUILD"

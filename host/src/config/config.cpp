@@ -382,7 +382,7 @@ Config load_config(const std::string& path, bool log_warnings) {
 }
 
 std::vector<std::string> builtin_routing(const std::vector<std::string>& loaded) {
-  static const std::vector<std::string> kFirst = {"cuda", "linalg", "conv", "attention", "shape"};
+  static const std::vector<std::string> kFirst = {"cuda", "linalg", "conv", "attention", "elementwise", "shape"};
   static const std::vector<std::string> kLast = {"aten", "example"};
   auto has = [](const std::vector<std::string>& list, const std::string& name) {
     return std::find(list.begin(), list.end(), name) != list.end();

@@ -82,7 +82,7 @@ void check_backends(const Config& cfg, const std::vector<std::string>& loaded_pl
 bool glob_match(const std::string& pattern, const std::string& text);
 
 // The backend order used when a config gives no [selection] default: the op-family
-// plugins first (cuda, linalg, conv, attention, shape), then any other plugin, then the
+// plugins first (cuda, linalg, conv, attention, elementwise, shape), then any other plugin, then the
 // aten reference plugin, then the teaching plugin `example`; only those loaded.
 std::vector<std::string> builtin_routing(const std::vector<std::string>& loaded);
 

@@ -403,12 +403,12 @@ TEST(ShippedConfigs, DefaultAndReferenceParseCleanly) {
   const std::string dir = std::string(SWITCHYARD_SOURCE_DIR) + "/configs/";
   cfgns::Config def = cfgns::load_config(dir + "default.toml");
   EXPECT_TRUE(def.warnings.empty());
-  EXPECT_EQ(def.default_backends, (std::vector<std::string>{"linalg", "conv", "attention", "shape", "aten"}));
+  EXPECT_EQ(def.default_backends, (std::vector<std::string>{"linalg", "conv", "attention", "elementwise", "shape", "aten"}));
   EXPECT_TRUE(def.fuse);
   EXPECT_EQ(def.intra_op_threads, 2);
   EXPECT_EQ(def.capture, cfgns::CaptureMode::None);
   EXPECT_TRUE(def.plugin_paths.empty());
-  EXPECT_NO_THROW(cfgns::check_backends(def, {"linalg", "conv", "attention", "shape", "aten"}));
+  EXPECT_NO_THROW(cfgns::check_backends(def, {"linalg", "conv", "attention", "elementwise", "shape", "aten"}));
 
   cfgns::Config example = cfgns::load_config(dir + "example.toml");
   EXPECT_TRUE(example.warnings.empty());

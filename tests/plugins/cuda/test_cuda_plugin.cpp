@@ -110,7 +110,7 @@ TEST(CudaPluginWithoutGpu, SelectionFallsThroughAndPlanSaysWhy) {
   std::set<std::string> loaded_plugins;
   for (const auto& p : switchyard::Runtime(switchyard::Options{}).plugins()) loaded_plugins.insert(p.name);
   std::string backends = "\"cuda\"";
-  for (const char* p : {"linalg", "conv", "attention", "shape", "example", "aten"})
+  for (const char* p : {"linalg", "conv", "attention", "elementwise", "shape", "example", "aten"})
     if (loaded_plugins.count(p)) backends += std::string(", \"") + p + "\"";
   switchyard::Runtime rt(
       switchyard::Options{sytest::write_config("cuda_then_cpu", "[selection]\ndefault = [" + backends + "]\n")});

@@ -1,0 +1,78 @@
+// elementwise plugin: broadcasting and dimension coalescing (see broadcast.hpp).
+#include "broadcast.hpp"
+
+#include <switchyard/plugin.hpp>
+
+#include <algorithm>
+
+namespace sy_elementwise {
+
+std::string str(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+Shape broadcast(const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()));
+  for (size_t i = 1; i <= out.size(); ++i) {
+    const int64_t x = i <= a.size() ? a[a.size() - i] : 1, y = i <= b.size() ? b[b.size() - i] : 1;
+    if (x != y && x != 1 && y != 1) throw sy::Error("shapes " + str(a) + " and " + str(b) + " do not broadcast");
+    out[out.size() - i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+Shape strides_over(const DLTensor& t, const Shape& out) {
+  Shape strides(out.size(), 0);
+  int64_t contiguous = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    const int64_t own = t.strides != nullptr ? t.strides[d] : contiguous;
+    contiguous *= t.shape[d];
+    if (t.shape[d] != 1) strides[out.size() - static_cast<size_t>(t.ndim) + static_cast<size_t>(d)] = own;
+  }
+  return strides;
+}
+
+Walk make_walk(const Shape& out, const std::vector<Shape>& input_strides) {
+  Walk w;
+  const size_t ni = input_strides.size();
+  w.strides.assign(ni, Shape{});
+  // Walk from the last dim leftwards; size-1 dims are dropped, and a dim joins the one to
+  // its right when every input's stride there equals its stride to the right times that
+  // dim's size (the output is contiguous, so it always does).
+  for (size_t d = out.size(); d-- > 0;) {
+    if (out[d] == 1) continue;
+    bool merges = !w.shape.empty();
+    for (size_t i = 0; i < ni && merges; ++i)
+      merges = input_strides[i][d] == w.strides[i].front() * w.shape.front();
+    if (merges) {
+      w.shape.front() *= out[d];
+      continue;
+    }
+    w.shape.insert(w.shape.begin(), out[d]);
+    for (size_t i = 0; i < ni; ++i) w.strides[i].insert(w.strides[i].begin(), input_strides[i][d]);
+  }
+  if (w.shape.empty()) {  // every dim has size 1 (or none): one element
+    w.shape = {1};
+    for (auto& s : w.strides) s = {0};
+  }
+  return w;
+}
+
+int64_t Walk::rows() const {
+  int64_t r = 1;
+  for (size_t d = 0; d + 1 < shape.size(); ++d) r *= shape[d];
+  return r;
+}
+
+void Walk::row_offsets(int64_t r, int64_t* offsets) const {
+  for (size_t i = 0; i < strides.size(); ++i) offsets[i] = 0;
+  for (size_t d = shape.size() - 1; d-- > 0;) {  // the row index in mixed radix, last dim excluded
+    const int64_t idx = r % shape[d];
+    r /= shape[d];
+    for (size_t i = 0; i < strides.size(); ++i) offsets[i] += idx * strides[i][d];
+  }
+}
+
+}  // namespace sy_elementwise

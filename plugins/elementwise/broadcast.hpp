@@ -1,0 +1,35 @@
+// elementwise plugin: an output and its inputs walked together, numpy-style broadcast.
+#pragma once
+
+#include <dlpack/dlpack.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sy_elementwise {
+
+using Shape = std::vector<int64_t>;
+
+std::string str(const Shape& s);  // "[2, 3]"
+// numpy broadcasting; throws sy::Error naming both shapes.
+Shape broadcast(const Shape& a, const Shape& b);
+
+// A contiguous output of `shape` and up to two inputs, each walked by its own element
+// strides (0 along broadcast dims). Adjacent dims that every operand steps through evenly
+// are merged, so the common cases become one long row, or rows of the last dim.
+struct Walk {
+  Shape shape;                  // coalesced output shape; never empty (a 0-dim is [1])
+  std::vector<Shape> strides;   // per input, per coalesced dim
+  int64_t rows() const;         // product of all but the last dim
+  int64_t row_length() const { return shape.back(); }
+  // Element offset of each input at the start of row r.
+  void row_offsets(int64_t r, int64_t* offsets) const;
+};
+
+// Strides (in elements) of t right-aligned to an output of shape `out`; 0 where t is
+// broadcast or has no such dim.
+Shape strides_over(const DLTensor& t, const Shape& out);
+Walk make_walk(const Shape& out, const std::vector<Shape>& input_strides);
+
+}  // namespace sy_elementwise

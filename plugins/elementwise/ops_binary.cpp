@@ -1,0 +1,187 @@
+// elementwise plugin: float32 binary arithmetic, as ATen computes it.
+//
+//   aten::add(self, other, alpha=1)   self + alpha * other
+//   aten::sub(self, other, alpha=1)   self - alpha * other
+//   aten::mul(self, other)            self * other
+//   aten::div(self, other)            self / other   (rounding_mode None only)
+//
+// `other` is a float32 tensor input broadcast numpy-style against `self`, a 0-dim float64
+// tensor (a traced Python number: ATen computes in float32 with it, as here), or, with no
+// second input, the number in attribute `other`. Other dtypes are left to the next backend. The output is host-allocated and may take the buffer of an
+// input of the output's shape that dies here (SDK 1.1 output_inplace): the residual adds,
+// the score scaling and the masks of a transformer then need no memory of their own.
+// Large outputs are split across the host's threads.
+#include "broadcast.hpp"
+#include "ops.hpp"
+
+#include <switchyard/parallel.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace sy_elementwise {
+namespace {
+
+constexpr int64_t kGrainElements = 32768;  // below this a hand-over to another thread costs more
+
+enum class Kind { Add, Sub, Mul, Div };
+
+bool is_f32(const DLTensor& t) { return t.dtype.code == kDLFloat && t.dtype.bits == 32 && t.dtype.lanes == 1; }
+bool is_f64_number(const DLTensor& t) {
+  return t.ndim == 0 && t.dtype.code == kDLFloat && t.dtype.bits == 64 && t.dtype.lanes == 1;
+}
+
+// y[j] = f(a[j * sa], b[j * sb]) for j < n, with the unit-stride cases vectorised.
+template <typename F>
+inline void row(float* __restrict y, const float* a, int64_t sa, const float* b, int64_t sb, int64_t n, F f) {
+  if (sa == 1 && sb == 1) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) y[j] = f(a[j], b[j]);
+  } else if (sa == 1 && sb == 0) {
+    const float bv = b[0];
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) y[j] = f(a[j], bv);
+  } else if (sa == 0 && sb == 1) {
+    const float av = a[0];
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) y[j] = f(av, b[j]);
+  } else {
+    for (int64_t j = 0; j < n; ++j) y[j] = f(a[j * sa], b[j * sb]);
+  }
+}
+
+template <typename F>
+void apply(const Walk& w, float* y, const float* a, const float* b, F f) {
+  const int64_t rows = w.rows(), len = w.row_length();
+  const int64_t sa = w.strides[0].back(), sb = w.strides[1].back();
+  if (rows == 1) {  // one long row: split it
+    sy::parallel_for(int64_t{0}, len, kGrainElements, [&](int64_t begin, int64_t end, int) {
+      row(y + begin, a + begin * sa, sa, b + begin * sb, sb, end - begin, f);
+    });
+    return;
+  }
+  const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, len));
+  sy::parallel_for(int64_t{0}, rows, grain, [&](int64_t begin, int64_t end, int) {
+    int64_t off[2];
+    for (int64_t r = begin; r < end; ++r) {
+      w.row_offsets(r, off);
+      row(y + r * len, a + off[0], sa, b + off[1], sb, len, f);
+    }
+  });
+}
+
+class Binary {
+ public:
+  static void supports(const sy::Node& n) {
+    if (n.num_outputs != 1) throw sy::Unsupported("expected one output");
+    if (!n.has_input(0) || !is_f32(n.input(0))) throw sy::Unsupported("self is not a float32 tensor");
+    if (n.has_input(1)) {
+      if (!is_f32(n.input(1)) && !is_f64_number(n.input(1)))
+        throw sy::Unsupported("other is neither a float32 tensor nor a 0-dim float64 one (type promotion is left to aten)");
+    } else {
+      const SY_AttrKind k = n.attrs.kind("other");
+      if (k != SY_ATTR_INT && k != SY_ATTR_FLOAT) throw sy::Unsupported("'other' is neither a tensor input nor a number");
+    }
+    if (n.num_inputs > 2) throw sy::Unsupported("more than two inputs");
+    if (n.attrs.has("rounding_mode")) throw sy::Unsupported("div with a rounding_mode");
+  }
+
+  Binary(const sy::Node& n, Kind kind) : kind_(kind) {
+    alpha_ = static_cast<float>(n.attrs.f("alpha", 1.0));
+    if (!n.has_input(1)) scalar_ = static_cast<float>(n.attrs.f("other"));
+  }
+
+  void infer(sy::Infer& f) {
+    const Shape self = sy::shape_of(f.input(0));
+    f.set_output(0, sy::kFloat32, f.has_input(1) ? broadcast(self, sy::shape_of(f.input(1))) : self);
+  }
+
+  // The output may take an input's buffer when it has the output's shape.
+  void storage(sy::StorageQuery& q) {
+    const Shape self = sy::shape_of(q.input(0));
+    const Shape out = q.has_input(1) ? broadcast(self, sy::shape_of(q.input(1))) : self;
+    if (self == out) q.in_place(0, 0);
+    else if (q.has_input(1) && sy::shape_of(q.input(1)) == out) q.in_place(0, 1);
+  }
+
+  void cost(sy::Cost& c) {
+    const Shape self = sy::shape_of(c.input(0));
+    double bytes = 4.0 * static_cast<double>(sy::numel(c.input(0)));
+    Shape out = self;
+    if (c.has_input(1)) {
+      out = broadcast(self, sy::shape_of(c.input(1)));
+      bytes += 4.0 * static_cast<double>(sy::numel(c.input(1)));
+    }
+    double n = 1;
+    for (int64_t s : out) n *= static_cast<double>(s);
+    c.flops(((kind_ == Kind::Add || kind_ == Kind::Sub) && alpha_ != 1.0f ? 2.0 : 1.0) * n);
+    c.bytes(bytes + 4.0 * n);
+  }
+
+  void run(sy::Run& r) {
+    float number = 0.0f;
+    DLTensor& result = r.output(0);
+    if (!sy::is_contiguous(result)) throw sy::Error("output is not contiguous", SY_ERROR_INTERNAL);
+    const Shape out = sy::shape_of(result);
+    if (sy::numel(result) == 0) return;
+    float* y = sy::data<float>(result);
+    const float* in[2] = {nullptr, &scalar_};
+    std::vector<Shape> strides{Shape{}, Shape(out.size(), 0)};
+    std::vector<float> copy;  // an input under the output that is not laid out as it is
+    for (size_t i = 0; i < 2; ++i) {
+      if (i == 1 && !r.has_input(1)) break;
+      const DLTensor& x = r.input(i);
+      if (i == 1 && is_f64_number(x)) {  // a number: float32 arithmetic, as ATen's
+        number = static_cast<float>(*sy::data<double>(x));
+        in[1] = &number;
+        break;
+      }
+      in[i] = sy::data<float>(x);
+      strides[i] = strides_over(x, out);
+      if (r.in_place(0, i) && !sy::is_contiguous(x)) {
+        copy.resize(static_cast<size_t>(sy::numel(x)));
+        const Walk w = make_walk(out, {strides[i], Shape(out.size(), 0)});
+        apply(w, copy.data(), in[i], &scalar_, [](float v, float) { return v; });
+        in[i] = copy.data();
+        strides[i] = strides_over(result, out);
+      }
+    }
+    const Walk w = make_walk(out, strides);
+    const float alpha = alpha_;
+    switch (kind_) {
+      case Kind::Add:
+        if (alpha == 1.0f) return apply(w, y, in[0], in[1], [](float a, float b) { return a + b; });
+        return apply(w, y, in[0], in[1], [alpha](float a, float b) { return a + alpha * b; });
+      case Kind::Sub:
+        if (alpha == 1.0f) return apply(w, y, in[0], in[1], [](float a, float b) { return a - b; });
+        return apply(w, y, in[0], in[1], [alpha](float a, float b) { return a - alpha * b; });
+      case Kind::Mul: return apply(w, y, in[0], in[1], [](float a, float b) { return a * b; });
+      case Kind::Div: return apply(w, y, in[0], in[1], [](float a, float b) { return a / b; });
+    }
+  }
+
+ private:
+  Kind kind_;
+  float alpha_ = 1.0f;
+  float scalar_ = 0.0f;
+};
+
+template <Kind K>
+struct BinaryOf : Binary {
+  static void supports(const sy::Node& n) { Binary::supports(n); }
+  explicit BinaryOf(const sy::Node& n) : Binary(n, K) {}
+};
+
+}  // namespace
+
+void add_binary_kernels(std::vector<std::shared_ptr<sy::KernelEntry>>& kernels) {
+    // float64 is listed for `other` as a 0-dim number only; supports() says so per node.
+  const std::vector<DLDataType> dtypes{sy::kFloat32, sy::kFloat64};
+  kernels.push_back(sy::kernel<BinaryOf<Kind::Add>>("aten::add", "elementwise", dtypes));
+  kernels.push_back(sy::kernel<BinaryOf<Kind::Sub>>("aten::sub", "elementwise", dtypes));
+  kernels.push_back(sy::kernel<BinaryOf<Kind::Mul>>("aten::mul", "elementwise", dtypes));
+  kernels.push_back(sy::kernel<BinaryOf<Kind::Div>>("aten::div", "elementwise", dtypes));
+}
+
+}  // namespace sy_elementwise
