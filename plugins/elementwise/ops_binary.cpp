@@ -92,27 +92,19 @@ class Binary {
     if (!n.has_input(1)) scalar_ = static_cast<float>(n.attrs.f("other"));
   }
 
-  void infer(sy::Infer& f) {
-    const Shape self = sy::shape_of(f.input(0));
-    f.set_output(0, sy::kFloat32, f.has_input(1) ? broadcast(self, sy::shape_of(f.input(1))) : self);
-  }
+  void infer(sy::Infer& f) { f.set_output(0, sy::kFloat32, output_shape(f)); }
 
   // The output may take an input's buffer when it has the output's shape.
   void storage(sy::StorageQuery& q) {
-    const Shape self = sy::shape_of(q.input(0));
-    const Shape out = q.has_input(1) ? broadcast(self, sy::shape_of(q.input(1))) : self;
-    if (self == out) q.in_place(0, 0);
+    const Shape out = output_shape(q);
+    if (sy::shape_of(q.input(0)) == out) q.in_place(0, 0);
     else if (q.has_input(1) && sy::shape_of(q.input(1)) == out) q.in_place(0, 1);
   }
 
   void cost(sy::Cost& c) {
-    const Shape self = sy::shape_of(c.input(0));
+    const Shape out = output_shape(c);
     double bytes = 4.0 * static_cast<double>(sy::numel(c.input(0)));
-    Shape out = self;
-    if (c.has_input(1)) {
-      out = broadcast(self, sy::shape_of(c.input(1)));
-      bytes += 4.0 * static_cast<double>(sy::numel(c.input(1)));
-    }
+    if (c.has_input(1)) bytes += 4.0 * static_cast<double>(sy::numel(c.input(1)));
     double n = 1;
     for (int64_t s : out) n *= static_cast<double>(s);
     c.flops(((kind_ == Kind::Add || kind_ == Kind::Sub) && alpha_ != 1.0f ? 2.0 : 1.0) * n);
@@ -162,6 +154,13 @@ class Binary {
   }
 
  private:
+  // self's shape broadcast with other's (a number leaves it as it is).
+  template <typename Args>
+  static Shape output_shape(const Args& a) {
+    const Shape self = sy::shape_of(a.input(0));
+    return a.has_input(1) ? broadcast(self, sy::shape_of(a.input(1))) : self;
+  }
+
   Kind kind_;
   float alpha_ = 1.0f;
   float scalar_ = 0.0f;
@@ -169,14 +168,13 @@ class Binary {
 
 template <Kind K>
 struct BinaryOf : Binary {
-  static void supports(const sy::Node& n) { Binary::supports(n); }
   explicit BinaryOf(const sy::Node& n) : Binary(n, K) {}
 };
 
 }  // namespace
 
 void add_binary_kernels(std::vector<std::shared_ptr<sy::KernelEntry>>& kernels) {
-    // float64 is listed for `other` as a 0-dim number only; supports() says so per node.
+  // float64 is listed for `other` as a 0-dim number only; supports() says so per node.
   const std::vector<DLDataType> dtypes{sy::kFloat32, sy::kFloat64};
   kernels.push_back(sy::kernel<BinaryOf<Kind::Add>>("aten::add", "elementwise", dtypes));
   kernels.push_back(sy::kernel<BinaryOf<Kind::Sub>>("aten::sub", "elementwise", dtypes));
