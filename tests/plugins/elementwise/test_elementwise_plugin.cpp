@@ -79,8 +79,8 @@ TEST(ElementwisePlugin, WritesOverDyingInputsAndMatchesAten) {
   for (int run = 0; run < 3; ++run) expect_same(model->run(feeds)[0], want, "run " + std::to_string(run));
 }
 
-// Checked against values worked out here, not against aten: a[i1, i0] read through the
-// transpose's strides, b broadcast along the last dim.
+// Checked against values worked out here (a[i1, i0] read through the transpose's
+// strides, b broadcast along the last dim) and against aten.
 TEST(ElementwisePlugin, BroadcastsBothWaysAndReadsStridedInputs) {
   const std::vector<Tensor> feeds = {uniform({5, 3, 1}, 4), uniform({7}, 5, 0.5f, 2.0f)};
   const float* a = feeds[0].data<float>();
@@ -101,6 +101,16 @@ TEST(ElementwisePlugin, BroadcastsBothWaysAndReadsStridedInputs) {
     EXPECT_EQ(model->plan(feeds)[1].backend, "elementwise") << op;
     const Tensor got = model->run(feeds)[0];  // [3, 5, 7]
     ASSERT_EQ(got.shape(), (std::vector<int64_t>{3, 5, 7})) << op;
+    ASSERT_TRUE(got.is_contiguous()) << op;
+    // aten keeps the transposed operand's layout (strides [7, 21, 1]), as PyTorch does;
+    // read through its strides, its values are the same.
+    Runtime ref = runtime_with("\"aten\"");
+    ir::Graph gr;
+    const ir::ValueId ra = gr.add_input("a", kF32), rb = gr.add_input("b", kF32);
+    gr.add_node("t", "aten::transpose", {ra}, {"at"}, {{"dim0", ir::Attribute::of_int(0)}, {"dim1", ir::Attribute::of_int(1)}});
+    gr.add_node("op", op, {gr.find_value("at"), rb}, {"out"});
+    gr.outputs = {gr.find_value("out")};
+    expect_same(got, load_graph(ref, std::move(gr))->run(feeds)[0].contiguous(), op + " against aten");
     for (int64_t i0 = 0; i0 < 3; ++i0)
       for (int64_t i1 = 0; i1 < 5; ++i1)
         for (int64_t k = 0; k < 7; ++k)
@@ -128,3 +138,4 @@ TEST(ElementwisePlugin, LeavesOtherDtypesAndRoundingModesToAten) {
   EXPECT_NE(plan[0].rejected[0].reason.find("int64"), std::string::npos) << plan[0].rejected[0].reason;
   EXPECT_NE(plan[1].rejected[0].reason.find("rounding_mode"), std::string::npos) << plan[1].rejected[0].reason;
 }
+
