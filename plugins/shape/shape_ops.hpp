@@ -58,6 +58,7 @@ struct ViewOp {
   bool multi;                   // a tensor list result: one node output per piece
   ParseFn parse;
   GeometryFn apply;
+  bool may_copy = false;        // reshape/flatten/contiguous: copies when no view fits
 };
 
 const std::vector<ViewOp>& view_ops();  // the table, in views.cpp

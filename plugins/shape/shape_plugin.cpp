@@ -1,15 +1,19 @@
 // switchyard `shape` plugin: views, reshapes, splits and joins, for every dtype, with
 // no LibTorch.
 //
-// Outputs are produced by the kernel (SY_OUTPUT_KERNEL_ALLOCATED):
-//   * a view (view, permute, transpose, slice, select, expand, split pieces, ...) is a
-//     DLManagedTensor with its own shape/strides pointing into the input's memory; the
-//     host sees that its data lies inside the input and keeps the input alive for as
-//     long as the view lives. No element is touched.
+// Two kinds of output:
+//   * a view (view, permute, transpose, slice, select, expand, split pieces, ...) is
+//     produced by the kernel (SY_OUTPUT_KERNEL_ALLOCATED): a DLManagedTensor with its own
+//     shape/strides pointing into the input's memory; the host sees that its data lies
+//     inside the input and keeps the input alive for as long as the view lives. No
+//     element is touched.
 //   * a copy (contiguous of a non-contiguous input, reshape/flatten that no view can
-//     express, cat, stack) goes to a contiguous buffer from the host's allocator, filled
-//     by the copy engine (copy.cpp: memcpy of contiguous runs, oneDNN reorder for
-//     transposes).
+//     express, cat, stack) is written into a host-allocated output
+//     (SY_OUTPUT_HOST_ALLOCATED), so it shares the host's memory plan, by the copy engine
+//     (copy.cpp: memcpy of contiguous runs, oneDNN reorder for transposes).
+// A view op is offered twice: by the copy kernel, for inputs whose geometry needs a copy
+// when the plan is made, then by the view kernel for the rest. The view kernel still
+// copies (into a buffer of its own) if a later run's input strides need it.
 // Arguments follow the aten plugin's convention (plugins/aten/aten_ops.hpp): tensors are
 // inputs (cat/stack: one per list element), everything else attributes named as in the
 // ATen schema; a Tensor[] result (split, chunk, unbind) is one node output per piece.
@@ -189,6 +193,55 @@ class ShapeKernel {
   Params params_;
 };
 
+// ---- copies of the view ops: reshape/flatten/contiguous that no view can express -------
+
+// The one output's geometry, when it is a copy; Unsupported when it is a view.
+Geometry copy_geometry(const ViewOp& op, const Params& params, const DLTensor& x, const DLTensor* other) {
+  Shape other_shape = other != nullptr ? sy::shape_of(*other) : Shape{};
+  std::vector<Geometry> outs = op.apply(geometry_of(x), params, &other_shape);
+  if (outs.size() != 1 || !outs[0].copy) throw sy::Unsupported("a view of its input; the view kernel takes it");
+  return outs[0];
+}
+
+class CopyKernel {
+ public:
+  static constexpr SY_OutputMode output_mode = SY_OUTPUT_HOST_ALLOCATED;
+
+  static void supports(const sy::Node& n) {
+    const ViewOp& op = op_of(n);
+    if (n.num_inputs != static_cast<size_t>(op.inputs) || n.num_outputs != 1)
+      throw sy::Unsupported("takes " + std::to_string(op.inputs) + " tensor input(s) and makes 1 output");
+    for (size_t i = 0; i < n.num_inputs; ++i) check_input(n, i);
+    check_attrs(n, op.attrs);
+    const Params p = declining([&] { return op.parse(n); });
+    declining([&] { return copy_geometry(op, p, n.input(0), op.inputs == 2 ? &n.input(1) : nullptr); });
+  }
+
+  explicit CopyKernel(const sy::Node& n) : op_(op_of(n)), params_(op_.parse(n)) {}
+
+  void infer(sy::Infer& inf) {
+    const Shape in = sy::shape_of(inf.input(0));
+    Shape other_shape = inf.num_inputs() > 1 ? sy::shape_of(inf.input(1)) : Shape{};
+    // Shapes only: a contiguous geometry of the input's shape gives the output's shape.
+    Geometry g;
+    g.shape = in;
+    g.strides = contiguous_strides(in);
+    inf.set_output(0, inf.input(0).dtype, op_.apply(g, params_, &other_shape).at(0).shape);
+  }
+
+  // Row-major order of the input's elements is the output's, whatever its shape.
+  void run(sy::Run& r) {
+    const DLTensor& x = r.input(0);
+    const Geometry in = geometry_of(x);
+    copy_strided(base_of(x), in.strides, base_of(r.output(0)), contiguous_strides(in.shape), in.shape, elem_size(x.dtype));
+  }
+
+ private:
+  static const ViewOp& op_of(const sy::Node& n) { return *static_cast<const ViewOp*>(n.user_data); }
+  const ViewOp& op_;
+  Params params_;
+};
+
 // ---- joins: cat and stack -----------------------------------------------------------------
 
 struct JoinPlan {
@@ -247,7 +300,7 @@ JoinPlan plan_join(const Join& j, const DLTensor* const* inputs, size_t n, int64
 
 class JoinKernel {
  public:
-  static constexpr SY_OutputMode output_mode = SY_OUTPUT_KERNEL_ALLOCATED;
+  static constexpr SY_OutputMode output_mode = SY_OUTPUT_HOST_ALLOCATED;
 
   static void supports(const sy::Node& n) {
     const Join& j = join_of(n);
@@ -271,12 +324,9 @@ class JoinKernel {
 
   void run(sy::Run& r) {
     const JoinPlan plan = plan_join(join_, r.args->inputs, r.num_inputs(), dim_);
-    const DLDataType dtype = r.input(0).dtype;
-    const size_t es = elem_size(dtype);
-    std::vector<ProducedPtr> out;
-    out.push_back(make_buffer(dtype, plan.out));
+    const size_t es = elem_size(r.input(0).dtype);
     const Shape strides = contiguous_strides(plan.out);
-    char* dst = static_cast<char*>(out[0]->managed.dl_tensor.data);
+    char* dst = base_of(r.output(0));
     int64_t at = 0;  // where the next slab starts along dim
     for (size_t k = 0; k < plan.parts.size(); ++k) {
       const Geometry& g = plan.geometry[k];
@@ -284,7 +334,6 @@ class JoinKernel {
                    g.shape, es);
       at += g.shape[plan.dim];
     }
-    hand_over(r, out);
   }
 
  private:
@@ -298,7 +347,10 @@ const Join kCat{false, "cat"}, kStack{true, "stack"};
 sy::PluginDef& plugin() {
   static sy::PluginDef def = [] {
     sy::PluginDef d("shape", "0.1.0", "switchyard");
-    for (const ViewOp& op : view_ops()) d.add(sy::kernel<ShapeKernel>(op.op, "shape", all_dtypes(), &op));
+    for (const ViewOp& op : view_ops()) {
+      if (op.may_copy) d.add(sy::kernel<CopyKernel>(op.op, "shape", all_dtypes(), &op));
+      d.add(sy::kernel<ShapeKernel>(op.op, "shape", all_dtypes(), &op));
+    }
     d.add(sy::kernel<JoinKernel>("aten::cat", "shape", all_dtypes(), &kCat));
     d.add(sy::kernel<JoinKernel>("aten::concat", "shape", all_dtypes(), &kCat));
     d.add(sy::kernel<JoinKernel>("aten::stack", "shape", all_dtypes(), &kStack));

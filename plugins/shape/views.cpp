@@ -472,11 +472,11 @@ Geometries unbind(const Geometry& in, const Params& p, const Shape*) {
 const std::vector<ViewOp>& view_ops() {
   static const std::vector<ViewOp> table = {
       {"aten::view", "size", 1, false, [](const sy::Node& n) { return read(n, "size"); }, view},
-      {"aten::reshape", "shape", 1, false, [](const sy::Node& n) { return read(n, "shape"); }, reshape},
+      {"aten::reshape", "shape", 1, false, [](const sy::Node& n) { return read(n, "shape"); }, reshape, true},
       {"aten::view_as", "", 2, false, none, view_as},
-      {"aten::reshape_as", "", 2, false, none, reshape_as},
+      {"aten::reshape_as", "", 2, false, none, reshape_as, true},
       {"aten::flatten", "start_dim end_dim", 1, false,
-       [](const sy::Node& n) { return read(n, nullptr, "start_dim", "end_dim"); }, flatten},
+       [](const sy::Node& n) { return read(n, nullptr, "start_dim", "end_dim"); }, flatten, true},
       {"aten::unflatten", "dim sizes", 1, false, [](const sy::Node& n) { return read(n, "sizes", "dim"); }, unflatten},
       {"aten::permute", "dims", 1, false, [](const sy::Node& n) { return read(n, "dims"); }, permute},
       {"aten::transpose", "dim0 dim1", 1, false, [](const sy::Node& n) { return read(n, nullptr, "dim0", "dim1"); },
@@ -494,7 +494,7 @@ const std::vector<ViewOp>& view_ops() {
       {"aten::unsqueeze", "dim", 1, false, [](const sy::Node& n) { return read(n, nullptr, "dim"); }, unsqueeze},
       {"aten::alias", "", 1, false, none, identity},
       {"aten::detach", "", 1, false, none, identity},
-      {"aten::contiguous", "memory_format", 1, false, parse_contiguous, contiguous},
+      {"aten::contiguous", "memory_format", 1, false, parse_contiguous, contiguous, true},
       {"aten::split", "split_size dim", 1, true, parse_split, split},
       {"aten::split_with_sizes", "split_sizes dim", 1, true, [](const sy::Node& n) { return read(n, "split_sizes", "dim"); },
        split_with_sizes},

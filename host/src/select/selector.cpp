@@ -82,26 +82,25 @@ Selection select_kernel(const config::Config& cfg, const Catalog& catalog, const
     source = "any plugin in load order";
   }
 
-  // Records a rejection; answers true when the search must stop (strict mode).
-  auto reject = [&](const std::string& backend, std::string reason) {
-    selection.rejected.push_back(Rejection{backend, std::move(reason)});
-    return cfg.strict;
-  };
-
   for (const std::string& backend : backends) {
     bool offered = false;
+    // A backend may offer several kernels for one op (e.g. a view and a copy); it
+    // rejects the node only when all of them decline.
+    const size_t rejections_before = selection.rejected.size();
     for (const Candidate& candidate : candidates) {
       if (candidate.backend != backend || candidate.def == nullptr) continue;
       offered = true;
       std::string reason = dtype_mismatch(*candidate.def, inputs);
       if (reason.empty() && catalog.ask) reason = catalog.ask(candidate, node, inputs);
       if (reason.empty()) {
+        selection.rejected.resize(rejections_before);  // its other kernels' refusals are no verdict
         selection.winner = candidate;
         selection.reason = source + " → " + backend;
         return selection;
       }
-      if (reject(backend, std::move(reason))) return selection;
+      selection.rejected.push_back(Rejection{backend, std::move(reason)});
     }
+    if (offered && selection.rejected.size() > rejections_before && cfg.strict) return selection;
     // The built-in routing names every loaded plugin: one without the op is no verdict.
     if (!offered) {
       selection.rejected.push_back(Rejection{backend, "no kernel for " + node.op});

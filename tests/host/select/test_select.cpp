@@ -281,6 +281,49 @@ TEST(SelectKernel, StrictStopsAtFirstRejection) {
   EXPECT_EQ(s.rejected[0].reason, "no kernel for aten::linear");
 }
 
+// A backend may offer two kernels for one op (the shape plugin's copy and view kernels):
+// it rejects the node only when both decline, and a refusal by the first is no verdict.
+TEST(SelectKernel, ABackendRejectsOnlyWhenAllItsKernelsDecline) {
+  static const SY_KernelDef kCopyKernel = make_def("aten::linear", "linalg", kFloatOnly, 1);
+  static const SY_KernelDef kViewKernel = make_def("aten::linear", "linalg", kFloatOnly, 1);
+  std::map<const SY_KernelDef*, std::string> refusals = {{&kCopyKernel, "a view; the view kernel takes it"}};
+  sel::Catalog catalog;
+  catalog.kernels_for = [](const std::string&) {
+    return std::vector<sel::Candidate>{{"linalg", &kCopyKernel, nullptr}, {"linalg", &kViewKernel, nullptr},
+                                       {"aten", &kAtenLinear, nullptr}};
+  };
+  std::vector<std::string> asked;
+  catalog.ask = [&](const sel::Candidate& cand, const Node&, const std::vector<const DLTensor*>&) {
+    asked.push_back(cand.backend);
+    auto it = refusals.find(cand.def);
+    return it == refusals.end() ? std::string() : it->second;
+  };
+  cfgns::Config cfg;
+  cfg.strict = true;
+  cfg.rules = {rule("aten::linear", "", "", "", {"linalg", "aten"})};
+  DLTensor x = meta(kF32);
+  auto s = sel::select_kernel(cfg, catalog, make_node("fc", "aten::linear"), {&x});
+  ASSERT_TRUE(s.winner.has_value());
+  EXPECT_EQ(s.winner->def, &kViewKernel);
+  EXPECT_TRUE(s.rejected.empty()) << s.rejected[0].reason;
+
+  // Both decline: strict stops after the backend's last kernel, with both reasons.
+  refusals[&kViewKernel] = "input must be 2-D";
+  asked.clear();
+  s = sel::select_kernel(cfg, catalog, make_node("fc", "aten::linear"), {&x});
+  EXPECT_FALSE(s.winner.has_value());
+  ASSERT_EQ(s.rejected.size(), 2u);
+  EXPECT_EQ(s.rejected[1].reason, "input must be 2-D");
+  EXPECT_EQ(asked, (std::vector<std::string>{"linalg", "linalg"}));
+
+  // Not strict: the next backend takes it, and the refusals stay on record.
+  cfg.strict = false;
+  s = sel::select_kernel(cfg, catalog, make_node("fc", "aten::linear"), {&x});
+  ASSERT_TRUE(s.winner.has_value());
+  EXPECT_EQ(s.winner->backend, "aten");
+  EXPECT_EQ(s.rejected.size(), 2u);
+}
+
 TEST(SelectKernel, StrictAcceptsWhenFirstBackendSaysYes) {
   FakeCatalog fake = standard_catalog();
   cfgns::Config cfg;

@@ -6,6 +6,7 @@
 #include "shape_test_util.hpp"
 
 #include <limits>
+#include <map>
 
 using namespace shape_test;
 using switchyard::Tensor;
@@ -233,6 +234,43 @@ TEST(ShapeKeepAlive, AViewOfAGraphInputKeepsTheCallersMemory) {
   EXPECT_EQ(y.data<int32_t>()[1], want.data<int32_t>()[3]);
 }
 
+// A copy (contiguous of a transpose, a reshape no view expresses) is written into the
+// host's arena; a reshape of a contiguous value stays a view. x -> t -> contiguous ->
+// reshape -> relu, then t -> reshape (a copy) -> relu.
+TEST(ShapeMemoryPlan, CopiesShareTheArenaAndViewsStayViews) {
+  ir::Graph g;
+  ir::ValueId x = g.add_input("x", kF32);
+  g.add_node("sq", "aten::mul", {x, x}, {"sq"});
+  g.add_node("t", "aten::transpose", {g.find_value("sq")}, {"t"}, {{"dim0", I(0)}, {"dim1", I(1)}});
+  g.add_node("c", "aten::contiguous", {g.find_value("t")}, {"c"});
+  g.add_node("r", "aten::reshape", {g.find_value("c")}, {"r"}, {{"shape", L({-1})}});
+  g.add_node("a", "aten::relu", {g.find_value("r")}, {"a"});
+  g.add_node("rc", "aten::reshape", {g.find_value("t")}, {"rc"}, {{"shape", L({-1})}});
+  g.add_node("b", "aten::relu", {g.find_value("rc")}, {"b"});
+  g.outputs = {g.find_value("a"), g.find_value("b")};
+  switchyard::Runtime rt(switchyard::Options{shape_then_aten_config()});
+  auto model = load_graph(rt, std::move(g));
+  const std::vector<Tensor> feeds = {filled(kF32, {3, 5})};
+  for (const auto& e : model->plan(feeds))
+    if (e.node == "c" || e.node == "r" || e.node == "rc") {
+      EXPECT_EQ(e.backend, "shape") << e.node;
+      EXPECT_TRUE(e.rejected.empty()) << e.node << ": the copy kernel's refusal of a view is no verdict";
+    }
+  std::map<std::string, std::string> placement;
+  for (const auto& v : model->memory_plan(feeds).values) placement[v.value] = v.placement;
+  EXPECT_EQ(placement["c"], "arena");
+  EXPECT_EQ(placement["rc"], "arena");
+  EXPECT_EQ(placement["r"], "view of c");
+  // x^2 transposed, flattened: both outputs are the same values.
+  const std::vector<Tensor> out = model->run(feeds);
+  const float* in = feeds[0].data<float>();
+  for (const Tensor& o : out) {
+    ASSERT_EQ(o.shape(), (std::vector<int64_t>{15}));
+    for (int64_t j = 0; j < 5; ++j)
+      for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(o.data<float>()[j * 3 + i], in[i * 5 + j] * in[i * 5 + j]);
+  }
+}
+
 // ---- rejections --------------------------------------------------------------------------
 
 TEST(ShapeRejections, ArgumentsItDoesNotKnowAreDeclinedNotIgnored) {
@@ -262,11 +300,11 @@ TEST(ShapePlugin, AdvertisesEveryDtypeAndProducesItsOutputs) {
   std::vector<switchyard::PluginInfo> plugins = rt.plugins();
   ASSERT_EQ(plugins.size(), 1u);
   EXPECT_EQ(plugins[0].name, "shape");
-  std::vector<std::string> ops;
+  std::vector<std::string> ops, host_allocated;
   for (const auto& k : plugins[0].kernels) {
     ops.push_back(k.op);
     EXPECT_EQ(k.family, "shape") << k.op;
-    EXPECT_FALSE(k.host_allocated_outputs) << k.op;
+    if (k.host_allocated_outputs) host_allocated.push_back(k.op);
     EXPECT_EQ(k.dtypes, (std::vector<std::string>{"float32", "float64", "float16", "bfloat16", "int8", "int16", "int32",
                                                   "int64", "uint8", "bool"}))
         << k.op;
@@ -276,6 +314,9 @@ TEST(ShapePlugin, AdvertisesEveryDtypeAndProducesItsOutputs) {
                          "aten::unflatten", "aten::alias", "aten::detach", "aten::contiguous", "aten::cat", "aten::stack",
                          "aten::split", "aten::split_with_sizes", "aten::chunk", "aten::unbind"})
     EXPECT_NE(std::find(ops.begin(), ops.end(), op), ops.end()) << op;
+  // Copies write into host-allocated outputs (the memory plan's); views are produced.
+  EXPECT_EQ(host_allocated, (std::vector<std::string>{"aten::reshape", "aten::reshape_as", "aten::flatten", "aten::contiguous",
+                                                      "aten::cat", "aten::concat", "aten::stack"}));
 }
 
 }  // namespace
