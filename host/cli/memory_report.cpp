@@ -31,7 +31,7 @@ void print_memory_plan(const MemoryReport& r, int top) {
   else
     std::printf("  arena:                      off (node_io capture, inter_op_threads > 1, or "
                 "[runtime] memory_planner = false)\n");
-  std::printf("  heap peak:                  %s (kernel-produced values and graph outputs alive at once)\n",
+  std::printf("  heap peak:                  %s (outside the arena: kernel-produced values, graph outputs, what fits under them)\n",
               mib(r.heap_peak_bytes).c_str());
   const double share = r.total_activation_bytes > 0
                            ? 100.0 * static_cast<double>(r.estimated_peak_bytes) / static_cast<double>(r.total_activation_bytes)

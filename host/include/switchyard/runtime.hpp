@@ -102,8 +102,9 @@ struct RunStats {
 struct MemoryValue {
   std::string value, producer;             // the value and the node that makes it
   size_t bytes = 0;                        // its own bytes (0 for a view)
-  // "arena", "heap" (kernel-produced memory), "output" (a graph output or what one views,
-  // on the heap), or "view of X" (it owns nothing; X lives as long as it does).
+  // "arena", "heap" (kernel-produced memory, or a host-allocated value that fits under the
+  // heap's peak), "output" (a graph output or what one views, on the heap), or "view of
+  // X" (it owns nothing; X lives as long as it does).
   std::string placement;
   int64_t offset = -1;                     // in the arena; -1 elsewhere
   int32_t first = -1, last = -1;           // producing node and last reader (node indices;

@@ -259,7 +259,7 @@ MemoryReport Model::memory_plan(const std::vector<Tensor>& inputs) const {
   const exec::Plan& plan = *keep;
   const exec::MemoryPlan& m = plan.memory;
   MemoryReport r;
-  r.arena_enabled = plan.arena != nullptr;
+  r.arena_enabled = m.arena_on;
   r.arena_bytes = m.arena_bytes;
   r.arena_values_bytes = m.arena_values_bytes;
   r.heap_peak_bytes = m.heap_peak_bytes;

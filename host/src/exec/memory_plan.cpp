@@ -33,11 +33,44 @@ size_t lowest_fit(std::vector<const Placed*>& overlapping, size_t bytes) {
   return candidate;
 }
 
+// The peak outside the arena (graph outputs, kernel-produced values) is paid anyway, and
+// the arena is held for the whole run. So an arena value that fits under that peak
+// wherever it lives goes to the heap instead: the arena shrinks, the heap peak does not
+// grow (e.g. a decoder's attention values beside the logits it makes at the end).
+// `arena` comes largest first; returns the values left for the arena, in that order.
+std::vector<size_t> use_heap_headroom(const std::vector<ValueLife>& values, const std::vector<int32_t>& last,
+                                      std::vector<size_t> arena, int32_t steps) {
+  std::vector<bool> in_arena(values.size(), false);
+  for (size_t v : arena) in_arena[v] = true;
+  std::vector<size_t> live(static_cast<size_t>(steps) + 1, 0);  // heap bytes per node
+  auto span = [&](size_t v) { return std::make_pair(values[v].first, last[v] == kForever ? steps : end_of(values[v], last[v])); };
+  for (size_t v = 0; v < values.size(); ++v) {
+    const ValueLife& life = values[v];
+    if (life.kind == ValueLife::Kind::Unused || life.kind == ValueLife::Kind::View || in_arena[v]) continue;
+    const auto [from, to] = span(v);
+    for (int32_t t = from; t <= to; ++t) live[static_cast<size_t>(t)] += life.bytes;
+  }
+  const size_t peak = *std::max_element(live.begin(), live.end());
+  std::vector<size_t> kept;
+  for (size_t v : arena) {
+    const auto [from, to] = span(v);
+    size_t most = 0;
+    for (int32_t t = from; t <= to; ++t) most = std::max(most, live[static_cast<size_t>(t)]);
+    if (most + values[v].bytes > peak) {
+      kept.push_back(v);
+      continue;
+    }
+    for (int32_t t = from; t <= to; ++t) live[static_cast<size_t>(t)] += values[v].bytes;
+  }
+  return kept;
+}
+
 }  // namespace
 
 MemoryPlan plan_memory(std::vector<ValueLife> values, bool use_arena) {
   const size_t n = values.size();
   MemoryPlan plan;
+  plan.arena_on = use_arena;
   plan.offset.assign(n, -1);
   plan.last.resize(n);
   for (size_t v = 0; v < n; ++v) plan.last[v] = values[v].last;
@@ -69,6 +102,7 @@ MemoryPlan plan_memory(std::vector<ValueLife> values, bool use_arena) {
   std::stable_sort(arena.begin(), arena.end(), [&](size_t a, size_t b) {
     return values[a].bytes != values[b].bytes ? values[a].bytes > values[b].bytes : values[a].first < values[b].first;
   });
+  arena = use_heap_headroom(values, plan.last, std::move(arena), steps);
   std::vector<Placed> placed;
   placed.reserve(arena.size());
   std::vector<const Placed*> overlapping;

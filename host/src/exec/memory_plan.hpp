@@ -35,6 +35,7 @@ inline constexpr int32_t kForever = INT32_MAX;
 inline constexpr size_t kArenaAlignment = 64;
 
 struct MemoryPlan {
+  bool arena_on = false;              // use_arena as asked (an arena may still be empty)
   std::vector<int64_t> offset;        // per value: byte offset in the arena; -1 = not there
   std::vector<int32_t> last;          // per value: last use after views extended it
   size_t arena_bytes = 0;             // the arena's size
@@ -47,8 +48,9 @@ struct MemoryPlan {
 
 // Extends each viewed value's life to its views' last use (a view keeps its parent's
 // bytes in use), keeps out of the arena every value a graph output still reads (it
-// outlives the run), and places the rest largest first, each at the lowest offset that
-// no value alive at the same time occupies. With `use_arena` false nothing is placed and
+// outlives the run), leaves on the heap the values that fit under the peak outside the
+// arena wherever they live (that peak is paid anyway), and places the rest largest
+// first, each at the lowest offset that no value alive at the same time occupies. With `use_arena` false nothing is placed and
 // the plan only estimates (every activation then lives on the heap).
 MemoryPlan plan_memory(std::vector<ValueLife> values, bool use_arena = true);
 

@@ -114,6 +114,26 @@ TEST(PlanMemory, WhatAGraphOutputReadsStaysOutOfTheArena) {
   EXPECT_EQ(p.heap_peak_bytes, 512u) << "values 0 and 2 live on the heap to the end";
 }
 
+// A decoder: attention values early, then a large graph output (the logits) beside the
+// last hidden state. The output's peak is paid anyway; values that fit under it wherever
+// they live stay on the heap, so the arena (held all run) keeps only the last input.
+TEST(PlanMemory, ValuesUnderTheHeapPeakStayOutOfTheArena) {
+  std::vector<exec::ValueLife> v = {
+      life(Kind::HostArena, 300, 0, 2),               // 0: q, early
+      life(Kind::HostArena, 500, 1, 2),               // 1: scores, early
+      life(Kind::HostArena, 200, 2, 3),               // 2: the last hidden state
+      life(Kind::HostArena, 1000, 3, exec::kForever),  // 3: the logits, a graph output
+  };
+  exec::MemoryPlan p = exec::plan_memory(v);
+  EXPECT_EQ(p.offset[0], -1);
+  EXPECT_EQ(p.offset[1], -1);
+  EXPECT_GE(p.offset[2], 0) << "alive beside the logits: the heap would pass its peak";
+  EXPECT_EQ(p.arena_bytes, 256u);  // 200, aligned to 64
+  EXPECT_EQ(p.heap_peak_bytes, 1000u);
+  EXPECT_EQ(p.estimated_peak_bytes(), 1256u) << "with all three in the arena: 1088 + 1000";
+  EXPECT_TRUE(p.arena_on);
+}
+
 TEST(PlanMemory, UnreadValuesStillTakeBytesWhileTheirProducerRuns) {
   std::vector<exec::ValueLife> v = {life(Kind::HostArena, 64, 0, -1), life(Kind::HostArena, 64, 0, 1)};
   exec::MemoryPlan p = exec::plan_memory(v);
