@@ -81,12 +81,7 @@ ConvKernel::Params parse_conv(const sy::Node& node) {
   p.groups = a.i("groups", 1);
   // Config option `layout`: "onednn" (default) lets values stay in oneDNN's layouts between
   // convolutions; "plain" keeps every value NCHW (to compare, or to rule the formats out).
-  if (a.kind("@layout") == SY_ATTR_STRING) {
-    const std::string layout = a.s("@layout");
-    if (layout != "onednn" && layout != "plain")
-      throw sy::Error("conv plugin: option layout = \"" + layout + "\" is not \"onednn\" or \"plain\"");
-    p.own_layouts = layout == "onednn";
-  }
+  p.own_layouts = own_layouts_option(a);
   if (p.groups < 1) throw sy::Unsupported("groups must be positive, got " + std::to_string(p.groups));
   if (a.i("transposed", 0) != 0) throw sy::Unsupported("transposed convolution is not supported");
   if (a.has("output_padding")) {

@@ -36,6 +36,14 @@ void format_convert(const DLTensor& plain, const DLTensor& formatted, tag t, boo
   }
 }
 
+bool own_layouts_option(const sy::Attrs& attrs) {
+  if (attrs.kind("@layout") != SY_ATTR_STRING) return true;
+  const std::string layout = attrs.s("@layout");
+  if (layout != "onednn" && layout != "plain")
+    throw sy::Error("conv plugin: option layout = \"" + layout + "\" is not \"onednn\" or \"plain\"");
+  return layout == "onednn";
+}
+
 SY_StorageIndex storage_of_layout(const dnnl::memory::desc& md, const Dims& shape) {
   if (shape.size() != 4 || md.data.ndims != 4) return SY_STORAGE_HOST;
   if (md == Blocked16::desc(shape)) return Blocked16::kIndex;

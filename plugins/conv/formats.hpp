@@ -35,6 +35,10 @@ struct OneDnnFormat {
 using Blocked16 = OneDnnFormat<dnnl::memory::format_tag::nChw16c, 0>;
 using ChannelsLast = OneDnnFormat<dnnl::memory::format_tag::nhwc, 1>;
 
+// Config option `layout` of a node: "onednn" (default, true) lets values stay in these
+// storages; "plain" (false) keeps every value NCHW. Another value is an error.
+bool own_layouts_option(const sy::Attrs& attrs);
+
 // The storage whose layout is `md` (of a [N, C, H, W] shape), or SY_STORAGE_HOST.
 SY_StorageIndex storage_of_layout(const dnnl::memory::desc& md, const Dims& shape);
 // The layout of a tensor in storage `index` (SY_STORAGE_HOST: none, an empty desc).

@@ -1,5 +1,6 @@
 // conv plugin: the pooling kernel (see pool_kernel.hpp).
 #include "pool_kernel.hpp"
+#include "formats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -42,6 +43,7 @@ PoolKernel::Params parse_pool(const sy::Node& node) {
   const sy::Attrs& a = node.attrs;
   PoolKernel::Params p;
   p.kind = op->kind;
+  p.own_layouts = own_layouts_option(a);
   auto positive = [](const Dims& v, const char* what) {
     for (int64_t x : v)
       if (x < 1) throw sy::Unsupported(std::string(what) + " must be positive, got " + to_string(v));
@@ -127,7 +129,8 @@ PoolKernel::Geometry pool_geometry(const PoolKernel::Params& p, const DLTensor& 
 struct PoolKernel::Prepared {
   dnnl::pooling_v2_forward pool;
   memory::desc src_user, src, dst_user, dst, scratch;
-  dnnl::reorder src_in, dst_out;  // empty when the plain layouts already agree
+  dnnl::reorder src_in, dst_out;  // empty when the layouts already agree
+  bool plain = true;              // the primitive runs on compact NCHW (else a storage's layout)
   double window = 0;              // elements read per output element
 };
 
@@ -154,7 +157,17 @@ void PoolKernel::infer(sy::Infer& infer) {
   infer.set_output(0, sy::kFloat32, pool_geometry(params_, infer.input(0)).out_shape);
 }
 
-std::shared_ptr<const PoolKernel::Prepared> PoolKernel::prepare(const DLTensor& x, const DLTensor* out) {
+void PoolKernel::storage(sy::StorageQuery& q) {
+  const DLTensor& x = *q.args->inputs[0];
+  if (!params_.own_layouts || !format_holds(x.dtype, x.ndim)) return;  // plain only
+  q.reads(0, SY_STORAGE_MASK_HOST | SY_STORAGE_MASK(Blocked16::kIndex) | SY_STORAGE_MASK(ChannelsLast::kIndex));
+  // nhwc: the layout oneDNN's convolutions keep on AVX-512 cores (formats.hpp); a reader
+  // wanting another reorders as it would from NCHW.
+  q.writes(0, SY_STORAGE_MASK(ChannelsLast::kIndex) | SY_STORAGE_MASK_HOST);
+}
+
+std::shared_ptr<const PoolKernel::Prepared> PoolKernel::prepare(const DLTensor& x, const DLTensor* out,
+                                                                SY_StorageIndex in, SY_StorageIndex to) {
   check_tensor(x, "input");  // its layout may differ from the one supports() saw
   Geometry g = pool_geometry(params_, x);
   Dims dst_strides = compact_strides(g.dst);
@@ -165,7 +178,8 @@ std::shared_ptr<const PoolKernel::Prepared> PoolKernel::prepare(const DLTensor& 
     dst_strides = strides_of(*out);
     if (out->ndim == 3) dst_strides.insert(dst_strides.begin(), 0);
   }
-  memory::desc src_user = strided_desc(g.src, g.src_strides), dst_user = strided_desc(g.dst, dst_strides);
+  memory::desc src_user = in != SY_STORAGE_HOST ? layout_of_storage(in, g.src) : strided_desc(g.src, g.src_strides);
+  memory::desc dst_user = to != SY_STORAGE_HOST ? layout_of_storage(to, g.dst) : strided_desc(g.dst, dst_strides);
   Dims key;
   append_key(key, src_user);
   append_key(key, dst_user);
@@ -189,8 +203,13 @@ std::shared_ptr<const PoolKernel::Prepared> PoolKernel::prepare(const DLTensor& 
         ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, window / static_cast<float>(q.divisor), 0.f);
         attr.set_post_ops(ops);
       }
-      // Plain compact layouts on both sides: pooling is memory-bound, blocking buys little.
-      memory::desc src(g.src, f32, memory::format_tag::nchw), dst(g.dst, f32, memory::format_tag::nchw);
+      // The input's layout where it is a storage's (no reorder in), else compact NCHW;
+      // the output in the same layout (pooling is memory-bound: a layout change buys nothing).
+      const memory::format_tag layout = in == Blocked16::kIndex      ? memory::format_tag::nChw16c
+                                        : in == ChannelsLast::kIndex ? memory::format_tag::nhwc
+                                                                     : memory::format_tag::nchw;
+      p->plain = layout == memory::format_tag::nchw;
+      memory::desc src(g.src, f32, layout), dst(g.dst, f32, layout);
       dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst, g.stride, g.kernel,
                                        g.dilation, g.pad_l, g.pad_r);
       dnnl::pooling_v2_forward::primitive_desc pd(d, attr, engine());
@@ -211,13 +230,12 @@ std::shared_ptr<const PoolKernel::Prepared> PoolKernel::prepare(const DLTensor& 
 }
 
 // oneDNN's max pooling skips NaN; ATen's returns NaN for every window holding one. `src`
-// and `dst` are compact NCHW (the primitive's own layouts).
+// and `dst` are compact NCHW (the primitive's own layouts), and src holds a non-finite value.
 static void propagate_nan(const PoolKernel::Geometry& g, const memory& src, memory& dst) {
   const float* x = static_cast<const float*>(src.get_data_handle());
   float* y = static_cast<float*>(dst.get_data_handle());
   const int64_t H = g.src[2], W = g.src[3], OH = g.dst[2], OW = g.dst[3];
   const int64_t n = g.src[0] * g.src[1] * H * W;
-  if (all_finite(x, static_cast<size_t>(n))) return;  // the common case, checked quickly
   for (const float* it = std::find_if(x, x + n, [](float v) { return std::isnan(v); }); it != x + n;
        it = std::find_if(it + 1, x + n, [](float v) { return std::isnan(v); })) {
     const int64_t i = it - x, plane = i / (H * W), h = i / W % H, w = i % W;
@@ -238,7 +256,7 @@ void PoolKernel::run(sy::Run& run) {
   const DLTensor& x = run.input(0);
   DLTensor& out = run.output(0);
   if (sy::numel(out) == 0) return;  // empty batch or channels: nothing to compute
-  std::shared_ptr<const Prepared> p = prepare(x, &out);
+  std::shared_ptr<const Prepared> p = prepare(x, &out, run.input_storage(0), run.output_storage(0));
   sy_omp::Threads threads(static_cast<double>(sy::numel(out)) * p->window);
   try {
     dnnl::engine& eng = engine();
@@ -252,9 +270,22 @@ void PoolKernel::run(sy::Run& run) {
     if (p->dst_out) dst = memory(p->dst, eng);
     memory scratch = thread_scratch(p->scratch);
     p->pool.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
-    if (params_.kind == Kind::Max) {
-      s.wait();
-      propagate_nan(pool_geometry(params_, x), src, dst);
+    if (params_.kind == Kind::Max) s.wait();
+    // Any layout holds the same values (a blocked one pads with zeros): check them all.
+    if (params_.kind == Kind::Max &&
+        !all_finite(static_cast<const float*>(src.get_data_handle()), p->src.get_size() / sizeof(float))) {
+      const Geometry g = pool_geometry(params_, x);
+      if (p->plain) {
+        propagate_nan(g, src, dst);
+      } else {  // rare: mend in NCHW copies, then write back in the primitive's layout
+        const auto f32 = memory::data_type::f32;
+        memory src_nchw({g.src, f32, memory::format_tag::nchw}, eng), dst_nchw({g.dst, f32, memory::format_tag::nchw}, eng);
+        dnnl::reorder(src, src_nchw).execute(s, src, src_nchw);
+        dnnl::reorder(dst, dst_nchw).execute(s, dst, dst_nchw);
+        s.wait();
+        propagate_nan(g, src_nchw, dst_nchw);
+        dnnl::reorder(dst_nchw, dst).execute(s, dst_nchw, dst);
+      }
     }
     if (p->dst_out) reorder_into(s, p->dst_out, dst, dst_user);
     s.wait();

@@ -5,6 +5,10 @@
 //                    count_include_pad=True, divisor_override=None)
 //   aten::adaptive_avg_pool2d(self, output_size)
 //
+// A float32 4-D input may come in the plugin's storages (formats.hpp, nChw16c or nhwc),
+// and the output may stay in nhwc, so that pooling between convolutions (a ResNet stem)
+// costs no reorder; option `layout = "plain"` keeps both NCHW.
+//
 // Declined (sy::Unsupported, so the host falls back): avg_pool2d with ceil_mode and
 // count_include_pad where a last window runs past the padded input (ATen then divides by
 // a smaller count than oneDNN would), and adaptive_avg_pool2d whose output size does not
@@ -20,6 +24,7 @@ class PoolKernel {
   explicit PoolKernel(const sy::Node& node);
   static void supports(const sy::Node& node);
   void infer(sy::Infer& infer);
+  void storage(sy::StorageQuery& q);
   void run(sy::Run& run);
 
   enum class Kind { Max, Avg, AdaptiveAvg };
@@ -28,6 +33,7 @@ class PoolKernel {
     Dims kernel, stride, padding, dilation{1, 1}, output_size;
     bool ceil_mode = false, count_include_pad = true;
     int64_t divisor = 0;  // divisor_override; 0 = none
+    bool own_layouts = true;  // option "@layout": input and output may be in the storages
   };
   struct Geometry {
     Dims src, src_strides, dst;   // oneDNN dims (always batched)
@@ -37,7 +43,8 @@ class PoolKernel {
 
  private:
   struct Prepared;
-  std::shared_ptr<const Prepared> prepare(const DLTensor& x, const DLTensor* out);
+  std::shared_ptr<const Prepared> prepare(const DLTensor& x, const DLTensor* out, SY_StorageIndex in = SY_STORAGE_HOST,
+                                          SY_StorageIndex to = SY_STORAGE_HOST);
 
   Params params_;
   ShapeCache<Prepared> cache_;

@@ -7,6 +7,7 @@
 // simd`, so the compiler calls libmvec's vector versions; with GCC the float entry is
 // also cloned for AVX2 and AVX-512, picked at load time for the CPU at hand.
 #include "linalg.hpp"
+#include "common/vector_clones.hpp"
 
 #include <cmath>
 
@@ -27,11 +28,6 @@ double tanh(double);
 }
 #endif
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define SY_LINALG_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define SY_LINALG_CLONES
-#endif
 
 namespace sy_linalg {
 namespace {
@@ -116,13 +112,13 @@ inline __attribute__((always_inline)) void dispatch(T* c, int64_t rows, int64_t 
   }
 }
 
-SY_LINALG_CLONES void epilogue_f32(float* c, int64_t rows, int64_t n, int64_t ldc,
+SY_VECTOR_CLONES void epilogue_f32(float* c, int64_t rows, int64_t n, int64_t ldc,
                                    const float* bias, int64_t brs, int64_t bcs, float beta,
                                    Act act) {
   dispatch(c, rows, n, ldc, bias, brs, bcs, beta, act);
 }
 
-SY_LINALG_CLONES void epilogue_f64(double* c, int64_t rows, int64_t n, int64_t ldc,
+SY_VECTOR_CLONES void epilogue_f64(double* c, int64_t rows, int64_t n, int64_t ldc,
                                    const double* bias, int64_t brs, int64_t bcs, double beta,
                                    Act act) {
   dispatch(c, rows, n, ldc, bias, brs, bcs, beta, act);
