@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <exception>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -199,6 +200,69 @@ bool run_packed(const Gemm& g, float* out) {
   return true;
 }
 
+// A [batch..., m, k] times a B (and bias row) shared by the whole batch, where the batch
+// did not fold into rows (e.g. a linear over a transposed [T, B, E] input: T GEMMs of B
+// rows): A's rows are gathered into one buffer, in the output's row order, for one GEMM
+// over all of them (and B's packed form). `rows` owns the buffer.
+template <typename T>
+bool gather_rows(Gemm& g, std::vector<T>& rows) {
+  if (g.batch.empty() || g.m == 0 || g.k == 0) return false;
+  if (g.bias.data != nullptr && g.bias.rs != 0) return false;  // a bias per row repeats per batch
+  for (size_t d = 0; d < g.batch.size(); ++d)
+    if (g.b.bs[d] != 0 || (g.bias.data != nullptr && g.bias.bs[d] != 0)) return false;
+  View a;
+  a.data = g.a.data;
+  a.shape = g.batch;
+  a.shape.insert(a.shape.end(), {g.m, g.k});
+  a.strides = g.a.bs;
+  a.strides.insert(a.strides.end(), {g.a.rs, g.a.cs});
+  int64_t total = 1;
+  for (int64_t s : g.batch) total *= s;
+  rows.resize(static_cast<size_t>(total * g.m * g.k));
+  copy_contiguous(a, sizeof(T), reinterpret_cast<char*>(rows.data()));
+  g.a.data = reinterpret_cast<const char*>(rows.data());
+  g.a.rs = g.k;
+  g.a.cs = 1;
+  g.m *= total;
+  g.batch.clear();
+  for (Operand* o : {&g.a, &g.b, &g.bias}) o->bs.clear();
+  return true;
+}
+
+// A batch of at least as many products as threads (attention's per-head products): the
+// batch is split over the OpenMP team, each thread running whole products on one thread
+// (oneDNN's sgemm does inside a parallel region), instead of every small product waking
+// the team for a few microseconds of work.
+template <typename T>
+void run_batch_split(const Gemm& g, const Runner<T>& prototype, T* out, int64_t total) {
+  const T* a = reinterpret_cast<const T*>(g.a.data);
+  const T* b = reinterpret_cast<const T*>(g.b.data);
+  const T* bias = reinterpret_cast<const T*>(g.bias.data);
+  const size_t nb = g.batch.size();
+  sy_omp::Threads team;  // the host's budget: the split itself is the parallel work
+  std::exception_ptr failure;
+#pragma omp parallel
+  {
+    Runner<T> runner(prototype);  // its scratch is per thread
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < total; ++i) {
+      int64_t oa = 0, ob = 0, obias = 0, rest = i;
+      for (size_t d = nb; d-- > 0;) {  // batch index of product i, last dimension fastest
+        const int64_t at = rest % g.batch[d];
+        rest /= g.batch[d];
+        oa += at * g.a.bs[d], ob += at * g.b.bs[d], obias += at * g.bias.bs[d];
+      }
+      try {
+        runner.one(a + oa, b + ob, bias ? bias + obias : nullptr, out + i * g.m * g.n);
+      } catch (...) {  // exceptions must not leave the parallel region
+#pragma omp critical(sy_linalg_batch_failure)
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
 template <typename T>
 void run_typed(Gemm g, T* out) {
   if (g.m == 0 || g.n == 0) return;
@@ -210,6 +274,8 @@ void run_typed(Gemm g, T* out) {
     g.bias.rs = g.bias.cs = 0;
   }
   fold_batch(g);
+  std::vector<T> gathered;
+  gather_rows(g, gathered);
   if constexpr (std::is_same_v<T, float>) {
     if (run_packed(g, out)) return;
   }
@@ -225,6 +291,9 @@ void run_typed(Gemm g, T* out) {
   }
   int64_t total = 1;
   for (int64_t s : g.batch) total *= s;
+  if constexpr (std::is_same_v<T, float>) {
+    if (total >= sy::intra_op_threads() && sy::intra_op_threads() > 1) return run_batch_split(g, runner, out, total);
+  }
   Shape index(nb, 0);
   int64_t oa = 0, ob = 0, obias = 0;
   for (int64_t i = 0; i < total; ++i) {

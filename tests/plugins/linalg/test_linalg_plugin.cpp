@@ -197,6 +197,10 @@ TEST(LinalgLinear, StridedInputsAndWeights) {
   expect_matches_aten("aten::linear", {in(transposed({6, 8})), weight(transposed({5, 8})), weight(rand({5}))});
   // A batched input whose batch does not fold into rows (transposed per batch).
   expect_matches_aten("aten::linear", {in(transposed({3, 6, 8})), weight(rand({5, 8}))});
+  // Sequence-first attention's input, [T, B, E] viewed over a [B, T, E] buffer: its rows
+  // are gathered for one GEMM against the packed weight, bias and all.
+  expect_matches_aten("aten::linear", {in(strided({4, 3, 8}, {8, 32, 1}, 96)), weight(rand({5, 8})), weight(rand({5}))});
+  expect_matches_aten("aten::linear", {in(strided({4, 3, 8}, {8, 32, 1}, 96)), weight(rand({40, 8})), absent()});
   // Every other column: no leading dimension fits, so a copy.
   expect_matches_aten("aten::linear", {in(strided({6, 8}, {16, 2}, 96)), in(strided({5, 8}, {16, 2}, 80))});
   // The same as a constant weight: prepared once at create.
