@@ -4,6 +4,8 @@
 // residual block tails fuse, in place where the layouts agree.
 #include "conv_test_util.hpp"
 
+#include <limits>
+#include <map>
 #include <set>
 
 using namespace convtest;
@@ -167,6 +169,50 @@ TEST(ConvLayouts, PreferStorageKeepsEveryValueThereAndNamesUnknownStorages) {
 // every value takes the same oneDNN layout and the first tail writes over its block input
 // (its last reader in a sequential plan); with a 3-channel input the stem's output takes
 // another layout, and the tail reorders the residual into its own output instead.
+// A ResNet stem: conv+relu -> max pool -> conv. The pool reads the first convolution's
+// layout and writes nhwc, so neither value crosses to NCHW; a window holding NaN is NaN
+// there too (oneDNN's pooling in these layouts keeps it; the kernel mends it otherwise).
+TEST(ConvLayouts, AStemsPoolReadsAndWritesTheStorages) {
+  auto graph = [](bool fused) {
+    ir::Graph g;
+    ir::ValueId h = g.add_input("x", sytest::kF32);
+    const ir::ValueId w0 = g.add_constant("w0", random({16, 3, 3, 3}, 21, -0.3f, 0.3f));
+    const ir::ValueId b0 = g.add_constant("b0", random({16}, 22));
+    const ir::ValueId w1 = g.add_constant("w1", random({16, 16, 3, 3}, 23, -0.2f, 0.2f));
+    const ir::ValueId b1 = g.add_constant("b1", random({16}, 24));
+    g.add_node("stem", fused ? "aten::conv2d+aten::relu" : "aten::conv2d", {h, w0, b0}, {"stem"},
+               conv_attrs({2, 2}, {1, 1}, {1, 1}, 1));
+    h = g.find_value("stem");
+    if (!fused) {
+      g.add_node("relu", "aten::relu", {h}, {"relu"});
+      h = g.find_value("relu");
+    }
+    g.add_node("pool", "aten::max_pool2d", {h}, {"pool"},
+               {{"kernel_size", ints({3, 3})}, {"stride", ints({2, 2})}, {"padding", ints({1, 1})},
+                {"dilation", ints({1, 1})}, {"ceil_mode", integer(0)}});
+    g.add_node("conv", "aten::conv2d", {g.find_value("pool"), w1, b1}, {"out"}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 1));
+    g.outputs = {g.find_value("out")};
+    return g;
+  };
+  Tensor x = random({2, 3, 20, 18}, 25), with_nan = random({2, 3, 20, 18}, 25);
+  with_nan.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+  for (const Tensor& feed : {x, with_nan}) {
+    const std::string what = feed.data<float>()[5] != feed.data<float>()[5] ? "stem with NaN inputs" : "stem";
+    Tensor ref = load_graph(runtime("aten"), graph(false))->run({feed})[0];
+    auto model = load_graph(runtime("conv"), graph(true));
+    expect_close(model->run({feed})[0], ref, what);
+    if (&feed == &with_nan) {  // one NaN pixel: a pool that dropped it would leave none
+      size_t nans = 0;
+      for (float v : sytest::values(ref)) nans += std::isnan(v) ? 1 : 0;
+      EXPECT_GT(nans, 0u) << what;
+    }
+    std::map<std::string, std::string> kept;
+    for (const StoredValue& v : model->stored_values({feed})) kept[v.value] = v.storage;
+    EXPECT_EQ(kept.size(), 2u) << what << ": the stem's output and the pool's";
+    EXPECT_EQ(kept["pool"], "conv/nhwc") << what;
+  }
+}
+
 TEST(ConvLayouts, ResidualBlockTailsFuseInPlaceAndMatchAten) {
   auto graph = [](int64_t cin) {
     ir::Graph g;
