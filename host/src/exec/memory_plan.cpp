@@ -42,14 +42,18 @@ std::vector<size_t> use_heap_headroom(const std::vector<ValueLife>& values, cons
                                       std::vector<size_t> arena, int32_t steps) {
   std::vector<bool> in_arena(values.size(), false);
   for (size_t v : arena) in_arena[v] = true;
-  std::vector<size_t> live(static_cast<size_t>(steps) + 1, 0);  // heap bytes per node
   auto span = [&](size_t v) { return std::make_pair(values[v].first, last[v] == kForever ? steps : end_of(values[v], last[v])); };
+  std::vector<int64_t> delta(static_cast<size_t>(steps) + 2, 0);  // heap bytes per node, as steps
   for (size_t v = 0; v < values.size(); ++v) {
     const ValueLife& life = values[v];
     if (life.kind == ValueLife::Kind::Unused || life.kind == ValueLife::Kind::View || in_arena[v]) continue;
     const auto [from, to] = span(v);
-    for (int32_t t = from; t <= to; ++t) live[static_cast<size_t>(t)] += life.bytes;
+    delta[static_cast<size_t>(from)] += static_cast<int64_t>(life.bytes);
+    delta[static_cast<size_t>(to) + 1] -= static_cast<int64_t>(life.bytes);
   }
+  std::vector<size_t> live(static_cast<size_t>(steps) + 1, 0);
+  int64_t running = 0;
+  for (size_t t = 0; t < live.size(); ++t) live[t] = static_cast<size_t>(running += delta[t]);
   const size_t peak = *std::max_element(live.begin(), live.end());
   std::vector<size_t> kept;
   for (size_t v : arena) {
