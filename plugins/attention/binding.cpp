@@ -1,5 +1,6 @@
 // attention plugin: argument binding and tensor checks (see binding.hpp).
 #include "binding.hpp"
+#include <switchyard/shapes.hpp>
 
 #include <algorithm>
 
@@ -9,11 +10,7 @@ constexpr int kFromAttr = -1;
 constexpr int kAbsent = -2;
 }  // namespace
 
-std::string str(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
+std::string str(const Shape& s) { return sy::shape_string(s); }
 
 TensorArgs::TensorArgs(const sy::Node& n, std::vector<std::string> tensors,
                        const std::vector<std::string>& others)
@@ -70,15 +67,11 @@ void require_f32(const DLTensor& t, const std::string& name) {
 }
 
 Shape broadcast(const Shape& a, const Shape& b, const std::string& what) {
-  Shape out(std::max(a.size(), b.size()));
-  for (size_t i = 1; i <= out.size(); ++i) {
-    int64_t x = i <= a.size() ? a[a.size() - i] : 1;
-    int64_t y = i <= b.size() ? b[b.size() - i] : 1;
-    if (x != y && x != 1 && y != 1)
-      throw sy::Unsupported(what + ": shapes " + str(a) + " and " + str(b) + " do not broadcast");
-    out[out.size() - i] = x == 1 ? y : x;
+  try {
+    return sy::broadcast_shapes(a, b, what);
+  } catch (const sy::Error& e) {
+    throw sy::Unsupported(e.what());  // a shape this kernel declines, not a failure
   }
-  return out;
 }
 
 std::vector<int64_t> lead_strides(const DLTensor& t, int tail, const Shape& lead) {

@@ -1,15 +1,12 @@
 // cuda plugin: shapes, broadcasting and strided walks (broadcast.hpp).
 #include "broadcast.hpp"
+#include <switchyard/shapes.hpp>
 
 #include <algorithm>
 
 namespace sycuda {
 
-std::string str(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
+std::string str(const Shape& s) { return sy::shape_string(s); }
 
 int64_t product(const Shape& s) {
   int64_t n = 1;
@@ -26,14 +23,7 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* what) {
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& what) {
-  Shape out(std::max(a.size(), b.size()));
-  for (size_t i = 1; i <= out.size(); ++i) {
-    const int64_t x = i <= a.size() ? a[a.size() - i] : 1;
-    const int64_t y = i <= b.size() ? b[b.size() - i] : 1;
-    if (x != y && x != 1 && y != 1) throw sy::Error(what + ": shapes " + str(a) + " and " + str(b) + " do not broadcast");
-    out[out.size() - i] = x == 1 ? y : x;
-  }
-  return out;
+  return sy::broadcast_shapes(a, b, what);
 }
 
 Shape broadcast_strides(const Shape& shape, const Shape& out) {

@@ -1,5 +1,6 @@
 // cuda plugin: convolution and pooling arguments and geometry (conv_plan.hpp).
 #include "conv_plan.hpp"
+#include <switchyard/shapes.hpp>
 
 #include <algorithm>
 
@@ -7,11 +8,7 @@ namespace sycuda {
 
 namespace {
 
-std::string str(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
+std::string str(const Shape& s) { return sy::shape_string(s); }
 
 struct Producer {
   const char* op;

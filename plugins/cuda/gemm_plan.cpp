@@ -1,5 +1,6 @@
 // cuda plugin: GEMM ops lowered to GemmPlan, and the plan in cuBLAS's terms (gemm_plan.hpp).
 #include "gemm_plan.hpp"
+#include <switchyard/shapes.hpp>
 
 #include <algorithm>
 
@@ -7,26 +8,12 @@ namespace sycuda {
 
 namespace {
 
-std::string str(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
+std::string str(const Shape& s) { return sy::shape_string(s); }
 
 int64_t product(const Shape& s, size_t begin, size_t end) {
   int64_t n = 1;
   for (size_t i = begin; i < end; ++i) n *= s[i];
   return n;
-}
-
-Shape broadcast(const Shape& a, const Shape& b, const std::string& what) {
-  Shape out(std::max(a.size(), b.size()));
-  for (size_t i = 1; i <= out.size(); ++i) {
-    const int64_t x = i <= a.size() ? a[a.size() - i] : 1, y = i <= b.size() ? b[b.size() - i] : 1;
-    if (x != y && x != 1 && y != 1) throw sy::Error(what + " " + str(a) + " and " + str(b) + " do not broadcast");
-    out[out.size() - i] = x == 1 ? y : x;
-  }
-  return out;
 }
 
 // Strides of a compact tensor of `shape` laid over `out` (right-aligned), 0 where broadcast.
@@ -63,7 +50,7 @@ void set_batch(GemmPlan& p, const Shape& batch, const Shape& sa, const Shape& sb
 void set_broadcast_bias(GemmPlan& p, const Shape& bias, double beta) {
   p.beta = beta;
   if (beta == 0) return;
-  if (broadcast(bias, p.out_shape, "bias and result") != p.out_shape)
+  if (sy::broadcast_shapes(bias, p.out_shape, "bias and result") != p.out_shape)
     throw sy::Error("bias " + str(bias) + " does not broadcast to the result " + str(p.out_shape));
   p.broadcast_bias = true;
   p.bias_shape = bias;
@@ -118,7 +105,7 @@ GemmPlan plan_matmul(const Shape& a, const Shape& b) {
                     std::to_string(p.k) + ")");
   const Shape abatch = na > 2 ? Shape(a.begin(), a.end() - 2) : Shape{};
   const Shape bbatch = nb > 2 ? Shape(b.begin(), b.end() - 2) : Shape{};
-  const Shape batch = broadcast(abatch, bbatch, "batch dimensions");
+  const Shape batch = sy::broadcast_shapes(abatch, bbatch, "batch dimensions");
   p.out_shape = batch;
   if (na > 1) p.out_shape.push_back(p.m);
   if (nb > 1) p.out_shape.push_back(p.n);
@@ -165,7 +152,7 @@ GemmPlan plan_addmm(const Shape& self, const Shape& a, const Shape& b, double be
   p.alpha = alpha;
   if (beta == 1 && self.size() == 1 && self[0] == p.n) {
     p.vector_bias = true;  // the epilogue adds it after alpha * (a @ b)
-    if (broadcast(self, p.out_shape, "bias and result") != p.out_shape)
+    if (sy::broadcast_shapes(self, p.out_shape, "bias and result") != p.out_shape)
       throw sy::Error("self " + str(self) + " does not broadcast to " + str(p.out_shape));
     return p;
   }

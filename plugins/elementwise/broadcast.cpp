@@ -7,22 +7,6 @@
 
 namespace sy_elementwise {
 
-std::string str(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-Shape broadcast(const Shape& a, const Shape& b) {
-  Shape out(std::max(a.size(), b.size()));
-  for (size_t i = 1; i <= out.size(); ++i) {
-    const int64_t x = i <= a.size() ? a[a.size() - i] : 1, y = i <= b.size() ? b[b.size() - i] : 1;
-    if (x != y && x != 1 && y != 1) throw sy::Error("shapes " + str(a) + " and " + str(b) + " do not broadcast");
-    out[out.size() - i] = x == 1 ? y : x;
-  }
-  return out;
-}
-
 Shape strides_over(const DLTensor& t, const Shape& out) {
   Shape strides(out.size(), 0);
   int64_t contiguous = 1;

@@ -11,10 +11,6 @@ namespace sy_elementwise {
 
 using Shape = std::vector<int64_t>;
 
-std::string str(const Shape& s);  // "[2, 3]"
-// numpy broadcasting; throws sy::Error naming both shapes.
-Shape broadcast(const Shape& a, const Shape& b);
-
 // A contiguous output of `shape` and up to two inputs, each walked by its own element
 // strides (0 along broadcast dims). Adjacent dims that every operand steps through evenly
 // are merged, so the common cases become one long row, or rows of the last dim.

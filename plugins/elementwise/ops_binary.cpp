@@ -15,6 +15,7 @@
 #include "ops.hpp"
 
 #include <switchyard/parallel.hpp>
+#include <switchyard/shapes.hpp>
 
 #include <cstring>
 #include <string>
@@ -158,7 +159,7 @@ class Binary {
   template <typename Args>
   static Shape output_shape(const Args& a) {
     const Shape self = sy::shape_of(a.input(0));
-    return a.has_input(1) ? broadcast(self, sy::shape_of(a.input(1))) : self;
+    return a.has_input(1) ? sy::broadcast_shapes(self, sy::shape_of(a.input(1))) : self;
   }
 
   Kind kind_;

@@ -18,6 +18,7 @@
 // place of the host's per-op estimate. add counts 2 FLOPs per element (a multiply by
 // alpha, then an add), where the host's estimate counts 1.
 #include <switchyard/plugin.hpp>
+#include <switchyard/shapes.hpp>
 
 #include <algorithm>
 #include <string>
@@ -26,25 +27,6 @@
 namespace {
 
 using Shape = std::vector<int64_t>;
-
-std::string to_string(const Shape& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-// numpy broadcasting: align the shapes on the right; sizes must match or be 1.
-Shape broadcast(const Shape& a, const Shape& b) {
-  Shape out(std::max(a.size(), b.size()));
-  for (size_t i = 1; i <= out.size(); ++i) {
-    int64_t x = i <= a.size() ? a[a.size() - i] : 1;
-    int64_t y = i <= b.size() ? b[b.size() - i] : 1;
-    if (x != y && x != 1 && y != 1)
-      throw sy::Error("shapes " + to_string(a) + " and " + to_string(b) + " do not broadcast");
-    out[out.size() - i] = x == 1 ? y : x;
-  }
-  return out;
-}
 
 // The strides (in elements) that walk tensor `t` along an output of shape `out`: t's
 // own strides (DLPack: NULL means contiguous), right-aligned, 0 where t is broadcast.
@@ -124,7 +106,7 @@ class Binary {
 
   void infer(sy::Infer& infer) {
     Shape self = sy::shape_of(infer.input(0));
-    Shape out = infer.has_input(1) ? broadcast(self, sy::shape_of(infer.input(1))) : self;
+    Shape out = infer.has_input(1) ? sy::broadcast_shapes(self, sy::shape_of(infer.input(1))) : self;
     infer.set_output(0, sy::kFloat32, out);
   }
 
@@ -134,7 +116,7 @@ class Binary {
     double bytes = 4.0 * static_cast<double>(sy::numel(c.input(0)));
     Shape out = self;
     if (c.has_input(1)) {
-      out = broadcast(self, sy::shape_of(c.input(1)));
+      out = sy::broadcast_shapes(self, sy::shape_of(c.input(1)));
       bytes += 4.0 * static_cast<double>(sy::numel(c.input(1)));
     }
     double n = 1;

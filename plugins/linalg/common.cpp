@@ -1,16 +1,13 @@
 // linalg plugin: views, broadcasting, torch.matmul's lowering to a Gemm, and the node
 // argument helpers (see linalg.hpp).
 #include "linalg.hpp"
+#include <switchyard/shapes.hpp>
 
 #include <algorithm>
 
 namespace sy_linalg {
 
-std::string str(const Shape& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+std::string str(const Shape& shape) { return sy::shape_string(shape); }
 
 std::string dtype_name(DLDataType dt) {
   if (dt.lanes == 1 && dt.code == kDLFloat) return "float" + std::to_string(dt.bits);
@@ -49,15 +46,7 @@ View transpose_last2(View v) {
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& what) {
-  Shape out(std::max(a.size(), b.size()));
-  for (size_t i = 1; i <= out.size(); ++i) {
-    int64_t x = i <= a.size() ? a[a.size() - i] : 1;
-    int64_t y = i <= b.size() ? b[b.size() - i] : 1;
-    if (x != y && x != 1 && y != 1)
-      throw sy::Error(what + ": " + str(a) + " and " + str(b) + " do not broadcast");
-    out[out.size() - i] = x == 1 ? y : x;
-  }
-  return out;
+  return sy::broadcast_shapes(a, b, what);
 }
 
 Shape broadcast_strides(const View& v, const Shape& out, const std::string& what) {
