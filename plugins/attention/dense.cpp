@@ -1,4 +1,4 @@
-// attention plugin: projections, layer norm and activations (see dense.hpp).
+// attention plugin: projections and activations (see dense.hpp).
 #include "dense.hpp"
 
 #include <switchyard/parallel.hpp>
@@ -70,32 +70,6 @@ void linear(const Rows& x, const float* w, int64_t ldw, int64_t n, const float* 
   }
   if (x.cols == 0) return;
   sy_gemm::sgemm(false, true, x.rows, n, x.cols, 1.0f, x.data, x.ld, w, ldw, 1.0f, y, ldy);
-}
-
-void layer_norm(float* x, int64_t rows, int64_t d, const float* gamma, const float* beta, double eps) {
-  const int64_t per_task = std::max<int64_t>(1, kChunk / std::max<int64_t>(d, 1));
-  const int64_t tasks = (rows + per_task - 1) / per_task;
-  sy::parallel_for(tasks, sy::intra_op_threads(), [&](int64_t t, int) {
-    for (int64_t r = t * per_task; r < std::min(rows, (t + 1) * per_task); ++r) {
-      float* row = x + r * d;
-      double sum = 0.0, sq = 0.0;  // double sums: rows of thousands stay accurate
-#pragma omp simd reduction(+ : sum)
-      for (int64_t c = 0; c < d; ++c) sum += row[c];
-      const double mean = sum / static_cast<double>(d);
-#pragma omp simd reduction(+ : sq)
-      for (int64_t c = 0; c < d; ++c) sq += (row[c] - mean) * (row[c] - mean);
-      const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + eps);
-      if (gamma != nullptr && beta != nullptr) {
-#pragma omp simd
-        for (int64_t c = 0; c < d; ++c) row[c] = static_cast<float>((row[c] - mean) * inv) * gamma[c] + beta[c];
-      } else {
-        for (int64_t c = 0; c < d; ++c) {
-          const float z = static_cast<float>((row[c] - mean) * inv);
-          row[c] = z * (gamma ? gamma[c] : 1.0f) + (beta ? beta[c] : 0.0f);
-        }
-      }
-    }
-  });
 }
 
 void gelu(float* x, int64_t n) {

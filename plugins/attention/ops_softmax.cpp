@@ -9,6 +9,7 @@
 // give NaN, and a NaN or +inf score gives a NaN row, as ATen's softmax does.
 #include "binding.hpp"
 #include "ops.hpp"
+#include "onednn_rows.hpp"
 
 #include <switchyard/parallel.hpp>
 
@@ -43,16 +44,7 @@ void gather(const DLTensor& x, float* out) {
 void softmax_inplace(float* y, int64_t outer, int64_t size, int64_t inner) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   if (inner == 1) {  // rows in memory: the attention case
-    const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, size));
-    sy::parallel_for(0, outer, grain, [&](int64_t begin, int64_t end, int) {
-      for (int64_t r = begin; r < end; ++r) {
-        float* row = y + r * size;
-        // A NaN score, skipped by the max, still makes its exp and so the sum NaN: the
-        // whole row is NaN, as in ATen.
-        const float inv = 1.0f / exp_shifted(row, size, row_max(row, size));
-        for (int64_t j = 0; j < size; ++j) row[j] *= inv;
-      }
-    });
+    softmax_rows(y, outer, size);
     return;
   }
   const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, size * inner));

@@ -18,6 +18,7 @@
 // tensor, which switchyard hands on as an empty float32 tensor (as the aten plugin does).
 #include "binding.hpp"
 #include "dense.hpp"
+#include "onednn_rows.hpp"
 #include "ops.hpp"
 
 #include <cmath>
