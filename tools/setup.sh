@@ -9,6 +9,7 @@ PACKAGES=(
   libopenblas0-pthread      # real BLAS under LibTorch (the reference BLAS is 20-30x slower)
   libopenblas-dev           # cblas for the family plugins (linalg, attention)
   libdnnl-dev               # oneDNN: the conv plugin's convolution and pooling primitives
+  libeigen3-dev             # Eigen (header-only): the linalg epilogue's vectorised erf (GELU)
   libboost-dev              # Boost.DLL (header-only with BOOST_DLL_USE_STD_FS)
   libtomlplusplus-dev       # TOML config
   libspdlog-dev             # logging

@@ -2,8 +2,12 @@
 // C. Formulas are ATen's: relu keeps NaN, gelu "none" is the erf form and "tanh" the tanh
 // approximation, silu is x / (1 + exp(-x)), hardswish x * clamp(x + 3, 0, 6) / 6.
 //
+// float32 erf is Eigen's (a rational function, at most 4e-7 from the true erf, 5.6 ulp;
+// ATen's vectorised erf is an approximation of the same order): branch-free, so the
+// compiler vectorises it inline, 1.8x faster here than libmvec's erff call.
+//
 // Built with -fopenmp-simd -fno-math-errno: the loops are `omp simd`, and where CMake
-// found glibc's vector math library (libmvec) erf/exp/tanh are declared `omp declare
+// found glibc's vector math library (libmvec) exp, tanh and double erf are declared `omp declare
 // simd`, so the compiler calls libmvec's vector versions; with GCC the float entry is
 // also cloned for AVX2 and AVX-512, picked at load time for the CPU at hand.
 #include "linalg.hpp"
@@ -11,10 +15,10 @@
 
 #include <cmath>
 
+#include <unsupported/Eigen/SpecialFunctions>
+
 #if defined(SY_LINALG_LIBMVEC)
 extern "C" {
-#pragma omp declare simd notinbranch
-float erff(float);
 #pragma omp declare simd notinbranch
 float expf(float);
 #pragma omp declare simd notinbranch
@@ -33,7 +37,7 @@ namespace sy_linalg {
 namespace {
 
 // The math functions by type, as the C names (those carry the simd declarations).
-inline float erf_(float v) { return ::erff(v); }
+inline float erf_(float v) { return Eigen::numext::erf(v); }
 inline double erf_(double v) { return ::erf(v); }
 inline float exp_(float v) { return ::expf(v); }
 inline double exp_(double v) { return ::exp(v); }
