@@ -185,18 +185,29 @@ class Runner {
   const T* copied_b_ = nullptr;
 };
 
-// One float32 product against a packed constant B (PackedB), then bias and activation
-// over the whole result; false where that path does not apply (the general one runs).
+// One float32 product against a packed constant B (PackedB), with bias and activation
+// applied by the primitive where it can (a bias shared by every row, beta 1, an activation
+// PackedB::fusable) and by epilogue() over the result otherwise; false where this path
+// does not apply (the general one runs).
 bool run_packed(const Gemm& g, float* out) {
   if (g.packed == nullptr || !g.batch.empty() || g.alpha != 1.0 || g.k == 0 ||
       reinterpret_cast<const float*>(g.b.data) != g.packed->source())
     return false;
   const Layout la = layout(g.m, g.k, g.a.rs, g.a.cs), lb = layout(g.k, g.n, g.b.rs, g.b.cs);
   if (!la.ok || la.trans != CblasNoTrans || !lb.ok || g.b.rs <= 0 || g.b.cs <= 0) return false;
-  g.packed->gemm(reinterpret_cast<const float*>(g.a.data), g.m, la.ld, g.k, g.n, g.b.rs, g.b.cs, out);
-  if (g.bias.data != nullptr || g.act != Act::None)
-    epilogue(out, g.m, g.n, g.n, reinterpret_cast<const float*>(g.bias.data), g.bias.rs, g.bias.cs,
-             static_cast<float>(g.beta), g.act);
+  const float* bias = reinterpret_cast<const float*>(g.bias.data);
+  const bool fuse_bias = bias != nullptr && g.bias.rs == 0 && g.bias.cs == 1 && g.beta == 1.0;
+  PackedB::Post post;
+  if (fuse_bias || bias == nullptr) {
+    post.bias = bias;
+    post.bias_cs = g.bias.cs;
+    if (PackedB::fusable(g.act)) post.act = g.act;
+  }
+  g.packed->gemm(reinterpret_cast<const float*>(g.a.data), g.m, la.ld, g.k, g.n, g.b.rs, g.b.cs, out, post);
+  const float* rest_bias = post.bias == nullptr ? bias : nullptr;
+  const Act rest_act = post.act == g.act ? Act::None : g.act;
+  if (rest_bias != nullptr || rest_act != Act::None)
+    epilogue(out, g.m, g.n, g.n, rest_bias, g.bias.rs, g.bias.cs, static_cast<float>(g.beta), rest_act);
   return true;
 }
 

@@ -75,8 +75,18 @@ class PackedB {
   PackedB(const PackedB&) = delete;
   PackedB& operator=(const PackedB&) = delete;
   const float* source() const { return source_; }
-  // C[m, n] (contiguous) = A[m, k] (row stride lda) x B[k, n] (strides brs, bcs).
-  void gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs, int64_t bcs, float* c);
+  // What the primitive applies to C in registers, before C is stored.
+  struct Post {
+    const float* bias = nullptr;  // (optional) n floats, stride bias_cs, added to every row
+    int64_t bias_cs = 1;
+    Act act = Act::None;          // None, GeluErf or GeluTanh (fusable(): NaN stays NaN)
+  };
+  // Whether the primitive can apply `act` as ATen does; relu and the rest are left to
+  // epilogue(), since oneDNN's relu, like its clip, makes NaN a number.
+  static bool fusable(Act act) { return act == Act::None || act == Act::GeluErf || act == Act::GeluTanh; }
+  // C[m, n] (contiguous) = post(A[m, k] (row stride lda) x B[k, n] (strides brs, bcs)).
+  void gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs, int64_t bcs, float* c,
+            const Post& post);
 
  private:
   struct State;  // oneDNN primitives per row count and B per packed layout (packed.cpp)

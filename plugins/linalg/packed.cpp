@@ -8,6 +8,7 @@
 
 #include <map>
 #include <mutex>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -19,24 +20,29 @@ namespace {
 struct Entry {
   dnnl::matmul prim;
   memory weights;                 // B in the layout the primitive asked for
-  memory::desc src, dst, scratch;
+  memory::desc src, dst, scratch, bias;
 };
+
+dnnl::algorithm eltwise_of(Act act) {
+  return act == Act::GeluTanh ? dnnl::algorithm::eltwise_gelu_tanh : dnnl::algorithm::eltwise_gelu_erf;
+}
 }  // namespace
 
 struct PackedB::State {
   std::mutex mutex;
-  std::map<std::vector<int64_t>, std::shared_ptr<const Entry>> cache;  // per (m, lda, k, n, brs, bcs)
-  std::vector<std::pair<memory::desc, memory>> packed;                // B per layout asked for
+  // per (m, lda, k, n, brs, bcs, bias stride or 0, act)
+  std::map<std::vector<int64_t>, std::shared_ptr<const Entry>> cache;
+  std::vector<std::pair<memory::desc, memory>> packed;  // B per layout asked for
   std::shared_ptr<const Entry> entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs,
-                                     int64_t bcs);
+                                     int64_t bcs, const Post& post);
 };
 
 PackedB::PackedB(const float* b) : source_(b), state_(std::make_unique<State>()) {}
 PackedB::~PackedB() = default;
 
 std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n,
-                                                   int64_t brs, int64_t bcs) {
-  const std::vector<int64_t> key{m, lda, k, n, brs, bcs};
+                                                   int64_t brs, int64_t bcs, const Post& post) {
+  const std::vector<int64_t> key{m, lda, k, n, brs, bcs, post.bias ? post.bias_cs : 0, static_cast<int64_t>(post.act)};
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
@@ -49,7 +55,15 @@ std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, in
   const memory::desc user({k, n}, f32, {brs, bcs});
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-run scratch: runs may overlap
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->src, memory::desc({k, n}, f32, memory::format_tag::any), e->dst),
+  if (post.act != Act::None) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, eltwise_of(post.act), 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  const memory::desc weights_any({k, n}, f32, memory::format_tag::any);
+  if (post.bias != nullptr) e->bias = memory::desc({1, n}, f32, {0, post.bias_cs});
+  dnnl::matmul::primitive_desc pd(post.bias != nullptr ? dnnl::matmul::desc(e->src, weights_any, e->bias, e->dst)
+                                                       : dnnl::matmul::desc(e->src, weights_any, e->dst),
                                   attr, eng);
   e->prim = dnnl::matmul(pd);
   e->scratch = pd.scratchpad_desc();
@@ -67,15 +81,21 @@ std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, in
   return e;
 }
 
-void PackedB::gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs, int64_t bcs, float* c) {
+void PackedB::gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs, int64_t bcs, float* c,
+                   const Post& post) {
+  if (!fusable(post.act))
+    throw sy::Error("packed GEMM: activation " + std::to_string(static_cast<int>(post.act)) + " is not fusable",
+                    SY_ERROR_INTERNAL);
   sy_omp::Threads threads(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
   try {
-    std::shared_ptr<const Entry> e = state_->entry(source_, m, lda, k, n, brs, bcs);
+    std::shared_ptr<const Entry> e = state_->entry(source_, m, lda, k, n, brs, bcs, post);
     dnnl::engine& eng = sy_onednn::cpu_engine();
     memory src(e->src, eng, const_cast<float*>(a)), dst(e->dst, eng, c), scratch(e->scratch, eng);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}};
+    if (post.bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(e->bias, eng, const_cast<float*>(post.bias)));
     dnnl::stream s(eng);
-    e->prim.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_DST, dst},
-                        {DNNL_ARG_SCRATCHPAD, scratch}});
+    e->prim.execute(s, args);
     s.wait();
   } catch (const dnnl::error& err) {
     const bool oom = err.status == dnnl_out_of_memory;

@@ -95,6 +95,14 @@ std::vector<Case> cases() {
     out.push_back({"permute + contiguous (heads)", "[" + bs + ",197,12,64] -> (0,2,1,3)",
                    chain({{"aten::permute", {{"dims", ir::Attribute::of_ints({0, 2, 1, 3})}}}, {"aten::contiguous", contiguous}}),
                    {random({b, 197, 12, 64}, 1.0f)}});
+    // the zoo's small encoder: a QKV chunk [48, B, 128] of [48, B, 384] and the heads'
+    // bmm output [4B, 48, 32] transposed(0, 1) -> contiguous
+    out.push_back({"contiguous (small QKV chunk)", "[48," + bs + ",128] of [48," + bs + ",384]",
+                   chain({{"aten::contiguous", contiguous}}),
+                   {strided({48, b, 384}, {48, b, 128}, {b * 384, 384, 1}, 128)}});
+    out.push_back({"contiguous (small transposed bmm)", "[48," + std::to_string(4 * b) + ",32]",
+                   chain({{"aten::contiguous", contiguous}}),
+                   {strided({4 * b, 48, 32}, {48, 4 * b, 32}, {32, 48 * 32, 1})}});
   }
   return out;
 }

@@ -144,7 +144,11 @@ void expect_matches_aten(const std::string& op, const std::vector<Arg>& args,
   for (int64_t i = 0; i < ref.numel(); ++i) {
     double g = at(got, i), r = at(ref, i);
     if (std::isnan(r)) {
-      EXPECT_TRUE(std::isnan(g)) << "element " << i;
+      EXPECT_TRUE(std::isnan(g)) << "element " << i << ": " << g << " vs NaN";
+      continue;
+    }
+    if (std::isinf(r)) {
+      EXPECT_EQ(g, r) << "element " << i;
       continue;
     }
     ASSERT_LE(std::fabs(g - r), atol + rtol * std::fabs(r)) << "element " << i << ": " << g << " vs " << r;
@@ -250,6 +254,20 @@ TEST(LinalgFused, ReluKeepsNaN) {
   Tensor x = rand({3, 4});
   x.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
   expect_matches_aten("aten::linear+aten::relu", {in(x), weight(rand({2, 4})), weight(rand({2}))});
+}
+
+// GELU (both forms) and the bias run inside oneDNN's matmul on a constant weight, relu and
+// the rest after it: NaN and infinities must come out where ATen puts them either way.
+TEST(LinalgFused, NaNAndInfinitiesThroughEveryActivation) {
+  Tensor x = rand({4, 6});
+  x.data<float>()[1] = std::numeric_limits<float>::quiet_NaN();   // row 0
+  x.data<float>()[8] = std::numeric_limits<float>::infinity();    // row 1
+  x.data<float>()[15] = -std::numeric_limits<float>::infinity();  // row 2
+  for (const char* op : {"aten::linear", "aten::linear+aten::relu", "aten::linear+aten::gelu",
+                         "aten::linear+aten::silu", "aten::linear+aten::hardswish"})
+    expect_matches_aten(op, {in(x), weight(rand({5, 6})), weight(rand({5}))});
+  expect_matches_aten("aten::linear+aten::gelu", {in(x), weight(rand({5, 6})), weight(rand({5}))},
+                      attrs({{"post.approximate", text("tanh")}}));
 }
 
 TEST(LinalgFused, TheHostFusesLinearAndGeluOntoLinalg) {
