@@ -59,4 +59,22 @@ void Walk::row_offsets(int64_t r, int64_t* offsets) const {
   }
 }
 
+RowCursor::RowCursor(const Walk& w, int64_t row)
+    : walk_(w), index_(w.shape.size() - 1, 0), offsets_(w.strides.size(), 0) {
+  w.row_offsets(row, offsets_.data());
+  for (size_t d = index_.size(); d-- > 0;) {
+    index_[d] = row % w.shape[d];
+    row /= w.shape[d];
+  }
+}
+
+void RowCursor::next() {
+  for (size_t d = index_.size(); d-- > 0;) {
+    for (size_t i = 0; i < offsets_.size(); ++i) offsets_[i] += walk_.strides[i][d];
+    if (++index_[d] < walk_.shape[d]) return;
+    for (size_t i = 0; i < offsets_.size(); ++i) offsets_[i] -= walk_.strides[i][d] * walk_.shape[d];
+    index_[d] = 0;
+  }
+}
+
 }  // namespace sy_elementwise

@@ -64,9 +64,9 @@ void apply(const Walk& w, float* y, const float* a, const float* b, F f) {
   }
   const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, len));
   sy::parallel_for(int64_t{0}, rows, grain, [&](int64_t begin, int64_t end, int) {
-    int64_t off[2];
-    for (int64_t r = begin; r < end; ++r) {
-      w.row_offsets(r, off);
+    RowCursor cursor(w, begin);
+    for (int64_t r = begin; r < end; ++r, cursor.next()) {
+      const int64_t* off = cursor.offsets();
       row(y + r * len, a + off[0], sa, b + off[1], sb, len, f);
     }
   });

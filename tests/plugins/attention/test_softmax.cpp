@@ -68,9 +68,9 @@ TEST(AttentionSoftmax, WritesTheWeightsOverTheScoresAndMatchesAten) {
   }
 }
 
-// Masked scores sit far below a row's max; exp of them underflows. The kernel clamps them
-// out of libmvec's slow path (a 4x cost on a causal mask); it must still give exact zeros
-// for -inf, and the true weight for anything at float's normal range or above.
+// Masked scores sit far below a row's max; exp of them underflows. The kernel (oneDNN's
+// softmax, whose exp clamps its argument) must still give exact zeros for -inf, and the
+// true weight for anything at float's normal range or above.
 TEST(AttentionSoftmax, ScoresFarBelowTheMaxGiveTheirTrueWeightOrExactZero) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   const std::vector<float> row = {0.0f, -1.0f, -20.0f, -86.0f, -87.0f, -87.5f, -88.0f, -100.0f, -1e30f, -kInf,

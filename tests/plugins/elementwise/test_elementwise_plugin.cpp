@@ -118,6 +118,36 @@ TEST(ElementwisePlugin, BroadcastsBothWaysAndReadsStridedInputs) {
   }
 }
 
+// Attention's score scaling, q.transpose(0, 1) / 8 on [64, 3, 32]: 3 x 64 rows of 32,
+// split across threads (one chunk starts mid-way through a dim), each row's offset
+// stepped from the last; and a strided other broadcast along the middle dim.
+TEST(ElementwisePlugin, LargeStridedWalksSplitAcrossThreads) {
+  const std::vector<Tensor> feeds = {uniform({600, 3, 32}, 7), uniform({3, 1, 32}, 8, 0.5f, 2.0f)};
+  const float* a = feeds[0].data<float>();
+  const float* b = feeds[1].data<float>();
+  ir::Graph g;
+  const ir::ValueId ia = g.add_input("a", kF32), ib = g.add_input("b", kF32);
+  g.add_node("t", "aten::transpose", {ia}, {"at"}, {{"dim0", ir::Attribute::of_int(0)}, {"dim1", ir::Attribute::of_int(1)}});
+  g.add_node("scale", "aten::div", {g.find_value("at")}, {"s"}, {{"other", ir::Attribute::of_float(8.0)}});
+  g.add_node("t2", "aten::transpose", {ia}, {"at2"}, {{"dim0", ir::Attribute::of_int(0)}, {"dim1", ir::Attribute::of_int(1)}});
+  g.add_node("mix", "aten::mul", {g.find_value("at2"), ib}, {"m"});
+  g.outputs = {g.find_value("s"), g.find_value("m")};
+  Runtime both = runtime_with("\"elementwise\", \"aten\"");
+  auto model = load_graph(both, std::move(g));
+  const std::vector<PlanEntry> plan = model->plan(feeds);
+  EXPECT_EQ(plan[1].backend, "elementwise");
+  EXPECT_EQ(plan[3].backend, "elementwise");
+  const std::vector<Tensor> got = model->run(feeds);
+  ASSERT_EQ(got[0].shape(), (std::vector<int64_t>{3, 600, 32}));
+  for (int64_t h = 0; h < 3; ++h)
+    for (int64_t t = 0; t < 600; ++t)
+      for (int64_t k = 0; k < 32; ++k) {
+        const float x = a[(t * 3 + h) * 32 + k];
+        ASSERT_EQ(got[0].data<float>()[(h * 600 + t) * 32 + k], x / 8.0f) << h << ", " << t << ", " << k;
+        ASSERT_EQ(got[1].data<float>()[(h * 600 + t) * 32 + k], x * b[h * 32 + k]) << h << ", " << t << ", " << k;
+      }
+}
+
 TEST(ElementwisePlugin, LeavesOtherDtypesAndRoundingModesToAten) {
   Runtime both = runtime_with("\"elementwise\", \"aten\"");
   ir::Graph g;
