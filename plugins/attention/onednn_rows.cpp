@@ -14,12 +14,9 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 namespace sy_attention {
@@ -27,36 +24,14 @@ namespace {
 
 using dnnl::memory;
 
-// Primitives by shape, shared by every node of the plugin; bounded, since shapes may keep
-// changing from run to run.
-template <typename Prim>
-class PrimitiveCache {
- public:
-  template <typename Make>
-  std::shared_ptr<const Prim> get(const std::vector<int64_t>& key, Make make) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
-    if (cache_.size() >= 64) cache_.clear();
-    auto made = std::make_shared<const Prim>(make());
-    cache_.emplace(key, made);
-    return made;
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<std::vector<int64_t>, std::shared_ptr<const Prim>> cache_;
-};
-
 template <typename F>
 void guarded(const char* what, int64_t rows, int64_t cols, F f) {
   try {
     f();
   } catch (const dnnl::error& e) {
-    const bool oom = e.status == dnnl_out_of_memory;
     throw sy::Error(std::string("oneDNN ") + what + " over [" + std::to_string(rows) + ", " + std::to_string(cols) +
-                        "] failed: " + e.what() + (oom ? " (out of memory)" : ""),
-                    oom ? SY_ERROR_OUT_OF_MEMORY : SY_ERROR_INTERNAL);
+                        "] failed: " + sy_onednn::error_message(e),
+                    sy_onednn::error_status(e));
   }
 }
 
@@ -78,7 +53,7 @@ memory::desc rows_desc(int64_t rows, int64_t cols) {
 
 void softmax_rows(float* y, int64_t rows, int64_t cols) {
   if (rows * cols == 0) return;
-  static PrimitiveCache<dnnl::softmax_forward> cache;
+  static sy_onednn::ShapeCache<dnnl::softmax_forward, 64> cache;  // shared by every node
   // oneDNN's kernel gives a row with a NaN or +inf score numbers (its exp takes NaN to 0),
   // where ATen's softmax makes it NaN: such rows are found first and set to NaN after.
   // (A row of -inf comes out NaN, 0 / 0, as in ATen; the conformance kit checks both.)
@@ -91,7 +66,7 @@ void softmax_rows(float* y, int64_t rows, int64_t cols) {
     const memory::desc md = rows_desc(rows, cols);
     dnnl::engine& eng = sy_onednn::cpu_engine();
     auto prim = cache.get({rows, cols}, [&] {
-      return dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(
+      return std::make_shared<const dnnl::softmax_forward>(dnnl::softmax_forward::primitive_desc(
           dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, 1), eng));
     });
     memory data(md, eng, y);
@@ -104,7 +79,7 @@ void softmax_rows(float* y, int64_t rows, int64_t cols) {
 
 void layer_norm(float* x, int64_t rows, int64_t d, const float* gamma, const float* beta, double eps) {
   if (rows * d == 0) return;
-  static PrimitiveCache<dnnl::layer_normalization_forward> cache;
+  static sy_onednn::ShapeCache<dnnl::layer_normalization_forward, 64> cache;
   sy_omp::Threads threads(static_cast<double>(rows) * static_cast<double>(d));
   guarded("layer norm", rows, d, [&] {
     using flags = dnnl::normalization_flags;
@@ -118,8 +93,9 @@ void layer_norm(float* x, int64_t rows, int64_t d, const float* gamma, const flo
     const memory::desc wd({d}, memory::data_type::f32, memory::format_tag::a);
     dnnl::engine& eng = sy_onednn::cpu_engine();
     auto prim = cache.get({rows, d, static_cast<int64_t>(f), eps_bits}, [&] {
-      return dnnl::layer_normalization_forward(dnnl::layer_normalization_forward::primitive_desc(
-          dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, feps, f), eng));
+      return std::make_shared<const dnnl::layer_normalization_forward>(
+          dnnl::layer_normalization_forward::primitive_desc(
+              dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, feps, f), eng));
     });
     memory data(md, eng, x);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}};

@@ -43,14 +43,6 @@ std::string to_string(const Dims& d) {
   return s + "]";
 }
 
-std::string dnnl_message(const dnnl::error& e) {
-  return std::string(e.what()) + " (oneDNN status " + std::to_string(static_cast<int>(e.status)) + ")";
-}
-
-SY_Status dnnl_status(const dnnl::error& e) {
-  return e.status == dnnl_out_of_memory ? SY_ERROR_OUT_OF_MEMORY : SY_ERROR_INTERNAL;
-}
-
 Dims compact_strides(const Dims& dims) {
   Dims s(dims.size());
   int64_t compact = 1;

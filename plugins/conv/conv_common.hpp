@@ -12,6 +12,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "common/onednn_engine.hpp"
 #include "common/openmp_threads.hpp"
 
 #include <cstdint>
@@ -37,9 +38,8 @@ dnnl::memory thread_scratch(const dnnl::memory::desc& md);
 void reorder_into(dnnl::stream& stream, const dnnl::reorder& r, dnnl::memory& src, dnnl::memory& dst);
 
 std::string to_string(const Dims& d);
-std::string dnnl_message(const dnnl::error& e);  // "<what> (status N)"
-// SY_ERROR_OUT_OF_MEMORY for oneDNN's out-of-memory status, SY_ERROR_INTERNAL otherwise.
-SY_Status dnnl_status(const dnnl::error& e);
+using sy_onednn::error_message;  // dnnl::error -> "<what> (oneDNN status N)"
+using sy_onednn::error_status;   // dnnl::error -> SY_ERROR_OUT_OF_MEMORY or SY_ERROR_INTERNAL
 
 // Plain descriptor of an f32 tensor: its shape and element strides (NULL = compact).
 dnnl::memory::desc plain_desc(const DLTensor& t);
@@ -97,27 +97,7 @@ Fusion fusion_of(const std::string& op, std::string* producer);
 dnnl::post_ops post_ops_of(const Fusion& f, const sy::Attrs& attrs);
 
 // ---- per-shape cache -----------------------------------------------------------------
-// Prepared primitives keyed by everything that shapes them (dims and strides of the
-// tensors). Lookups are guarded; values are immutable once built, so runs share them.
-template <typename Prepared>
-class ShapeCache {
- public:
-  template <typename Build>
-  std::shared_ptr<const Prepared> get(const Dims& key, Build&& build) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = entries_.find(key);
-    if (it != entries_.end()) return it->second;
-    if (entries_.size() >= kMaxEntries) entries_.clear();  // bounded: shapes may keep changing
-    std::shared_ptr<const Prepared> p = build();
-    entries_.emplace(key, p);
-    return p;
-  }
-
- private:
-  static constexpr size_t kMaxEntries = 32;
-  std::mutex mutex_;
-  std::map<Dims, std::shared_ptr<const Prepared>> entries_;
-};
+using sy_onednn::ShapeCache;  // prepared primitives per shape (common/onednn_engine.hpp)
 
 // Appends dims and strides of `md` to a cache key.
 void append_key(Dims& key, const dnnl::memory::desc& md);

@@ -267,7 +267,7 @@ ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_c
       consts_finite_ = consts_finite_ && all_finite(bias_);
     }
   } catch (const dnnl::error& e) {
-    throw sy::Error("conv plugin: could not copy the bias: " + dnnl_message(e), dnnl_status(e));
+    throw sy::Error("conv plugin: could not copy the bias: " + error_message(e), error_status(e));
   }
   // The create-time shapes are those of the first run: prepare (and reorder weights) now.
   if (sy::numel(*a[0]) > 0) prepare(a, nullptr);
@@ -422,8 +422,8 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
     }
   } catch (const dnnl::error& e) {
     throw sy::Error("conv plugin: oneDNN could not prepare " + params_.producer + " for input " +
-                    to_string(g.src) + ", weight " + to_string(g.wts) + ": " + dnnl_message(e),
-                    dnnl_status(e));
+                    to_string(g.src) + ", weight " + to_string(g.wts) + ": " + error_message(e),
+                    error_status(e));
   }
   return p;
 }
@@ -492,8 +492,8 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
     if (p.dst_out) reorder_into(s, p.dst_out, dst, dst_user);
     s.wait();
   } catch (const dnnl::error& e) {
-    throw sy::Error("conv plugin: oneDNN failed to run " + params_.producer + ": " + dnnl_message(e),
-                    dnnl_status(e));
+    throw sy::Error("conv plugin: oneDNN failed to run " + params_.producer + ": " + error_message(e),
+                    error_status(e));
   }
   return true;
 }

@@ -31,8 +31,8 @@ void format_convert(const DLTensor& plain, const DLTensor& formatted, tag t, boo
     s.wait();
   } catch (const dnnl::error& e) {
     throw sy::Error(std::string("conv plugin: ") + (to_format ? "from_host" : "to_host") + " of " + to_string(shape) +
-                        " failed: " + dnnl_message(e),
-                    dnnl_status(e));
+                        " failed: " + error_message(e),
+                    error_status(e));
   }
 }
 

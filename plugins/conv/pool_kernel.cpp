@@ -223,7 +223,7 @@ std::shared_ptr<const PoolKernel::Prepared> PoolKernel::prepare(const DLTensor& 
       if (p->dst != dst_user) p->dst_out = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->dst, engine(), dst_user));
     } catch (const dnnl::error& e) {
       throw sy::Error("conv plugin: oneDNN could not prepare pooling for input " + to_string(g.src) + ": " +
-                      dnnl_message(e), dnnl_status(e));
+                      error_message(e), error_status(e));
     }
     return p;
   });
@@ -291,7 +291,7 @@ void PoolKernel::run(sy::Run& run) {
     if (p->dst_out) reorder_into(s, p->dst_out, dst, dst_user);
     s.wait();
   } catch (const dnnl::error& e) {
-    throw sy::Error("conv plugin: oneDNN failed to run pooling: " + dnnl_message(e), dnnl_status(e));
+    throw sy::Error("conv plugin: oneDNN failed to run pooling: " + error_message(e), error_status(e));
   }
 }
 

@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <mutex>
 
 namespace sy_shape {
@@ -125,18 +124,13 @@ void copy_elementwise(const Dims& d, const char* src, char* dst, size_t elem_siz
 
 // A model copies the same few geometries on every run: keep their primitives (oneDNN's
 // own cache still costs a descriptor build per call). Primitives run concurrently fine.
-dnnl::reorder cached_reorder(const std::vector<int64_t>& key, const dnnl::memory::desc& src_md,
-                             const dnnl::memory::desc& dst_md) {
-  static std::mutex mutex;
-  static std::map<std::vector<int64_t>, dnnl::reorder> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  if (cache.size() >= 256) cache.clear();  // bounded: shapes that keep changing
-  dnnl::engine& engine = sy_onednn::cpu_engine();
-  dnnl::reorder prim(dnnl::reorder::primitive_desc(engine, src_md, engine, dst_md));
-  cache.emplace(key, prim);
-  return prim;
+std::shared_ptr<const dnnl::reorder> cached_reorder(const std::vector<int64_t>& key, const dnnl::memory::desc& src_md,
+                                                    const dnnl::memory::desc& dst_md) {
+  static sy_onednn::ShapeCache<dnnl::reorder, 256> cache;
+  return cache.get(key, [&] {
+    dnnl::engine& engine = sy_onednn::cpu_engine();
+    return std::make_shared<const dnnl::reorder>(dnnl::reorder::primitive_desc(engine, src_md, engine, dst_md));
+  });
 }
 
 // oneDNN has no 16- or 64-bit integer type: such elements move as 2 x u8 or 2 x s32
@@ -166,10 +160,10 @@ bool reorder(const Dims& d, const char* src, char* dst, size_t elem_size) {
     key.insert(key.end(), dst_strides.begin(), dst_strides.end());
     // Small copies on the caller alone, as for memcpy runs; larger on the host's budget.
     sy_omp::Threads threads(product(d.size) * static_cast<int64_t>(elem_size) < static_cast<int64_t>(kParallelBytes) ? 0 : -1);
-    dnnl::reorder prim = cached_reorder(key, src_md, dst_md);
+    std::shared_ptr<const dnnl::reorder> prim = cached_reorder(key, src_md, dst_md);
     dnnl::memory from(src_md, engine, const_cast<char*>(src)), to(dst_md, engine, dst);
     dnnl::stream stream(engine);
-    prim.execute(stream, from, to);
+    prim->execute(stream, from, to);
     stream.wait();
     return true;
   } catch (const dnnl::error& e) {
