@@ -1,5 +1,6 @@
 // attention plugin: the dense pieces around the attention kernel in the fused transformer
-// ops (projections on cblas_sgemm, activations; layer norm is in onednn_rows.hpp), on row-major float32 rows.
+// ops (projections, activations; layer norm is in onednn_rows.hpp), on row-major float32
+// rows.
 #pragma once
 
 #include <dlpack/dlpack.h>
@@ -22,7 +23,6 @@ Rows as_rows(const DLTensor& t, std::vector<float>& storage);
 // y[r, :] = x[r, :] w^T + b, for w [n, x.cols] (row pitch ldw) and b [n] (or NULL);
 // y's rows have pitch ldy. The product is one cblas_sgemm.
 void linear(const Rows& x, const float* w, int64_t ldw, int64_t n, const float* b, float* y, int64_t ldy);
-
 
 void gelu(float* x, int64_t n);          // exact: x * Phi(x), as at::gelu(approximate="none")
 void relu(float* x, int64_t n);          // NaN stays NaN, as at::relu

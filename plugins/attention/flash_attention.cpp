@@ -1,5 +1,6 @@
 // attention plugin: the fused attention kernel (see flash_attention.hpp).
 #include "flash_attention.hpp"
+#include "common/vector_clones.hpp"
 
 #include <switchyard/parallel.hpp>
 
@@ -15,12 +16,10 @@
 // calls them 8 (AVX2) or 16 (AVX-512) at a time, in the clone for the CPU it runs on.
 #pragma omp declare simd notinbranch
 extern "C" float expf(float) noexcept;
-#define SY_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define SY_VECTOR_CLONES
 #endif
 
 namespace sy_attention {
+namespace {
 
 // Below this, expf underflows to 0 (or a subnormal). libmvec's vector expf leaves its fast
 // path for a whole vector when one lane is that small, which masked (-inf) scores make
@@ -57,18 +56,6 @@ SY_VECTOR_CLONES float exp_shifted(float* row, int64_t n, float m) {
   }
   return sum;
 }
-
-// The largest of row[0..n) (NaNs skipped); -inf for n == 0.
-SY_VECTOR_CLONES float row_max(const float* row, int64_t n) {
-  float m = -std::numeric_limits<float>::infinity();
-#if SY_ATTENTION_LIBMVEC
-#pragma omp simd reduction(max : m)
-#endif
-  for (int64_t j = 0; j < n; ++j) m = row[j] > m ? row[j] : m;
-  return m;
-}
-
-namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();

@@ -62,11 +62,6 @@ struct Problem {
 // gives zeros (an empty weighted sum), as ATen's matmul does.
 void attention(const Problem& p);
 
-// row[j] = exp(row[j] - m) for j < n (vectorised where libmvec is); returns their sum.
-float exp_shifted(float* row, int64_t n, float m);
-// The largest of row[0..n), NaNs skipped (vectorised); -inf for n == 0.
-float row_max(const float* row, int64_t n);
-
 // The kernel's own memory for one call: bytes of scratch per thread, and threads used.
 size_t scratch_bytes_per_thread(const Problem& p);
 int threads_for(const Problem& p);

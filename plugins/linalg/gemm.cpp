@@ -196,15 +196,12 @@ bool run_packed(const Gemm& g, float* out) {
   const Layout la = layout(g.m, g.k, g.a.rs, g.a.cs), lb = layout(g.k, g.n, g.b.rs, g.b.cs);
   if (!la.ok || la.trans != CblasNoTrans || !lb.ok || g.b.rs <= 0 || g.b.cs <= 0) return false;
   const float* bias = reinterpret_cast<const float*>(g.bias.data);
-  const bool fuse_bias = bias != nullptr && g.bias.rs == 0 && g.bias.cs == 1 && g.beta == 1.0;
+  // The activation follows the bias, so it goes into the primitive only with it.
+  const bool in_primitive = bias == nullptr || (g.bias.rs == 0 && g.bias.cs == 1 && g.beta == 1.0);
   PackedB::Post post;
-  if (fuse_bias || bias == nullptr) {
-    post.bias = bias;
-    post.bias_cs = g.bias.cs;
-    if (PackedB::fusable(g.act)) post.act = g.act;
-  }
+  if (in_primitive) post = {bias, PackedB::fusable(g.act) ? g.act : Act::None};
   g.packed->gemm(reinterpret_cast<const float*>(g.a.data), g.m, la.ld, g.k, g.n, g.b.rs, g.b.cs, out, post);
-  const float* rest_bias = post.bias == nullptr ? bias : nullptr;
+  const float* rest_bias = in_primitive ? nullptr : bias;
   const Act rest_act = post.act == g.act ? Act::None : g.act;
   if (rest_bias != nullptr || rest_act != Act::None)
     epilogue(out, g.m, g.n, g.n, rest_bias, g.bias.rs, g.bias.cs, static_cast<float>(g.beta), rest_act);

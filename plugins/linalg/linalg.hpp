@@ -77,8 +77,7 @@ class PackedB {
   const float* source() const { return source_; }
   // What the primitive applies to C in registers, before C is stored.
   struct Post {
-    const float* bias = nullptr;  // (optional) n floats, stride bias_cs, added to every row
-    int64_t bias_cs = 1;
+    const float* bias = nullptr;  // (optional) n contiguous floats, added to every row
     Act act = Act::None;          // None, GeluErf or GeluTanh (fusable(): NaN stays NaN)
   };
   // Whether the primitive can apply `act` as ATen does; relu and the rest are left to

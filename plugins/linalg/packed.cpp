@@ -30,7 +30,7 @@ dnnl::algorithm eltwise_of(Act act) {
 
 struct PackedB::State {
   std::mutex mutex;
-  // per (m, lda, k, n, brs, bcs, bias stride or 0, act)
+  // per (m, lda, k, n, brs, bcs, bias or not, act)
   std::map<std::vector<int64_t>, std::shared_ptr<const Entry>> cache;
   std::vector<std::pair<memory::desc, memory>> packed;  // B per layout asked for
   std::shared_ptr<const Entry> entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs,
@@ -42,7 +42,7 @@ PackedB::~PackedB() = default;
 
 std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n,
                                                    int64_t brs, int64_t bcs, const Post& post) {
-  const std::vector<int64_t> key{m, lda, k, n, brs, bcs, post.bias ? post.bias_cs : 0, static_cast<int64_t>(post.act)};
+  const std::vector<int64_t> key{m, lda, k, n, brs, bcs, post.bias != nullptr, static_cast<int64_t>(post.act)};
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
@@ -61,7 +61,7 @@ std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, in
     attr.set_post_ops(ops);
   }
   const memory::desc weights_any({k, n}, f32, memory::format_tag::any);
-  if (post.bias != nullptr) e->bias = memory::desc({1, n}, f32, {0, post.bias_cs});
+  if (post.bias != nullptr) e->bias = memory::desc({1, n}, f32, memory::format_tag::ab);
   dnnl::matmul::primitive_desc pd(post.bias != nullptr ? dnnl::matmul::desc(e->src, weights_any, e->bias, e->dst)
                                                        : dnnl::matmul::desc(e->src, weights_any, e->dst),
                                   attr, eng);

@@ -74,19 +74,20 @@ ir::Graph cat_graph(int64_t dim) {
 std::vector<Case> cases() {
   std::vector<Case> out;
   const ir::Attributes contiguous;
+  auto add_contiguous = [&](std::string name, std::string shape, Tensor input) {
+    out.push_back({std::move(name), std::move(shape), chain({{"aten::contiguous", contiguous}}), {std::move(input)}});
+  };
   for (int64_t b : {1, 4}) {
     const std::string bs = std::to_string(b);
     // ViT: cat([class_token.expand(B, 1, 768), patches [B, 196, 768]], dim=1)
     out.push_back({"cat (ViT class token + patches)", "[" + bs + ",1,768] + [" + bs + ",196,768], dim 1", cat_graph(1),
                    {strided({1, 1, 768}, {b, 1, 768}, {0, 768, 1}), random({b, 196, 768}, 0.25f)}});
     // ViT: q = linear(x).chunk(3, -1)[0].contiguous(): [197, B, 768] of [197, B, 2304]
-    out.push_back({"contiguous (QKV chunk)", "[197," + bs + ",768] of [197," + bs + ",2304]",
-                   chain({{"aten::contiguous", contiguous}}),
-                   {strided({197, b, 2304}, {197, b, 768}, {b * 2304, 2304, 1}, 768)}});
+    add_contiguous("contiguous (QKV chunk)", "[197," + bs + ",768] of [197," + bs + ",2304]",
+                   strided({197, b, 2304}, {197, b, 768}, {b * 2304, 2304, 1}, 768));
     // ViT: bmm output [B*12, 197, 64] transposed(0, 1) -> contiguous
-    out.push_back({"contiguous (transposed bmm)", "[197," + std::to_string(12 * b) + ",64]",
-                   chain({{"aten::contiguous", contiguous}}),
-                   {strided({12 * b, 197, 64}, {197, 12 * b, 64}, {64, 197 * 64, 1})}});
+    add_contiguous("contiguous (transposed bmm)", "[197," + std::to_string(12 * b) + ",64]",
+                   strided({12 * b, 197, 64}, {197, 12 * b, 64}, {64, 197 * 64, 1}));
     // ViT: conv output [B, 768, 14*14] permute(0, 2, 1) -> [B, 196, 768] contiguous
     out.push_back({"permute + contiguous (ViT patches)", "[" + bs + ",768,196] -> (0,2,1)",
                    chain({{"aten::permute", {{"dims", ir::Attribute::of_ints({0, 2, 1})}}}, {"aten::contiguous", contiguous}}),
@@ -97,12 +98,10 @@ std::vector<Case> cases() {
                    {random({b, 197, 12, 64}, 1.0f)}});
     // the zoo's small encoder: a QKV chunk [48, B, 128] of [48, B, 384] and the heads'
     // bmm output [4B, 48, 32] transposed(0, 1) -> contiguous
-    out.push_back({"contiguous (small QKV chunk)", "[48," + bs + ",128] of [48," + bs + ",384]",
-                   chain({{"aten::contiguous", contiguous}}),
-                   {strided({48, b, 384}, {48, b, 128}, {b * 384, 384, 1}, 128)}});
-    out.push_back({"contiguous (small transposed bmm)", "[48," + std::to_string(4 * b) + ",32]",
-                   chain({{"aten::contiguous", contiguous}}),
-                   {strided({4 * b, 48, 32}, {48, 4 * b, 32}, {32, 48 * 32, 1})}});
+    add_contiguous("contiguous (small QKV chunk)", "[48," + bs + ",128] of [48," + bs + ",384]",
+                   strided({48, b, 384}, {48, b, 128}, {b * 384, 384, 1}, 128));
+    add_contiguous("contiguous (small transposed bmm)", "[48," + std::to_string(4 * b) + ",32]",
+                   strided({4 * b, 48, 32}, {48, 4 * b, 32}, {32, 48 * 32, 1}));
   }
   return out;
 }
