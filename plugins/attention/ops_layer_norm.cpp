@@ -3,9 +3,9 @@
 //   aten::layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable)
 //
 // float32, normalised over the trailing dims that normalized_shape names, on oneDNN's
-// layer normalization (onednn_rows.cpp). The output may take the input's buffer (SDK 1.1 output_inplace): in
-// a pre-norm or post-norm block the normalised value is usually the input's last use,
-// so the host need not hold both. weight and bias, where given, have normalized_shape.
+// layer normalization (onednn_rows.cpp). The output may take the input's buffer (SDK 1.1
+// output_inplace): in a pre-norm or post-norm block the normalised value is usually the
+// input's last use, so the host need not hold both. weight and bias, where given, have normalized_shape.
 #include "binding.hpp"
 #include "dense.hpp"
 #include "onednn_rows.hpp"
