@@ -16,7 +16,6 @@
 #include <limits>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace sy_attention {
@@ -70,8 +69,8 @@ void softmax_rows(float* y, int64_t rows, int64_t cols) {
           dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, 1), eng));
     });
     memory data(md, eng, y);
-    dnnl::stream s(eng);
-    prim->execute(s, {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}});
+    dnnl::stream& s = sy_onednn::thread_stream();
+    sy_onednn::execute(*prim, s, {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}});
     s.wait();
   });
   for (int64_t r : nan_rows) std::fill(y + r * cols, y + (r + 1) * cols, std::numeric_limits<float>::quiet_NaN());
@@ -97,12 +96,12 @@ void layer_norm(float* x, int64_t rows, int64_t d, const float* gamma, const flo
           dnnl::layer_normalization_forward::primitive_desc(
               dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, feps, f), eng));
     });
-    memory data(md, eng, x);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}};
-    if (gamma != nullptr) args.emplace(DNNL_ARG_SCALE, memory(wd, eng, const_cast<float*>(gamma)));
-    if (beta != nullptr) args.emplace(DNNL_ARG_SHIFT, memory(wd, eng, const_cast<float*>(beta)));
-    dnnl::stream s(eng);
-    prim->execute(s, args);
+    memory data(md, eng, x), scale, shift;  // an empty memory is an absent argument
+    if (gamma != nullptr) scale = memory(wd, eng, const_cast<float*>(gamma));
+    if (beta != nullptr) shift = memory(wd, eng, const_cast<float*>(beta));
+    dnnl::stream& s = sy_onednn::thread_stream();
+    sy_onednn::execute(*prim, s, {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}, {DNNL_ARG_SCALE, scale},
+                                  {DNNL_ARG_SHIFT, shift}});
     s.wait();
   });
 }

@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,6 +22,54 @@ namespace sy_onednn {
 inline dnnl::engine& cpu_engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
+}
+
+// The calling thread's stream on that engine: a stream is per thread, and making one per
+// call allocated on every node's hot path.
+inline dnnl::stream& thread_stream() {
+  thread_local dnnl::stream stream(cpu_engine());
+  return stream;
+}
+
+// Scratchpad memory for one primitive run on the calling thread: one buffer per thread,
+// grown as needed and kept, so runs allocate nothing (an unbound memory would allocate per
+// call). Valid until this thread's next call; throws sy::Error when out of memory.
+inline dnnl::memory thread_scratch(const dnnl::memory::desc& md) {
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<void, Free> buffer;
+  thread_local size_t capacity = 0;
+  const size_t bytes = md.get_size();
+  if (bytes > capacity) {
+    buffer.reset();
+    const size_t rounded = (bytes + 4095) / 4096 * 4096;
+    buffer.reset(std::aligned_alloc(64, rounded));
+    if (!buffer)
+      throw sy::Error("out of memory for " + std::to_string(rounded) + " bytes of oneDNN scratch",
+                      SY_ERROR_OUT_OF_MEMORY);
+    capacity = rounded;
+  }
+  return dnnl::memory(md, cpu_engine(), bytes > 0 ? buffer.get() : nullptr);
+}
+
+// One argument of a primitive call: DNNL_ARG_* and the memory it names.
+struct Arg {
+  int slot;
+  const dnnl::memory& mem;
+};
+
+// Executes `prim` with `args` through the C entry point: the C++ one takes a hash map,
+// built and freed per call. Throws dnnl::error as the C++ API does.
+inline void execute(const dnnl::primitive& prim, dnnl::stream& s, std::initializer_list<Arg> args) {
+  dnnl_exec_arg_t c_args[8];
+  int n = 0;
+  for (const Arg& a : args) {
+    if (n == 8) throw dnnl::error(dnnl_invalid_arguments, "more than 8 primitive arguments");
+    c_args[n++] = {a.slot, a.mem.get(true)};
+  }
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(prim.get(), s.get(), n, c_args),
+                          "could not execute a primitive");
 }
 
 // Prepared primitives keyed by everything that shapes them (dims, strides, attributes).

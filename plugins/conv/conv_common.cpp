@@ -14,27 +14,18 @@ namespace syconv {
 
 dnnl::engine& engine() { return sy_onednn::cpu_engine(); }
 
-dnnl::stream new_stream() { return dnnl::stream(engine()); }
+dnnl::stream& thread_stream() { return sy_onednn::thread_stream(); }
 
 dnnl::memory thread_scratch(const dnnl::memory::desc& md) {
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
-  thread_local std::unique_ptr<void, Free> buffer;
-  thread_local size_t capacity = 0;
-  const size_t bytes = md.get_size();
-  if (bytes > capacity) {
-    buffer.reset();
-    const size_t rounded = (bytes + 4095) / 4096 * 4096;
-    buffer.reset(std::aligned_alloc(64, rounded));
-    if (!buffer) throw sy::Error("conv plugin: out of memory for " + std::to_string(rounded) + " bytes of scratch", SY_ERROR_OUT_OF_MEMORY);
-    capacity = rounded;
+  try {
+    return sy_onednn::thread_scratch(md);
+  } catch (const sy::Error& e) {
+    throw sy::Error(std::string("conv plugin: ") + e.what(), e.status);
   }
-  return dnnl::memory(md, engine(), bytes > 0 ? buffer.get() : nullptr);
 }
 
 void reorder_into(dnnl::stream& stream, const dnnl::reorder& r, dnnl::memory& src, dnnl::memory& dst) {
-  r.execute(stream, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+  sy_onednn::execute(r, stream, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
 }
 
 std::string to_string(const Dims& d) {

@@ -28,8 +28,8 @@ using Dims = std::vector<int64_t>;
 
 // ---- oneDNN plumbing ----------------------------------------------------------------
 dnnl::engine& engine();
-// One stream per run: streams are not meant to be shared between threads.
-dnnl::stream new_stream();
+// The calling thread's stream (streams are not meant to be shared between threads).
+dnnl::stream& thread_stream();
 // Scratchpad memory for one primitive run on the calling thread: one buffer per thread,
 // grown as needed and kept, so runs allocate nothing (runs on other threads have their
 // own). Valid until this thread's next call.

@@ -4,7 +4,7 @@
 #include "formats.hpp"
 
 #include <cmath>
-#include <unordered_map>
+#include <algorithm>
 
 namespace syconv {
 
@@ -261,7 +261,7 @@ ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_c
     if (const_bias_) {  // compact copy once; the primitive wants a dense bias
       memory user(plain_desc(*a[2]), engine(), handle(*a[2]));
       bias_ = memory(memory::desc({g.out_channels}, memory::data_type::f32, tag::a), engine());
-      dnnl::stream s = new_stream();
+      dnnl::stream& s = thread_stream();
       reorder_into(s, dnnl::reorder(user, bias_), user, bias_);
       s.wait();
       consts_finite_ = consts_finite_ && all_finite(bias_);
@@ -332,9 +332,52 @@ dnnl::memory::desc ConvKernel::preferred_dst(const Geometry& g, bool has_bias) c
   }
 }
 
+bool ConvKernel::CallKey::operator==(const CallKey& o) const {
+  return n == o.n && std::equal(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n), o.v.begin());
+}
+
+bool ConvKernel::call_key(const Args& a, const DLTensor* out, SY_StorageIndex in, SY_StorageIndex to,
+                          SY_StorageIndex res, CallKey& key) {
+  key.n = 0;
+  auto push = [&](int64_t x) {
+    if (key.n == key.v.size()) return false;
+    key.v[key.n++] = x;
+    return true;
+  };
+  bool fits = push(in) && push(to) && push(res);
+  for (const DLTensor* t : {a[0], a[1], a[2], a[3], out}) {
+    if (t == nullptr) {
+      fits = fits && push(-1);
+      continue;
+    }
+    fits = fits && push(t->ndim) && push(t->dtype.code | (t->dtype.bits << 8) | (int64_t{t->dtype.lanes} << 16)) &&
+           push(t->device.device_type);
+    for (int d = 0; d < t->ndim; ++d) fits = fits && push(t->shape[d]) && push(t->strides ? t->strides[d] : -2);
+  }
+  return fits;
+}
+
 std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare(const Args& a, const DLTensor* out, bool fused,
                                                                 SY_StorageIndex in, SY_StorageIndex to,
                                                                 SY_StorageIndex res) {
+  CallKey call;
+  const bool memo = call_key(a, out, in, to, res, call);
+  if (memo) {
+    std::lock_guard<std::mutex> lock(memo_mutex_);
+    if (memo_[fused] && memo_key_[fused] == call) return memo_[fused];
+  }
+  std::shared_ptr<const Prepared> p = prepare_uncached(a, out, fused, in, to, res);
+  if (memo) {
+    std::lock_guard<std::mutex> lock(memo_mutex_);
+    memo_key_[fused] = call;
+    memo_[fused] = p;
+  }
+  return p;
+}
+
+std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare_uncached(const Args& a, const DLTensor* out,
+                                                                         bool fused, SY_StorageIndex in,
+                                                                         SY_StorageIndex to, SY_StorageIndex res) {
   check_tensor(*a[0], "input");  // layouts may differ from those supports() saw
   check_tensor(*a[1], "weight");
   if (a[2] != nullptr) check_tensor(*a[2], "bias");
@@ -413,7 +456,7 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
       if (!p->weights) {  // the one-time reorder of constant weights
         memory user(wts_user, engine(), handle(*a[1]));
         memory mine(p->wts, engine());
-        dnnl::stream s = new_stream();
+        dnnl::stream& s = thread_stream();
         reorder_into(s, dnnl::reorder(user, mine), user, mine);
         s.wait();
         weights_.emplace_back(p->wts, mine);
@@ -452,7 +495,7 @@ void ConvKernel::run(sy::Run& run) {
 bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check_finite) const {
   try {
     dnnl::engine& eng = engine();
-    dnnl::stream s = new_stream();
+    dnnl::stream& s = thread_stream();
     auto input = [&](const memory::desc& user_md, const DLTensor& t, const dnnl::reorder& r,
                      const memory::desc& md) {
       memory user(user_md, eng, handle(t));
@@ -466,15 +509,14 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
     memory dst_user(p.dst_user, eng, out);
     memory dst = p.dst_out ? memory(p.dst, eng) : dst_user;
     memory scratch = thread_scratch(p.scratch);
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts},
-                                            {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}};
-    if (p.has_bias) args[DNNL_ARG_BIAS] = const_bias_ ? bias_ : input(p.bias_user, *a[2], p.bias_in, p.bias);
+    memory bias;
+    if (p.has_bias) bias = const_bias_ ? bias_ : input(p.bias_user, *a[2], p.bias_in, p.bias);
     memory residual;
     if (a[3] != nullptr) residual = memory(p.res_user, eng, handle(*a[3]));
     if (check_finite) {
       s.wait();  // the reorders above have filled src (and weights, bias)
       const bool finite = consts_finite_ && all_finite(src) && (p.weights || all_finite(wts)) &&
-                          (!p.has_bias || const_bias_ || all_finite(args[DNNL_ARG_BIAS])) &&
+                          (!p.has_bias || const_bias_ || all_finite(bias)) &&
                           (a[3] == nullptr || all_finite(residual));
       if (!finite) return false;  // nothing written: run() takes the careful path
     }
@@ -488,7 +530,12 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
       }
       reorder_into(s, p.res_in, residual, dst);
     }
-    p.conv.execute(s, args);
+    if (p.has_bias)
+      sy_onednn::execute(p.conv, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_BIAS, bias},
+                                     {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
+    else
+      sy_onednn::execute(p.conv, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, dst},
+                                     {DNNL_ARG_SCRATCHPAD, scratch}});
     if (p.dst_out) reorder_into(s, p.dst_out, dst, dst_user);
     s.wait();
   } catch (const dnnl::error& e) {

@@ -66,6 +66,8 @@ class ConvKernel {
   std::shared_ptr<const Prepared> prepare(const Args& a, const DLTensor* out, bool fused = true,
                                           SY_StorageIndex in = SY_STORAGE_HOST, SY_StorageIndex to = SY_STORAGE_HOST,
                                           SY_StorageIndex res = SY_STORAGE_HOST);
+  std::shared_ptr<const Prepared> prepare_uncached(const Args& a, const DLTensor* out, bool fused,
+                                                   SY_StorageIndex in, SY_StorageIndex to, SY_StorageIndex res);
   // The convolution for these shapes, formats left to oneDNN; callers hold the thread
   // count the runs will use (oneDNN picks its implementation for it).
   dnnl::convolution_forward::primitive_desc describe(const Geometry& g, bool has_bias,
@@ -80,6 +82,18 @@ class ConvKernel {
   // input, weights, bias and residual were all finite (else true).
   bool execute(const Prepared& p, const Args& a, void* out, bool check_finite) const;
 
+  // The last call's tensor layouts per cache (fused, unfused) and what they gave: runs
+  // mostly repeat them, and rebuilding descriptors for the cache key cost more than a
+  // small convolution's arithmetic.
+  struct CallKey {
+    std::array<int64_t, 96> v{};
+    size_t n = 0;
+    bool operator==(const CallKey& o) const;
+  };
+  // False when the layouts do not fit a key (no memo then).
+  static bool call_key(const Args& a, const DLTensor* out, SY_StorageIndex in, SY_StorageIndex to,
+                       SY_StorageIndex res, CallKey& key);
+
   Params params_;
   dnnl::post_ops post_ops_;        // the fusion's: sum, then the activation
   dnnl::post_ops guard_ops_;       // without the activation (the NaN path: sum only)
@@ -91,6 +105,9 @@ class ConvKernel {
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> weights_;
   dnnl::memory bias_;              // constant bias, compact
   ShapeCache<Prepared> cache_, unfused_cache_;
+  std::mutex memo_mutex_;
+  CallKey memo_key_[2];
+  std::shared_ptr<const Prepared> memo_[2];  // [fused]
 };
 
 // Parses and checks everything but the tensors' shapes; throws sy::Unsupported.

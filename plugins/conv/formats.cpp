@@ -25,7 +25,7 @@ void format_convert(const DLTensor& plain, const DLTensor& formatted, tag t, boo
   sy_omp::Threads threads(static_cast<double>(sy::numel(plain)));
   try {
     dnnl::memory p(plain_desc(plain), engine(), handle(plain)), f(format_desc(shape, t), engine(), handle(formatted));
-    dnnl::stream s = new_stream();
+    dnnl::stream& s = thread_stream();
     if (to_format) reorder_into(s, dnnl::reorder(p, f), p, f);
     else reorder_into(s, dnnl::reorder(f, p), f, p);
     s.wait();

@@ -260,7 +260,7 @@ void PoolKernel::run(sy::Run& run) {
   sy_omp::Threads threads(static_cast<double>(sy::numel(out)) * p->window);
   try {
     dnnl::engine& eng = engine();
-    dnnl::stream s = new_stream();
+    dnnl::stream& s = thread_stream();
     memory src_user(p->src_user, eng, handle(x)), dst_user(p->dst_user, eng, handle(out));
     memory src = src_user, dst = dst_user;
     if (p->src_in) {
@@ -269,7 +269,7 @@ void PoolKernel::run(sy::Run& run) {
     }
     if (p->dst_out) dst = memory(p->dst, eng);
     memory scratch = thread_scratch(p->scratch);
-    p->pool.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
+    sy_onednn::execute(p->pool, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
     if (params_.kind == Kind::Max) s.wait();
     // Any layout holds the same values (a blocked one pads with zeros): check them all.
     if (params_.kind == Kind::Max &&

@@ -8,7 +8,6 @@
 
 #include <map>
 #include <mutex>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -90,12 +89,17 @@ void PackedB::gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n,
   try {
     std::shared_ptr<const Entry> e = state_->entry(source_, m, lda, k, n, brs, bcs, post);
     dnnl::engine& eng = sy_onednn::cpu_engine();
-    memory src(e->src, eng, const_cast<float*>(a)), dst(e->dst, eng, c), scratch(e->scratch, eng);
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}};
-    if (post.bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(e->bias, eng, const_cast<float*>(post.bias)));
-    dnnl::stream s(eng);
-    e->prim.execute(s, args);
+    memory src(e->src, eng, const_cast<float*>(a)), dst(e->dst, eng, c);
+    memory scratch = sy_onednn::thread_scratch(e->scratch);
+    dnnl::stream& s = sy_onednn::thread_stream();
+    if (post.bias != nullptr) {
+      memory bias(e->bias, eng, const_cast<float*>(post.bias));
+      sy_onednn::execute(e->prim, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_BIAS, bias},
+                                      {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
+    } else {
+      sy_onednn::execute(e->prim, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_DST, dst},
+                                      {DNNL_ARG_SCRATCHPAD, scratch}});
+    }
     s.wait();
   } catch (const dnnl::error& err) {
     const bool oom = err.status == dnnl_out_of_memory;

@@ -162,8 +162,8 @@ bool reorder(const Dims& d, const char* src, char* dst, size_t elem_size) {
     sy_omp::Threads threads(product(d.size) * static_cast<int64_t>(elem_size) < static_cast<int64_t>(kParallelBytes) ? 0 : -1);
     std::shared_ptr<const dnnl::reorder> prim = cached_reorder(key, src_md, dst_md);
     dnnl::memory from(src_md, engine, const_cast<char*>(src)), to(dst_md, engine, dst);
-    dnnl::stream stream(engine);
-    prim->execute(stream, from, to);
+    dnnl::stream& stream = sy_onednn::thread_stream();
+    sy_onednn::execute(*prim, stream, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
     stream.wait();
     return true;
   } catch (const dnnl::error& e) {

@@ -143,6 +143,23 @@ TEST(ConvPlugin, ShapesChangeBetweenRuns) {
   }
 }
 
+TEST(ConvPlugin, LayoutsChangeBetweenRuns) {
+  // One shape, different strides from run to run: the kernel's memo of its last call
+  // (keyed by shapes, strides and storages) must miss and lay the input out anew.
+  Built b = chain({{"aten::conv2d", conv_attrs({1, 1}, {1, 1}, {1, 1}, 1)}},
+                  {in(random({2, 6, 8, 7}, 1)), weight(random({5, 6, 3, 3}, 2)), weight(random({5}, 3))});
+  Built r = chain({{"aten::conv2d", conv_attrs({1, 1}, {1, 1}, {1, 1}, 1)}},
+                  {in(random({2, 6, 8, 7}, 1)), weight(random({5, 6, 3, 3}, 2)), weight(random({5}, 3))});
+  auto model = load_graph(runtime("conv"), std::move(b.graph));
+  auto ref = load_graph(runtime("aten"), std::move(r.graph));
+  const Shape x{2, 6, 8, 7};
+  const std::vector<std::pair<std::string, Tensor>> inputs = {
+      {"compact", random(x, 20)},     {"H and W swapped", transposed_view(x, 21)},
+      {"compact again", random(x, 22)}, {"every other channel", channel_strided(x, 23)},
+      {"H and W swapped again", transposed_view(x, 24)}};
+  for (const auto& [what, input] : inputs) expect_close(model->run({input})[0], ref->run({input})[0], what);
+}
+
 TEST(ConvPlugin, ConcurrentRunsAgree) {
   Built b = chain({{"aten::conv2d", conv_attrs({1, 1}, {1, 1}, {1, 1}, 1)}},
                   {in(random({2, 8, 12, 12}, 1)), weight(random({16, 8, 3, 3}, 2)), weight(random({16}, 3))});
