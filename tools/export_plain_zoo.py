@@ -18,7 +18,7 @@ TorchScript generalises; a model where it does not is an export error). The test
 (tests/host/torchscript/test_plain_zoo.cpp) runs switchyard on those other shapes only,
 so a runtime that freezes the traced shape cannot pass.
 
-Image sizes are small to keep CI cheap: 64 px, inception_v3 96 px (it needs >= 75),
+Image sizes are small to keep CI cheap: 64 px, inception_v3 112 px (it needs >= 75),
 maxvit_t 224 px (its 7x7 partitions need 224); inception_v3 without its auxiliary
 head (aux_logits=False: in train mode, as calibration runs it, the head needs >= 299 px). vit_b_16 is built with image_size=64
 (16 patches). maxvit_t, the costliest forward, is traced at batch 2 and checked at batch
@@ -43,6 +43,9 @@ float32 inception_v3 is ~0.8e-4 (relative) from the exact result, and two float3
 summation (BN folded into conv, or not) differ by up to 1.01e-4, so a float32 reference would
 fail a correct implementation. Against the float64 result PyTorch's float32 eager and trace
 must stay within 0.9 of the test's bound (pytorch_float32_of_bound) or the export fails.
+How close depends on the CPU's summation order: inception_v3 at 96 px, batch 3, was 0.95
+of the bound on an AMD EPYC (OpenBLAS single-threaded Haswell kernels) and under 0.8 on
+Intel hosts; at 112 px it is 0.55-0.58 there.
 
 File names in zoo.json are relative to its directory. A stem is skipped (cached) when its
 meta file and files are newer than this script and tools/plain_zoo_models.py.
@@ -178,7 +181,7 @@ SPECS = [
     image_spec("wide_resnet50_2", "wide_resnet"),
     image_spec("densenet121", "densenet"),
     image_spec("googlenet", "googlenet", init_weights=True),
-    image_spec("inception_v3", "inception", image=96, init_weights=True, aux_logits=False),
+    image_spec("inception_v3", "inception", image=112, init_weights=True, aux_logits=False),
     image_spec("mobilenet_v2", "mobilenet_v2"),
     image_spec("mobilenet_v3_small", "mobilenet_v3"),
     image_spec("mnasnet0_5", "mnasnet"),
