@@ -35,6 +35,20 @@ std::vector<Case> binary_cases(DLDataType dtype, bool with_alpha) {
   add("transposed self", transposed_layout(t({6, 9})), t({6, 9}));
   add("strided rows other", t({5, 8}), strided_rows(rng, dtype, {5, 8}));
   add("odd size 1031", t({1031}), t({1031}));
+  // A squeeze-excitation block's per-channel scale, each operand order, with a scale per
+  // batch item, and a self whose H and W are swapped in memory.
+  add("per-channel [2, 24, 5, 6] and [1, 24, 1, 1]", t({2, 24, 5, 6}), t({1, 24, 1, 1}));
+  add("per-channel [3, 20, 1, 1] first, [3, 20, 4, 4]", t({3, 20, 1, 1}), t({3, 20, 4, 4}));
+  add("per-channel transposed self [2, 17, 6, 5]", transposed_layout(t({2, 17, 6, 5})), t({2, 17, 1, 1}));
+  if (is_f32(dtype)) {  // NaN and infinities on both sides (inf * 0 is NaN)
+    Tensor x = t({1, 18, 7, 7}), scale = t({1, 18, 1, 1});
+    float* xp = x.data<float>();
+    for (int64_t i = 3; i < x.numel(); i += 53) xp[i] = std::numeric_limits<float>::quiet_NaN();
+    for (int64_t i = 11; i < x.numel(); i += 71) xp[i] = std::numeric_limits<float>::infinity();
+    scale.data<float>()[2] = 0.0f;
+    scale.data<float>()[5] = -std::numeric_limits<float>::infinity();
+    add("per-channel with NaN, inf and a zero scale", std::move(x), std::move(scale));
+  }
   if (with_alpha) add("alpha 2.5", t({3, 4}), t({3, 4}), {{"alpha", number(2.5)}});
   add("scalar other", t({3, 4}), std::nullopt, {{"other", number(0.75)}});
   if (is_f64) add("float32 self, 0-dim float64 other", random_tensor(rng, {kDLFloat, 32, 1}, {3, 4}), t({}));

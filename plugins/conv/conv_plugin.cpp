@@ -5,6 +5,7 @@
 //   aten::conv1d, aten::conv2d, aten::convolution, aten::_convolution     conv_kernel.hpp
 //   each of those + every activation in post_ops.cpp
 //   aten::max_pool2d, aten::avg_pool2d, aten::adaptive_avg_pool2d         pool_kernel.hpp
+//   aten::mul of an activation by a per-channel scale (squeeze-excitation) scale_kernel.hpp
 //
 //   storages "nChw16c" and "nhwc": activations in oneDNN's own layouts   formats.hpp
 //
@@ -13,6 +14,7 @@
 #include "formats.hpp"
 #include "conv_kernel.hpp"
 #include "pool_kernel.hpp"
+#include "scale_kernel.hpp"
 
 namespace syconv {
 namespace {
@@ -35,6 +37,7 @@ sy::PluginDef& conv_plugin() {
       d.add(sy::kernel<ConvKernel>(std::string(op) + "+aten::add+aten::relu", kFamily, {sy::kFloat32}));
     }
     for (const char* op : kPoolOps) d.add(sy::kernel<PoolKernel>(op, kFamily, {sy::kFloat32}));
+    d.add(sy::kernel<ScaleKernel>("aten::mul", kFamily, {sy::kFloat32}));
     return d;
   }();
   return def;
