@@ -213,6 +213,51 @@ TEST(ConvLayouts, AStemsPoolReadsAndWritesTheStorages) {
   }
 }
 
+TEST(ConvLayouts, ASqueezeExcitationBlockStaysInTheStorages) {
+  // conv -> (avg pool -> fc1 + relu -> fc2 + hardsigmoid) -> scale * activation -> conv,
+  // as MobileNetV3 writes it (the scale first): every value stays in the conv storages.
+  auto graph = [](bool fused) {
+    ir::Graph g;
+    uint32_t seed = 30;
+    auto constant = [&](const std::string& name, Shape shape, float bound) {
+      return g.add_constant(name, random(shape, seed++, -bound, bound));
+    };
+    auto conv = [&](const std::string& name, const std::string& op, ir::ValueId x, int64_t oc, int64_t ic,
+                    int64_t k) {
+      g.add_node(name, op, {x, constant(name + ".w", {oc, ic, k, k}, 0.3f), constant(name + ".b", {oc}, 0.5f)},
+                 {name}, conv_attrs({1, 1}, {k / 2, k / 2}, {1, 1}, 1));
+      return g.find_value(name);
+    };
+    auto act = [&](const std::string& name, const std::string& op, ir::ValueId x) {
+      g.add_node(name, op, {x}, {name});
+      return g.find_value(name);
+    };
+    ir::ValueId x = g.add_input("x", sytest::kF32);
+    ir::ValueId h = conv("expand", "aten::conv2d", x, 32, 16, 3);
+    g.add_node("squeeze", "aten::adaptive_avg_pool2d", {h}, {"squeeze"}, {{"output_size", ints({1, 1})}});
+    ir::ValueId s = g.find_value("squeeze");
+    s = fused ? conv("fc1", "aten::conv2d+aten::relu", s, 8, 32, 1) : act("r", "aten::relu", conv("fc1", "aten::conv2d", s, 8, 32, 1));
+    s = fused ? conv("fc2", "aten::conv2d+aten::hardsigmoid", s, 32, 8, 1)
+              : act("hs", "aten::hardsigmoid", conv("fc2", "aten::conv2d", s, 32, 8, 1));
+    g.add_node("scale", "aten::mul", {s, h}, {"scaled"});
+    g.outputs = {conv("project", "aten::conv2d", g.find_value("scaled"), 24, 32, 1)};
+    return g;
+  };
+  Tensor x = random({2, 16, 14, 14}, 40), with_nan = random({2, 16, 14, 14}, 40);
+  with_nan.data<float>()[7] = std::numeric_limits<float>::quiet_NaN();
+  for (const Tensor& feed : {x, with_nan}) {
+    const std::string what = feed.data<float>()[7] != feed.data<float>()[7] ? "SE block with a NaN input" : "SE block";
+    Tensor ref = load_graph(runtime("aten"), graph(false))->run({feed})[0];
+    auto model = load_graph(runtime("conv"), graph(true));
+    expect_close(model->run({feed})[0], ref, what);
+    std::map<std::string, std::string> kept;
+    for (const StoredValue& v : model->stored_values({feed})) kept[v.value] = v.storage;
+    EXPECT_TRUE(kept["expand"] == "conv/nhwc" || kept["expand"] == "conv/nChw16c")
+        << what << ": the activation the pool and the scale read is in '" << kept["expand"] << "'";
+    EXPECT_EQ(kept["scaled"], "conv/nhwc") << what << ": the scaled activation the projection reads";
+  }
+}
+
 TEST(ConvLayouts, ResidualBlockTailsFuseInPlaceAndMatchAten) {
   auto graph = [](int64_t cin) {
     ir::Graph g;
