@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include <omp.h>
+
 namespace syconv {
 
 dnnl::engine& engine() { return sy_onednn::cpu_engine(); }
@@ -83,7 +85,8 @@ void describable(const Dims& dims, const Dims& strides, const char* what) {
 
 // Runs on every call of a guarded kernel, over every input: an integer test of the
 // exponent bits (all ones: inf or NaN) with an OR reduction, which vectorizes exactly.
-SY_VECTOR_CLONES bool all_finite(const float* p, size_t n) {
+namespace {
+SY_VECTOR_CLONES bool all_finite_serial(const float* p, size_t n) {
   constexpr size_t kBlock = 4096;  // stop early, not only at the end
   for (size_t i = 0; i < n; i += kBlock) {
     const size_t end = std::min(n, i + kBlock);
@@ -97,6 +100,23 @@ SY_VECTOR_CLONES bool all_finite(const float* p, size_t n) {
     if (bad != 0) return false;
   }
   return true;
+}
+}  // namespace
+
+// Large inputs are scanned by the calling thread's OpenMP team (as sized for the kernel
+// that follows): a serial scan left the other threads idle before every guarded conv.
+bool all_finite(const float* p, size_t n) {
+  constexpr size_t kChunk = size_t{1} << 16;
+  const int threads = omp_get_max_threads();
+  if (n < 2 * kChunk || threads < 2) return all_finite_serial(p, n);
+  const int64_t chunks = static_cast<int64_t>((n + kChunk - 1) / kChunk);
+  int bad = 0;
+#pragma omp parallel for num_threads(threads) reduction(| : bad) schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const size_t begin = static_cast<size_t>(c) * kChunk;
+    bad |= all_finite_serial(p + begin, std::min(kChunk, n - begin)) ? 0 : 1;
+  }
+  return bad == 0;
 }
 
 bool all_finite(const dnnl::memory& m) {

@@ -253,3 +253,24 @@ TEST(ConvPlugin, FusedActivationsKeepNaNAsAtenDoes) {
     }
   }
 }
+
+TEST(ConvPlugin, ANaNInALargeInputIsFoundWhereverItLies) {
+  // Inputs of 2^17 floats and more are scanned for NaN in chunks across threads: a NaN in
+  // the first chunk, in the last (shorter) chunk, or in none must each give ATen's result.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Shape shape{1, 8, 130, 131};  // 136240 floats: two full chunks of 65536 and a part
+  const int64_t n = 8 * 130 * 131;
+  const ir::Attributes conv = conv_attrs({1, 1}, {1, 1}, {1, 1}, 1);
+  Tensor w = random({4, 8, 3, 3}, 2), b = random({4}, 3);
+  for (int64_t at : {int64_t{-1}, int64_t{17}, int64_t{65536 + 5}, n - 3}) {
+    Tensor x = random(shape, 1, -2.f, 2.f);
+    if (at >= 0) x.data<float>()[at] = nan;
+    const std::vector<std::optional<Arg>> args = {in(x), weight(w), weight(b)};
+    Tensor ref = run_on("aten", {{"aten::conv2d", conv}, {"aten::relu", {}}}, args);
+    Tensor got = run_on("conv", {{"aten::conv2d+aten::relu", conv}}, args);
+    size_t nans = 0;
+    for (float v : sytest::values(ref)) nans += std::isnan(v) ? 1 : 0;
+    EXPECT_EQ(nans > 0, at >= 0) << "NaN at " << at;
+    expect_close(got, ref, "NaN at " + std::to_string(at));
+  }
+}
