@@ -117,6 +117,38 @@ std::vector<Case> linear_cases(DLDataType dtype, const Attributes& post, double 
   return m.take();
 }
 
+// A transformer MLP, linear -> act -> linear, fused: input, weight1, bias1, then the
+// second linear's weight2 and bias2 (its own inputs after its first). Shapes from the zoo,
+// several row blocks (a hidden of 4096 floats a row takes 256 rows a block), strided input.
+std::vector<Case> mlp_cases(DLDataType dtype, const Attributes& post) {
+  Maker m(dtype, 23);
+  if (!m.f32()) return {};
+  // Weights scaled as trained layers are (variance 1 / fan-in), so that hidden values and
+  // outputs stay of order one, as in a real MLP, however wide the hidden layer.
+  auto weight = [&](int64_t out, int64_t in) {
+    const double bound = std::sqrt(3.0 / static_cast<double>(in));
+    return m.t({out, in}, -bound, bound);
+  };
+  auto add = [&](std::string label, std::vector<std::optional<Tensor>> in) {
+    const int64_t k = in[0]->shape().back(), h = in[1]->shape()[0];
+    const std::vector<bool> constant = {false, true, true, true, true};
+    Case& c = m.add(std::move(label), std::move(in), constant, post);
+    c.producer_inputs = 3;
+    c.rest_inputs_to = 2;
+    // Two GEMMs, each summing k (then h) products in another order than ATen's (see
+    // linear_cases): the first's rounding reaches the second, which adds its own.
+    c.atol *= std::sqrt(static_cast<double>(std::max<int64_t>(k, 256) + std::max<int64_t>(h, 256)) / 256.0);
+  };
+  add("BERT MLP [2, 48, 128] -> 256 -> 128", {m.t({2, 48, 128}, -3, 3), weight(256, 128), m.t({256}), weight(128, 256), m.t({128})});
+  add("several row blocks and a short last one [600, 16] -> 4096 -> 5",
+      {m.t({600, 16}, -3, 3), weight(4096, 16), m.t({4096}), weight(5, 4096), m.t({5})});
+  add("transposed input [3, 9, 24] -> 40 -> 7", {m.transposed({3, 9, 24}), weight(40, 24), m.t({40}), weight(7, 40), m.t({7})});
+  add("no biases", {m.t({6, 24}, -3, 3), weight(40, 24), std::nullopt, weight(7, 40), std::nullopt});
+  add("1-D input [24]", {m.t({24}, -3, 3), weight(40, 24), m.t({40}), weight(7, 40), m.t({7})});
+  add("empty rows [0, 24]", {m.t({0, 24}), weight(40, 24), m.t({40}), weight(7, 40), m.t({7})});
+  return m.take();
+}
+
 std::vector<Case> addmm_cases(DLDataType dtype) {
   Maker m(dtype, 22);
   if (!m.ok()) return {};
@@ -253,6 +285,15 @@ void add_linalg_cases(CaseTable& table) {
     }
     return cases;
   });
+  table.add("aten::linear+aten::gelu+aten::linear", [](DLDataType t) {
+    std::vector<Case> cases = mlp_cases(t, {{"post.approximate", text("none")}});
+    for (Case c : mlp_cases(t, {{"post.approximate", text("tanh")}})) {
+      c.label += ", tanh approximation";
+      cases.push_back(std::move(c));
+    }
+    return cases;
+  });
+  table.add("aten::linear+aten::relu+aten::linear", [](DLDataType t) { return mlp_cases(t, {}); });
   table.add("aten::addmm", addmm_cases);
   table.add("aten::mm", mm_cases);
   table.add("aten::matmul", matmul_cases);

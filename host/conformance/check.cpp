@@ -105,7 +105,7 @@ struct Built {
 };
 
 // One node `op` over the case's inputs; for a fused "A+B" ("A+B+C"), A then B (then C)
-// when `split`. B takes the inputs after A's; C reads only B's output.
+// when `split`. B (or C, Case::rest_inputs_to) takes the inputs after A's.
 Built build(const std::string& op, const Case& c, bool split) {
   Built b;
   std::vector<Graph::ValueId> ids;
@@ -148,7 +148,7 @@ Built build(const std::string& op, const Case& c, bool split) {
                                           attrs[0])[0];
     for (size_t k = 1; k < parts.size(); ++k) {
       std::vector<Graph::ValueId> in = {mid};
-      if (k == 1) in.insert(in.end(), ids.begin() + n_producer, ids.end());
+      if (k == c.rest_inputs_to) in.insert(in.end(), ids.begin() + n_producer, ids.end());
       const bool last = k + 1 == parts.size();
       const std::vector<std::string> names = last ? outs : std::vector<std::string>{"mid" + std::to_string(k)};
       out_ids = b.graph.add_node(last ? "check" : "consumer" + std::to_string(k), parts[k], in, names, attrs[k]);

@@ -211,16 +211,20 @@ Act activation_of(const sy::Node& node) {
   const std::string op = node.op;
   const size_t plus = op.find('+');
   if (plus == std::string::npos) return Act::None;
-  const std::string post = op.substr(plus + 1);
+  return activation_named(op.substr(plus + 1), node.attrs);
+}
+
+Act activation_named(const std::string& post, const sy::Attrs& attrs) {
+  const sy::Attrs& a = attrs;
   if (post == "aten::relu") return Act::Relu;
   if (post == "aten::silu") return Act::Silu;
   if (post == "aten::hardswish") return Act::Hardswish;
   if (post == "aten::gelu") {
-    SY_AttrKind kind = node.attrs.kind("post.approximate");
+    SY_AttrKind kind = a.kind("post.approximate");
     if (kind == SY_ATTR_MISSING || kind == SY_ATTR_NONE) return Act::GeluErf;
     if (kind != SY_ATTR_STRING)
       throw sy::Unsupported("attribute 'post.approximate' is not a string");
-    const std::string approximate = node.attrs.s("post.approximate");
+    const std::string approximate = a.s("post.approximate");
     if (approximate == "none") return Act::GeluErf;
     if (approximate == "tanh") return Act::GeluTanh;
     throw sy::Unsupported("gelu approximate='" + approximate + "': expected 'none' or 'tanh'");

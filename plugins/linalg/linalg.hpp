@@ -156,6 +156,8 @@ Dtype check_tensors(const std::vector<const DLTensor*>& tensors, const std::vect
 double scalar_attr(const sy::Attrs& attrs, const char* name, double fallback);
 // The activation of a fused `<op>+aten::<act>` kernel from the op name and `post.` attrs.
 Act activation_of(const sy::Node& node);
+// The activation `post` names ("aten::gelu", ...), reading gelu's `post.approximate`.
+Act activation_named(const std::string& post, const sy::Attrs& attrs);
 
 // A constant operand copied once at create into the layout BLAS wants (contiguous), used
 // instead of the run-time input whenever that input is the same constant.
@@ -197,5 +199,6 @@ using KernelList = std::vector<std::shared_ptr<sy::KernelEntry>>;
 void add_linear_kernels(KernelList& list);   // ops_linear.cpp: linear (+ fused), addmm, mm
 void add_matmul_kernels(KernelList& list);   // ops_matmul.cpp: matmul, bmm, baddbmm
 void add_einsum_kernels(KernelList& list);   // ops_einsum.cpp: einsum
+void add_mlp_kernels(KernelList& list);      // ops_mlp.cpp: linear+act+linear, row block by row block
 
 }  // namespace sy_linalg

@@ -3,7 +3,8 @@
 // and float64 on OpenBLAS's CBLAS, built against the SDK alone (no LibTorch).
 // Ops, with ATen's argument names (see each ops_*.cpp):
 //   aten::linear, aten::addmm, aten::mm, aten::bmm, aten::matmul, aten::baddbmm,
-//   aten::einsum, and the fused aten::linear+aten::{relu,gelu,silu,hardswish}
+//   aten::einsum, the fused aten::linear+aten::{relu,gelu,silu,hardswish} and a
+//   transformer MLP, aten::linear+aten::{gelu,relu}+aten::linear (ops_mlp.cpp, float32)
 // in float32 and float64. Outputs are host-allocated (infer() gives their shapes), so the
 // host plans their memory. Kernel instances keep only read-only state after create:
 // concurrent runs of one instance are safe.
@@ -25,6 +26,7 @@ sy::PluginDef& plugin() {
     sy_linalg::add_linear_kernels(kernels);
     sy_linalg::add_matmul_kernels(kernels);
     sy_linalg::add_einsum_kernels(kernels);
+    sy_linalg::add_mlp_kernels(kernels);
     // `plugins` shows the GEMM that runs, e.g. "0.2.0 (oneDNN 3.0.0 sgemm, avx512_core)".
     return sy::PluginDef("linalg", "0.2.0 (" + sy_gemm::describe() + "; float64: OpenBLAS)", "switchyard",
                          std::move(kernels));

@@ -43,9 +43,13 @@ struct Case {
   Attributes attrs;
   size_t num_outputs = 1;
   // Fused ops "A+B" / "A+B+C" only: how many of `inputs` are A's (the rest follow B's
-  // first input; C reads B's output alone). 0 = all of them (B is unary). Attributes
+  // first input, or C's, below; the other reads its producer's output alone). 0 = all of
+  // them. Attributes
   // named "post.X" are B's attribute X, "post2.X" C's.
   size_t producer_inputs = 0;
+  // Which part takes the inputs after A's: 1 (B, the default) or 2 (C; B is then unary),
+  // e.g. "aten::linear+aten::gelu+aten::linear", whose C has its own weight and bias.
+  size_t rest_inputs_to = 1;
   // An output passes when |got - ref| <= atol + rtol * |ref| for every element
   // (integer and bool outputs: exactly equal).
   double atol = 1e-5, rtol = 1e-4;
