@@ -2,9 +2,10 @@
 #include "flash_attention.hpp"
 #include "common/vector_clones.hpp"
 
-#include <switchyard/parallel.hpp>
+#include "common/openmp_threads.hpp"
 
-#include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <switchyard/parallel.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -55,6 +56,19 @@ SY_VECTOR_CLONES float exp_shifted(float* row, int64_t n, float m) {
     for (int64_t j = 0; j < n; ++j) row[j] = row[j] <= tiny ? 0.0f : row[j];
   }
   return sum;
+}
+
+// Row-major C = A * op(B) + beta * C for one tile, on the calling thread alone (the tiles
+// already run in parallel): oneDNN's sgemm, whose kernels are picked for this CPU at run
+// time, where Debian's OpenBLAS falls back to older ones on CPUs newer than it knows.
+void tile_gemm(bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+               int64_t ldb, float beta, float* c, int64_t ldc) {
+  sy_omp::Threads one(0);
+  const dnnl_status_t s = dnnl_sgemm('N', trans_b ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+  if (s != dnnl_success)
+    throw sy::Error("attention: oneDNN sgemm of a [" + std::to_string(m) + ", " + std::to_string(k) + "] tile failed (status " +
+                        std::to_string(static_cast<int>(s)) + ")",
+                    s == dnnl_out_of_memory ? SY_ERROR_OUT_OF_MEMORY : SY_ERROR_INTERNAL);
 }
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -179,9 +193,7 @@ struct Block {
       ldk = t.ldq;
     }
     if (p.e > 0) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rq), static_cast<int>(rk),
-                  static_cast<int>(p.e), 1.0f, qs, static_cast<int>(t.ldq), kt, static_cast<int>(ldk),
-                  0.0f, s, static_cast<int>(t.bk));
+      tile_gemm(true, rq, rk, p.e, qs, t.ldq, kt, ldk, 0.0f, s, t.bk);
     } else {
       for (int64_t i = 0; i < rq; ++i) std::fill(s + i * t.bk, s + i * t.bk + rk, 0.0f);
     }
@@ -230,9 +242,7 @@ struct Block {
         vt = vp;
         ldv = t.ldv;
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rq), static_cast<int>(p.ev),
-                  static_cast<int>(rk), 1.0f, s, static_cast<int>(t.bk), vt, static_cast<int>(ldv), 1.0f,
-                  acc, static_cast<int>(t.ldv));
+      tile_gemm(false, rq, p.ev, rk, s, t.bk, vt, ldv, 1.0f, acc, t.ldv);
     }
   }
 
