@@ -10,6 +10,7 @@
 #include "binding.hpp"
 #include "ops.hpp"
 #include "onednn_rows.hpp"
+#include "common/gather.hpp"
 
 #include <switchyard/parallel.hpp>
 
@@ -22,23 +23,6 @@ namespace sy_attention {
 namespace {
 
 constexpr int64_t kGrainElements = 16384;  // a chunk worth a hand-over to another thread
-
-// Copies a strided float32 tensor into contiguous memory (row-major order).
-void gather(const DLTensor& x, float* out) {
-  const Shape shape = shape_of(x), strides = strides_of(x);
-  const float* in = sy::data<float>(x);
-  const int64_t n = sy::numel(x);
-  std::vector<int64_t> index(shape.size(), 0);
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < shape.size(); ++d) offset += index[d] * strides[d];
-    out[k] = in[offset];
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++index[d] < shape[d]) break;
-      index[d] = 0;
-    }
-  }
-}
 
 // Softmax along the middle dim of [outer, size, inner], in place.
 void softmax_inplace(float* y, int64_t outer, int64_t size, int64_t inner) {
@@ -100,10 +84,10 @@ class Softmax {
       if (!aliased && sy::numel(x) > 0) std::memcpy(y, sy::data<float>(x), sizeof(float) * sy::numel(x));
     } else if (aliased) {  // strided scores under the output: gather through a copy
       std::vector<float> tmp(static_cast<size_t>(sy::numel(x)));
-      gather(x, tmp.data());
+      sy_common::gather_compact(x, tmp.data());
       std::copy(tmp.begin(), tmp.end(), y);
     } else {
-      gather(x, y);
+      sy_common::gather_compact(x, y);
     }
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < x.ndim; ++d) {

@@ -11,6 +11,8 @@
 // anything else is declined and runs as linear+act, then linear.
 #include "linalg.hpp"
 
+#include "common/gather.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -62,7 +64,7 @@ class MlpKernel {
     const float* a = floats(x);
     if (!sy::is_contiguous(x)) {
       compact.resize(static_cast<size_t>(rows * k_));
-      copy_compact(x, compact.data());
+      sy_common::gather_compact(x, compact.data());
       a = compact.data();
     }
     thread_local std::vector<float> hidden;  // per thread: runs of one instance may overlap
@@ -136,23 +138,6 @@ class MlpKernel {
     Shape s = sy::shape_of(x);
     s.back() = n_;
     return s;
-  }
-
-  // x's elements in row-major order into `to`.
-  static void copy_compact(const DLTensor& x, float* to) {
-    const Shape shape = sy::shape_of(x), strides = sy::strides_of(x);
-    const float* base = floats(x);
-    const int64_t total = sy::numel(x);
-    Shape index(shape.size(), 0);
-    for (int64_t i = 0; i < total; ++i) {
-      int64_t off = 0;
-      for (size_t d = 0; d < shape.size(); ++d) off += index[d] * strides[d];
-      to[i] = base[off];
-      for (size_t d = shape.size(); d-- > 0;) {
-        if (++index[d] < shape[d]) break;
-        index[d] = 0;
-      }
-    }
   }
 
   Act act_ = Act::None;
