@@ -159,7 +159,7 @@ int cmd_run(const CommonFlags& common, const RunFlags& flags) {
   std::printf("ran %zu nodes; peak live tensors %zu (%zu bytes)\n", stats.nodes_run,
               stats.peak_live_tensors, stats.peak_live_bytes);
   if (flags.memory) report_memory(*model, inputs);
-  if (flags.repeat > 0 || flags.profile || !flags.trace.empty()) report_timing(*model, inputs, flags, runtime);
+  if (flags.repeat > 0 || flags.profile || !flags.trace.empty()) report_timing(*model, inputs, flags, runtime, node_io_stream != nullptr);
   if (!flags.save_outputs.empty()) {
     write_outputs(flags.save_outputs, model->output_names(), outputs);
     std::printf("outputs written to %s\n", flags.save_outputs.c_str());

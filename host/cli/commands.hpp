@@ -76,7 +76,10 @@ int cmd_diff(const CommonFlags& common, const DiffFlags& flags);
 int cmd_plugins(const CommonFlags& common, bool verbose);
 // timing.cpp: the --repeat, --profile and --trace part of `run`, after its first run
 // (which planned the model and is the warm-up).
-void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFlags& flags, const Runtime& runtime);
+// `streaming`: node_io is captured as `stream`, whose runs need a node callback (a sink
+// that drops the records); otherwise the timed runs have none, as a plain run has.
+void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFlags& flags, const Runtime& runtime,
+                   bool streaming);
 // memory_report.cpp: `plan --memory`, and `run --memory`'s measured run.
 void print_memory_plan(const MemoryReport& report, int top);
 void report_memory(Model& model, const std::vector<Tensor>& inputs);

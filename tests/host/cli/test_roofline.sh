@@ -28,6 +28,9 @@ args() {  # NODE FIELD: that event's arg
   $py -c "import json, sys; ev = [e for e in json.load(open('$tmp/trace.json'))['traceEvents'] if e['name'] == '$1']; print(ev[0]['args']['$2'])"
 }
 check profile-run trace_with 1e-6 1e6
+# The timed runs of --profile keep a sink for node_io streaming (it needs a callback), and
+# only then: with none they run as a plain run does.
+expect profile-node-io-stream 0 "profile: mean of 2 run" -- "$bin" run "$demo" --config "$cfg" --node-io stream --save-node-io "$tmp/stream.pt" --repeat 2 --profile --no-table
 check profile-columns grep -qE "^node +op +backend +ms +share +MFLOP +MB +cost by +GFLOP/s +GB/s +of roof +bound" "$tmp/out.txt"
 check profile-roof-line grep -q "roofline against gemm_gflops 0.0, copy_gbs 1000000.0" "$tmp/out.txt"
 # linear: 2 x M x N x K = 2 x 2 x 16 x 8; bytes: x, weight, bias and output, fp32.
