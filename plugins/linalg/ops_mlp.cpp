@@ -50,6 +50,18 @@ class MlpKernel {
     in.set_output(0, sy::kFloat32, out_shape(x));
   }
 
+  // Both GEMMs' multiply-adds, what they read and write once each, and the hidden rows of
+  // one block (the scratch, SDK 1.1's pre-flight counts it).
+  void cost(sy::Cost& c) {
+    const DLTensor& x = c.input(0);
+    check_input(x);
+    const double rows = static_cast<double>(sy::numel(x) / k_), k = static_cast<double>(k_),
+                 h = static_cast<double>(h_), n = static_cast<double>(n_);
+    c.flops(2.0 * rows * (k * h + h * n));
+    c.bytes(sizeof(float) * (rows * k + k * h + h * n + h + n + rows * n));
+    c.scratch(sizeof(float) * static_cast<uint64_t>(std::min<int64_t>(sy::numel(x) / k_, block_rows_) * h_));
+  }
+
   void run(sy::Run& r) {
     const DLTensor& x = r.input(0);
     check_input(x);
