@@ -1,19 +1,15 @@
 // The attention plugin: scaled dot-product attention as one fused, tiled kernel with a
 // streaming softmax (flash_attention.cpp), and the fused transformer fast-path ops built
 // on it with oneDNN sgemm projections, and the softmax and layer norm of decomposed
-// transformers, written over their inputs (ops_softmax.cpp, ops_layer_norm.cpp). float32 on the CPU; SDK, oneDNN and OpenBLAS only.
-// OpenBLAS (the tiles' small products) is held to one thread: the tiles already run on
-// the host's pool, and a BLAS pool of its own would compete with it.
+// transformers, written over their inputs (ops_softmax.cpp, ops_layer_norm.cpp). float32
+// on the CPU; SDK and oneDNN only. The tiles' products run on the calling thread (they
+// already run on the host's pool); larger ones size oneDNN's team from the host's budget.
 #include "ops.hpp"
-
-#include <cblas.h>
 
 namespace {
 
 sy::PluginDef& attention_plugin() {
   using namespace sy_attention;
-  static const bool one_blas_thread = (openblas_set_num_threads(1), true);
-  (void)one_blas_thread;
   static sy::PluginDef def("attention", "0.1.0", "switchyard",
                            {
                                make_sdpa_kernel("aten::_scaled_dot_product_attention", /*torch2=*/false),

@@ -21,7 +21,7 @@ struct Rows {
 Rows as_rows(const DLTensor& t, std::vector<float>& storage);
 
 // y[r, :] = x[r, :] w^T + b, for w [n, x.cols] (row pitch ldw) and b [n] (or NULL);
-// y's rows have pitch ldy. The product is one cblas_sgemm.
+// y's rows have pitch ldy. The product is one oneDNN sgemm.
 void linear(const Rows& x, const float* w, int64_t ldw, int64_t n, const float* b, float* y, int64_t ldy);
 
 void gelu(float* x, int64_t n);          // exact: x * Phi(x), as at::gelu(approximate="none")

@@ -74,9 +74,8 @@ void tile_gemm(bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, in
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// OpenBLAS runs a product of at most 4 * 65536 multiply-adds in the calling thread
-// (interface/gemm.c); tiles stay under that, so the tile products of concurrent tasks
-// never queue for BLAS's own threads.
+// A tile's product has at most this many multiply-adds: small enough for one thread and
+// for the tiles of one block to stay in cache (tile_gemm runs each on its caller).
 constexpr int64_t kSingleThreadGemm = 4 * 65536;
 
 struct Tiling {

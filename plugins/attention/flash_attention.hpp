@@ -3,7 +3,7 @@
 //   out[n, i, :] = sum_j softmax_j(scale * q[n, i, :] . k[n, j, :] + mask[n, i, j]) v[n, j, :]
 //
 // One pass, flash-attention style: for a block of query rows, loop over blocks of keys,
-// compute the score tile with cblas_sgemm, keep a running max and sum per query row and
+// compute the score tile with oneDNN's sgemm, keep a running max and sum per query row and
 // rescale the output accumulator as the max grows. Scratch is a few tiles per thread,
 // independent of the sequence lengths; the [Lq, Lk] score matrix never exists (unless
 // the caller asks for the weights as an output). Work is split over (n, query block).

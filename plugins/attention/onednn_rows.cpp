@@ -96,7 +96,7 @@ void layer_norm(float* x, int64_t rows, int64_t d, const float* gamma, const flo
           dnnl::layer_normalization_forward::primitive_desc(
               dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, feps, f), eng));
     });
-    memory data(md, eng, x), scale, shift;  // an empty memory is an absent argument
+    memory data(md, eng, x), scale, shift;  // empty: absent (no gamma or beta)
     if (gamma != nullptr) scale = memory(wd, eng, const_cast<float*>(gamma));
     if (beta != nullptr) shift = memory(wd, eng, const_cast<float*>(beta));
     dnnl::stream& s = sy_onednn::thread_stream();

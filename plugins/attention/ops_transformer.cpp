@@ -1,5 +1,5 @@
 // attention plugin: the fast-path transformer ops that nn.MultiheadAttention and
-// nn.TransformerEncoderLayer record in eval mode, on cblas_sgemm projections around the
+// nn.TransformerEncoderLayer record in eval mode, on oneDNN sgemm projections around the
 // fused attention kernel. float32, batch-first [B, T, D] inputs, as ATen 1.13 takes them.
 //
 //   aten::_native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight,

@@ -60,11 +60,13 @@ struct Arg {
 };
 
 // Executes `prim` with `args` through the C entry point: the C++ one takes a hash map,
-// built and freed per call. Throws dnnl::error as the C++ API does.
+// built and freed per call. An empty memory is an absent argument (an optional bias).
+// Throws dnnl::error as the C++ API does.
 inline void execute(const dnnl::primitive& prim, dnnl::stream& s, std::initializer_list<Arg> args) {
   dnnl_exec_arg_t c_args[8];
   int n = 0;
   for (const Arg& a : args) {
+    if (a.mem.get(true) == nullptr) continue;
     if (n == 8) throw dnnl::error(dnnl_invalid_arguments, "more than 8 primitive arguments");
     c_args[n++] = {a.slot, a.mem.get(true)};
   }

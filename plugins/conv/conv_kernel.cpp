@@ -509,7 +509,7 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
     memory dst_user(p.dst_user, eng, out);
     memory dst = p.dst_out ? memory(p.dst, eng) : dst_user;
     memory scratch = thread_scratch(p.scratch);
-    memory bias;
+    memory bias;  // empty without one: an absent argument
     if (p.has_bias) bias = const_bias_ ? bias_ : input(p.bias_user, *a[2], p.bias_in, p.bias);
     memory residual;
     if (a[3] != nullptr) residual = memory(p.res_user, eng, handle(*a[3]));
@@ -530,12 +530,8 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
       }
       reorder_into(s, p.res_in, residual, dst);
     }
-    if (p.has_bias)
-      sy_onednn::execute(p.conv, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_BIAS, bias},
-                                     {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
-    else
-      sy_onednn::execute(p.conv, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, dst},
-                                     {DNNL_ARG_SCRATCHPAD, scratch}});
+    sy_onednn::execute(p.conv, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_BIAS, bias},
+                                   {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
     if (p.dst_out) reorder_into(s, p.dst_out, dst, dst_user);
     s.wait();
   } catch (const dnnl::error& e) {

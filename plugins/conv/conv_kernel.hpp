@@ -86,7 +86,7 @@ class ConvKernel {
   // mostly repeat them, and rebuilding descriptors for the cache key cost more than a
   // small convolution's arithmetic.
   struct CallKey {
-    std::array<int64_t, 96> v{};
+    std::array<int64_t, 96> v;  // the first n are set (left uninitialised: built per call)
     size_t n = 0;
     bool operator==(const CallKey& o) const;
   };

@@ -92,14 +92,10 @@ void PackedB::gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n,
     memory src(e->src, eng, const_cast<float*>(a)), dst(e->dst, eng, c);
     memory scratch = sy_onednn::thread_scratch(e->scratch);
     dnnl::stream& s = sy_onednn::thread_stream();
-    if (post.bias != nullptr) {
-      memory bias(e->bias, eng, const_cast<float*>(post.bias));
-      sy_onednn::execute(e->prim, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_BIAS, bias},
-                                      {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
-    } else {
-      sy_onednn::execute(e->prim, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_DST, dst},
-                                      {DNNL_ARG_SCRATCHPAD, scratch}});
-    }
+    memory bias;  // empty without one: an absent argument
+    if (post.bias != nullptr) bias = memory(e->bias, eng, const_cast<float*>(post.bias));
+    sy_onednn::execute(e->prim, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_BIAS, bias},
+                                    {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
     s.wait();
   } catch (const dnnl::error& err) {
     const bool oom = err.status == dnnl_out_of_memory;
