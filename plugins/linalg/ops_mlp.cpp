@@ -29,10 +29,6 @@ const DLTensor* input_at(const DLTensor* const* inputs, size_t n, size_t i) { re
 
 bool is_f32(const DLTensor& t) { return sy::same_dtype(t.dtype, sy::kFloat32) && t.device.device_type == kDLCPU; }
 
-const float* floats(const DLTensor& t) {
-  return reinterpret_cast<const float*>(static_cast<const char*>(t.data) + t.byte_offset);
-}
-
 // The middle op of "aten::linear+<act>+aten::linear".
 std::string middle_op(const std::string& op) {
   const size_t first = op.find('+'), last = op.rfind('+');
@@ -73,7 +69,7 @@ class MlpKernel {
     if (rows == 0) return;
     // Rows of x one stride apart: a contiguous input, else a compact copy (rare: a view).
     std::vector<float> compact;
-    const float* a = floats(x);
+    const float* a = sy::data<const float>(x);
     if (!sy::is_contiguous(x)) {
       compact.resize(static_cast<size_t>(rows * k_));
       sy_common::gather_compact(x, compact.data());
@@ -82,7 +78,7 @@ class MlpKernel {
     thread_local std::vector<float> hidden;  // per thread: runs of one instance may overlap
     const int64_t block = std::min(rows, block_rows_);
     if (hidden.size() < static_cast<size_t>(block * h_)) hidden.resize(static_cast<size_t>(block * h_));
-    float* y = static_cast<float*>(out.data) + out.byte_offset / sizeof(float);
+    float* y = sy::data<float>(out);
     const PackedB::Post post1{bias1_, PackedB::fusable(act_) ? act_ : Act::None}, post2{bias2_, Act::None};
     for (int64_t r0 = 0; r0 < rows; r0 += block) {
       const int64_t m = std::min(block, rows - r0);
@@ -133,10 +129,10 @@ class MlpKernel {
     }
     block_rows_ = std::max(kMinBlockRows, kScratchBytes / static_cast<int64_t>(sizeof(float) * h_));
     if (!create) return;
-    bias1_ = b1 ? floats(*b1) : nullptr;
-    bias2_ = b2 ? floats(*b2) : nullptr;
-    w1_ = std::make_shared<PackedB>(floats(*w1));
-    w2_ = std::make_shared<PackedB>(floats(*w2));
+    bias1_ = b1 ? sy::data<const float>(*b1) : nullptr;
+    bias2_ = b2 ? sy::data<const float>(*b2) : nullptr;
+    w1_ = std::make_shared<PackedB>(sy::data<const float>(*w1));
+    w2_ = std::make_shared<PackedB>(sy::data<const float>(*w2));
   }
 
   void check_input(const DLTensor& x) const {

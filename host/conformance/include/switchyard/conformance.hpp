@@ -44,8 +44,7 @@ struct Case {
   size_t num_outputs = 1;
   // Fused ops "A+B" / "A+B+C" only: how many of `inputs` are A's (the rest follow B's
   // first input, or C's, below; the other reads its producer's output alone). 0 = all of
-  // them. Attributes
-  // named "post.X" are B's attribute X, "post2.X" C's.
+  // them. Attributes named "post.X" are B's attribute X, "post2.X" C's.
   size_t producer_inputs = 0;
   // Which part takes the inputs after A's: 1 (B, the default) or 2 (C; B is then unary),
   // e.g. "aten::linear+aten::gelu+aten::linear", whose C has its own weight and bias.
