@@ -149,6 +149,55 @@ std::vector<Case> mlp_cases(DLDataType dtype, const Attributes& post) {
   return m.take();
 }
 
+// A projection split into pieces, linear -> chunk, fused: input, weight, bias; chunk's
+// `post.chunks` and `post.dim`, one output per piece (aten::chunk's sizes: ceil(N / chunks)
+// each, the last what is left).
+std::vector<Case> linear_chunk_cases(DLDataType dtype) {
+  Maker m(dtype, 28);
+  if (!m.f32()) return {};
+  auto add = [&](std::string label, std::vector<std::optional<Tensor>> in, int64_t chunks, int64_t dim, size_t pieces) {
+    Case& c = m.add(std::move(label), std::move(in), {false, true, true},
+                    {{"post.chunks", integer(chunks)}, {"post.dim", integer(dim)}});
+    c.producer_inputs = 3;
+    c.num_outputs = pieces;
+  };
+  add("GPT q, k, v [64, 1, 128] x [384, 128]^T, 3 pieces", {m.t({64, 1, 128}), m.t({384, 128}), m.t({384})}, 3, -1, 3);
+  add("ViT q, k, v [197, 2, 96] x [288, 96]^T, dim 2", {m.t({197, 2, 96}), m.t({288, 96}), m.t({288})}, 3, 2, 3);
+  add("transposed input [3, 9, 24] (a [T, B, E] view)", {m.transposed({3, 9, 24}), m.t({36, 24}), m.t({36})}, 3, -1, 3);
+  add("uneven: 10 features in 4 chunks (3, 3, 3, 1)", {m.t({5, 16}), m.t({10, 16}), m.t({10})}, 4, -1, 4);
+  add("fewer pieces than chunks: 5 features in 4 chunks (2, 2, 1)", {m.t({5, 16}), m.t({5, 16}), m.t({5})}, 4, -1, 3);
+  add("no bias", {m.t({7, 16}), m.t({12, 16}), std::nullopt}, 2, -1, 2);
+  add("1-D input [24]", {m.t({24}), m.t({6, 24}), m.t({6})}, 3, 0, 3);
+  add("empty rows [0, 24]", {m.t({0, 24}), m.t({6, 24}), m.t({6})}, 3, -1, 3);
+  add("chunk along the rows (declined: not the features)", {m.t({6, 24}), m.t({12, 24}), m.t({12})}, 3, 0, 3);
+  return m.take();
+}
+
+// The attention's weighted values put back in [T, B*H, D] order: bmm -> transpose(0, 1)
+// -> contiguous, fused: bmm's self and mat2; `post.dim0`, `post.dim1`,
+// `post2.memory_format`.
+std::vector<Case> bmm_transpose_cases(DLDataType dtype) {
+  Maker m(dtype, 29);
+  if (!m.ok()) return {};
+  auto add = [&](std::string label, Tensor a, Tensor b, int64_t d0, int64_t d1) {
+    m.add(std::move(label), {std::move(a), std::move(b)}, {},
+          {{"post.dim0", integer(d0)}, {"post.dim1", integer(d1)}, {"post2.memory_format", integer(0)}});
+  };
+  add("GPT values [4, 64, 64] x [4, 64, 32], dims 0, 1", m.t({4, 64, 64}), m.transposed({4, 64, 32}), 0, 1);
+  if (m.f32()) add("ViT values [12, 197, 197] x [12, 197, 64]", m.t({12, 197, 197}), m.t({12, 197, 64}), 0, 1);
+  add("dims 1, 0", m.t({3, 7, 5}), m.t({3, 5, 11}), 1, 0);
+  add("dims -3, -2", m.t({3, 7, 5}), m.t({3, 5, 11}), -3, -2);
+  add("transposed self", m.transposed({4, 9, 16}), m.t({4, 16, 9}), 0, 1);
+  add("more batches than threads: [9, 6, 5] x [9, 5, 7]", m.t({9, 6, 5}), m.t({9, 5, 7}), 0, 1);
+  add("one row per batch", m.t({3, 1, 5}), m.t({3, 5, 11}), 0, 1);
+  add("one column per batch", m.t({3, 7, 5}), m.t({3, 5, 1}), 0, 1);
+  add("batch 1", m.t({1, 7, 5}), m.t({1, 5, 11}), 0, 1);
+  add("k = 0", m.t({2, 7, 0}), m.t({2, 0, 11}), 0, 1);
+  add("empty batch", m.t({0, 7, 5}), m.t({0, 5, 11}), 0, 1);
+  add("dims 1, 2 (declined: not the batch and the rows)", m.t({3, 7, 5}), m.t({3, 5, 11}), 1, 2);
+  return m.take();
+}
+
 std::vector<Case> addmm_cases(DLDataType dtype) {
   Maker m(dtype, 22);
   if (!m.ok()) return {};
@@ -294,6 +343,8 @@ void add_linalg_cases(CaseTable& table) {
     return cases;
   });
   table.add("aten::linear+aten::relu+aten::linear", [](DLDataType t) { return mlp_cases(t, {}); });
+  table.add("aten::linear+aten::chunk", linear_chunk_cases);
+  table.add("aten::bmm+aten::transpose+aten::contiguous", bmm_transpose_cases);
   table.add("aten::addmm", addmm_cases);
   table.add("aten::mm", mm_cases);
   table.add("aten::matmul", matmul_cases);

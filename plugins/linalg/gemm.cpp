@@ -88,8 +88,9 @@ void fold_batch(Gemm& g) {
     g.batch[kept++] = g.batch[d];
   }
   for (Operand* o : {&g.a, &g.b, &g.bias}) o->bs.resize(kept);
+  if (!g.c_bs.empty() && kept == 0) g.c_bs.clear();  // one product: its rows keep c_rs
   g.batch.resize(kept);
-  while (!g.batch.empty()) {
+  while (!g.batch.empty() && g.c_bs.empty()) {  // C laid out otherwise: its batch stays
     size_t d = g.batch.size() - 1;
     auto continues = [&](const Operand& o) { return g.m == 1 || o.bs[d] == o.rs * g.m; };
     if (g.b.bs[d] != 0 || !continues(g.a) || (g.bias.data && !continues(g.bias))) break;
@@ -110,13 +111,14 @@ class Runner {
     la_ = layout(g_.m, g_.k, g_.a.rs, g_.a.cs);
     lb_ = layout(g_.k, g_.n, g_.b.rs, g_.b.cs);
     epilogue_ = g_.bias.data != nullptr || g_.act != Act::None;
+    ldc_ = g_.c_bs.empty() ? g_.n : g_.c_rs;
     block_ = g_.m;
     if (epilogue_) {
       int64_t rows = kEpilogueBlockBytes / std::max<int64_t>(1, g_.n * int64_t(sizeof(T)));
       block_ = std::max<int64_t>(kMinBlockRows, (rows + 15) / 16 * 16);
     }
     // Everything BLAS sees must fit its ints; check once, not per call.
-    blas_int(g_.m, "m"), blas_int(g_.n, "n"), blas_int(g_.k, "k");
+    blas_int(g_.m, "m"), blas_int(g_.n, "n"), blas_int(g_.k, "k"), blas_int(ldc_, "ldc");
     if (la_.ok) blas_int(la_.ld, "lda");
     if (lb_.ok) blas_int(lb_.ld, "ldb");
   }
@@ -144,7 +146,7 @@ class Runner {
     const int lda = blas_int(la.ld, "lda"), ldb = blas_int(lb.ld, "ldb");
 
     if (k == 0) {
-      std::fill(pc, pc + m * n, T(0));
+      for (int64_t i = 0; i < m; ++i) std::fill(pc + i * ldc_, pc + i * ldc_ + n, T(0));
     } else if (Blas<T>::kGemv && m == 1) {  // a row times B: one GEMV
       std::fill(pc, pc + n, T(0));
       int inca = la.trans == CblasNoTrans ? 1 : lda;
@@ -152,7 +154,7 @@ class Runner {
         Blas<T>::gemv(CblasTrans, int(k), int(n), alpha, pb, ldb, pa, inca, pc);
       else
         Blas<T>::gemv(CblasNoTrans, int(n), int(k), alpha, pb, ldb, pa, inca, pc);
-    } else if (Blas<T>::kGemv && n == 1) {  // A times a column: one GEMV
+    } else if (Blas<T>::kGemv && n == 1 && ldc_ == n) {  // A times a column: one GEMV
       std::fill(pc, pc + m, T(0));
       int incb = lb.trans == CblasNoTrans ? ldb : 1;
       if (la.trans == CblasNoTrans)
@@ -165,21 +167,22 @@ class Runner {
         // Row r0 of A: r0 rows down (row-major) or r0 columns along (transposed storage).
         const T* a0 = pa + (la.trans == CblasNoTrans ? r0 * la.ld : r0);
         Blas<T>::gemm(la.trans, lb.trans, int(rows), int(n), int(k), alpha, a0, lda, pb, ldb,
-                      pc + r0 * n, int(n));
+                      pc + r0 * ldc_, int(ldc_));
         if (epilogue_)
-          epilogue(pc + r0 * n, rows, n, n, pbias ? pbias + r0 * g_.bias.rs : nullptr,
+          epilogue(pc + r0 * ldc_, rows, n, ldc_, pbias ? pbias + r0 * g_.bias.rs : nullptr,
                       g_.bias.rs, g_.bias.cs, static_cast<T>(g_.beta), g_.act);
       }
       return;
     }
     if (epilogue_)
-      epilogue(pc, m, n, n, pbias, g_.bias.rs, g_.bias.cs, static_cast<T>(g_.beta), g_.act);
+      epilogue(pc, m, n, ldc_, pbias, g_.bias.rs, g_.bias.cs, static_cast<T>(g_.beta), g_.act);
   }
 
  private:
   const Gemm& g_;
   Layout la_, lb_;
   bool epilogue_ = false;
+  int64_t ldc_ = 0;  // C's row stride
   int64_t block_ = 0;
   std::vector<T> scratch_a_, scratch_b_;  // per call: run() may be entered by many threads
   const T* copied_b_ = nullptr;
@@ -190,7 +193,7 @@ class Runner {
 // PackedB::fusable) and by epilogue() over the result otherwise; false where this path
 // does not apply (the general one runs).
 bool run_packed(const Gemm& g, float* out) {
-  if (g.packed == nullptr || !g.batch.empty() || g.alpha != 1.0 || g.k == 0 ||
+  if (g.packed == nullptr || !g.batch.empty() || !g.c_bs.empty() || g.alpha != 1.0 || g.k == 0 ||
       reinterpret_cast<const float*>(g.b.data) != g.packed->source())
     return false;
   const Layout la = layout(g.m, g.k, g.a.rs, g.a.cs), lb = layout(g.k, g.n, g.b.rs, g.b.cs);
@@ -214,7 +217,7 @@ bool run_packed(const Gemm& g, float* out) {
 // over all of them (and B's packed form). `rows` owns the buffer.
 template <typename T>
 bool gather_rows(Gemm& g, std::vector<T>& rows) {
-  if (g.batch.empty() || g.m == 0 || g.k == 0) return false;
+  if (g.batch.empty() || g.m == 0 || g.k == 0 || !g.c_bs.empty()) return false;
   if (g.bias.data != nullptr && g.bias.rs != 0) return false;  // a bias per row repeats per batch
   for (size_t d = 0; d < g.batch.size(); ++d)
     if (g.b.bs[d] != 0 || (g.bias.data != nullptr && g.bias.bs[d] != 0)) return false;
@@ -247,6 +250,7 @@ void run_batch_split(const Gemm& g, const Runner<T>& prototype, T* out, int64_t 
   const T* b = reinterpret_cast<const T*>(g.b.data);
   const T* bias = reinterpret_cast<const T*>(g.bias.data);
   const size_t nb = g.batch.size();
+  const int64_t out_stride = g.c_bs.empty() ? g.m * g.n : g.c_bs[0];
   sy_omp::Threads team;  // the host's budget: the split itself is the parallel work
   std::exception_ptr failure;
 #pragma omp parallel
@@ -261,7 +265,7 @@ void run_batch_split(const Gemm& g, const Runner<T>& prototype, T* out, int64_t 
         oa += at * g.a.bs[d], ob += at * g.b.bs[d], obias += at * g.bias.bs[d];
       }
       try {
-        runner.one(a + oa, b + ob, bias ? bias + obias : nullptr, out + i * g.m * g.n);
+        runner.one(a + oa, b + ob, bias ? bias + obias : nullptr, out + i * out_stride);
       } catch (...) {  // exceptions must not leave the parallel region
 #pragma omp critical(sy_linalg_batch_failure)
         if (!failure) failure = std::current_exception();
@@ -299,13 +303,15 @@ void run_typed(Gemm g, T* out) {
   }
   int64_t total = 1;
   for (int64_t s : g.batch) total *= s;
+  if (!g.c_bs.empty() && nb != 1) throw sy::Error("a laid-out C takes one batch dimension", SY_ERROR_INTERNAL);
+  const int64_t out_stride = g.c_bs.empty() ? g.m * g.n : g.c_bs[0];
   if constexpr (std::is_same_v<T, float>) {
     if (total >= sy::intra_op_threads() && sy::intra_op_threads() > 1) return run_batch_split(g, runner, out, total);
   }
   Shape index(nb, 0);
   int64_t oa = 0, ob = 0, obias = 0;
   for (int64_t i = 0; i < total; ++i) {
-    runner.one(a + oa, b + ob, bias ? bias + obias : nullptr, out + i * g.m * g.n);
+    runner.one(a + oa, b + ob, bias ? bias + obias : nullptr, out + i * out_stride);
     for (size_t d = nb; d-- > 0;) {  // step the last batch dimension, carry leftwards
       oa += g.a.bs[d], ob += g.b.bs[d], obias += g.bias.bs[d];
       if (++index[d] < g.batch[d]) break;

@@ -100,10 +100,14 @@ struct Gemm {
   double alpha = 1, beta = 1;
   Act act = Act::None;
   PackedB* packed = nullptr;  // (optional) B's packed form, used when b.data is its source
+  // C's layout in `out`: empty c_bs means contiguous [batch..., m, n]; otherwise product i
+  // of a one-dimensional batch starts at i * c_bs[0] and its rows are c_rs apart.
+  Shape c_bs;
+  int64_t c_rs = 0;
 };
 
-// Writes the Gemm into `out`, a contiguous [batch..., m, n] buffer of dtype d. Throws
-// sy::Error for sizes BLAS cannot index (over 2^31 - 1).
+// Writes the Gemm into `out`, a [batch..., m, n] buffer of dtype d laid out as Gemm::c_bs
+// says. Throws sy::Error for sizes BLAS cannot index (over 2^31 - 1).
 void run_gemm(Dtype d, const Gemm& g, void* out);
 
 // Applies bias and activation to `rows` rows of C (row stride ldc) in one pass; used by
@@ -200,5 +204,6 @@ void add_linear_kernels(KernelList& list);   // ops_linear.cpp: linear (+ fused)
 void add_matmul_kernels(KernelList& list);   // ops_matmul.cpp: matmul, bmm, baddbmm
 void add_einsum_kernels(KernelList& list);   // ops_einsum.cpp: einsum
 void add_mlp_kernels(KernelList& list);      // ops_mlp.cpp: linear+act+linear, row block by row block
+void add_head_kernels(KernelList& list);     // ops_heads.cpp: linear+chunk, bmm+transpose+contiguous
 
 }  // namespace sy_linalg

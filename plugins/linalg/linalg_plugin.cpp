@@ -4,7 +4,9 @@
 // Ops, with ATen's argument names (see each ops_*.cpp):
 //   aten::linear, aten::addmm, aten::mm, aten::bmm, aten::matmul, aten::baddbmm,
 //   aten::einsum, the fused aten::linear+aten::{relu,gelu,silu,hardswish} and a
-//   transformer MLP, aten::linear+aten::{gelu,relu}+aten::linear (ops_mlp.cpp, float32)
+//   transformer MLP, aten::linear+aten::{gelu,relu}+aten::linear (ops_mlp.cpp, float32),
+//   and around attention aten::linear+aten::chunk, aten::bmm+aten::transpose+aten::contiguous
+//   (ops_heads.cpp)
 // in float32 and float64. Outputs are host-allocated (infer() gives their shapes), so the
 // host plans their memory. Kernel instances keep only read-only state after create:
 // concurrent runs of one instance are safe.
@@ -27,6 +29,7 @@ sy::PluginDef& plugin() {
     sy_linalg::add_matmul_kernels(kernels);
     sy_linalg::add_einsum_kernels(kernels);
     sy_linalg::add_mlp_kernels(kernels);
+    sy_linalg::add_head_kernels(kernels);
     // `plugins` shows the GEMM that runs, e.g. "0.2.0 (oneDNN 3.0.0 sgemm, avx512_core)".
     return sy::PluginDef("linalg", "0.2.0 (" + sy_gemm::describe() + "; float64: OpenBLAS)", "switchyard",
                          std::move(kernels));
