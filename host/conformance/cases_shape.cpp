@@ -1,6 +1,6 @@
 // Conformance cases for the shape family: views (view, reshape, permute, transpose,
 // expand, slice, select, squeeze, ...), copies (contiguous, cat, stack) and splits
-// (split, chunk, unbind: one node output per piece). Shapes come from the zoo's
+// (split, chunk, unbind: one node output per piece), and embedding's gather of rows. Shapes come from the zoo's
 // transformers and CNN heads, plus odd and edge sizes (empty, 0-dim, size-1 dims),
 // negative dims and indices, and non-contiguous inputs (transposed, strided rows,
 // broadcast). The ops move elements without arithmetic, so every dtype gets the same
@@ -238,6 +238,34 @@ void stack(Cases& c) {
 
 // ---- splits (one output per piece) ------------------------------------------------------------
 
+// ---- gathers -------------------------------------------------------------------------------
+
+// Indices of `dtype` (int64 or int32) with the given values, shaped `shape`.
+Tensor indices(std::vector<int64_t> values, Shape shape, DLDataType dtype = DLDataType{kDLInt, 64, 1}) {
+  Tensor t = Tensor::empty(dtype, std::move(shape));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (dtype.bits == 64) t.data<int64_t>()[i] = values[i];
+    else t.data<int32_t>()[i] = static_cast<int32_t>(values[i]);
+  }
+  return t;
+}
+
+std::vector<int64_t> spread(size_t n, int64_t rows) {  // n indices over [0, rows), both ends included
+  std::vector<int64_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<int64_t>((i * 7919) % static_cast<size_t>(rows));
+  if (n > 1) v[0] = 0, v[n - 1] = rows - 1;
+  return v;
+}
+
+void embedding(Cases& c) {
+  c.add("GPT tokens [1, 64] of a [1000, 128] table", {c.t({1000, 128}), indices(spread(64, 1000), {1, 64})});
+  c.add("positions [64]", {c.t({64, 128}), indices(spread(64, 64), {64})});
+  c.add("int32 indices [2, 3]", {c.t({10, 4}), indices({9, 0, 3, 3, 7, 1}, {2, 3}, DLDataType{kDLInt, 32, 1})});
+  c.add("a transposed table (columns apart)", {c.transposed({12, 6}), indices({11, 0, 5}, {3})});
+  c.add("a 0-dim index", {c.t({5, 3}), indices({4}, {})});
+  c.add("no indices [0, 2]", {c.t({5, 3}), indices({}, {0, 2})});
+}
+
 void chunk(Cases& c) {
   c.add("QKV [64, 2, 384] into 3 on dim -1", {c.t({64, 2, 384})}, {{"chunks", integer(3)}, {"dim", integer(-1)}}, 3);
   c.add("uneven: 5 rows into 4 chunks gives 3", {c.t({5, 2})}, {{"chunks", integer(4)}}, 3);
@@ -292,6 +320,7 @@ void add_shape_cases(CaseTable& table) {
   add(table, "aten::split", 325, split);
   add(table, "aten::split_with_sizes", 326, split_with_sizes);
   add(table, "aten::unbind", 327, unbind);
+  add(table, "aten::embedding", 328, embedding);
 }
 
 }  // namespace switchyard::conformance

@@ -69,6 +69,10 @@ bool view_strides(const Shape& old_shape, const Shape& old_strides, const Shape&
 // `sizes` with its one -1 inferred for `numel` elements; checks the element count.
 Shape infer_size(const Shape& sizes, int64_t numel);
 
+// ---- gathers (embedding.cpp) -------------------------------------------------------------
+
+void add_embedding_kernels(sy::PluginDef& def, const std::vector<DLDataType>& dtypes);
+
 // ---- the copy engine (copy.cpp) --------------------------------------------------------
 
 // Copies the elements of `shape` from src (walked with src_strides) to dst (walked with

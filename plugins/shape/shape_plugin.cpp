@@ -1,5 +1,5 @@
-// switchyard `shape` plugin: views, reshapes, splits and joins, for every dtype, with
-// no LibTorch.
+// switchyard `shape` plugin: views, reshapes, splits and joins, and embedding's gather of
+// rows (embedding.cpp), for every dtype, with no LibTorch.
 //
 // Two kinds of output:
 //   * a view (view, permute, transpose, slice, select, expand, split pieces, ...) is
@@ -354,6 +354,7 @@ sy::PluginDef& plugin() {
     d.add(sy::kernel<JoinKernel>("aten::cat", "shape", all_dtypes(), &kCat));
     d.add(sy::kernel<JoinKernel>("aten::concat", "shape", all_dtypes(), &kCat));
     d.add(sy::kernel<JoinKernel>("aten::stack", "shape", all_dtypes(), &kStack));
+    add_embedding_kernels(d, all_dtypes());
     return d;
   }();
   return def;

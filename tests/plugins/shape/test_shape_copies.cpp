@@ -168,6 +168,29 @@ TEST(ShapeSplits, Rejections) {
   EXPECT_TRUE(contains(shape_error({"aten::unbind", {}, 4}, {x}), "makes 5 output(s) for these arguments, node has 4"));
 }
 
+// ---- gathers -------------------------------------------------------------------------------
+
+Tensor index_tensor(std::vector<int64_t> values, Shape shape) {
+  Tensor t = Tensor::empty(kI64, std::move(shape));
+  for (size_t i = 0; i < values.size(); ++i) t.data<int64_t>()[i] = values[i];
+  return t;
+}
+
+TEST(ShapeGathers, EmbeddingPicksRowsLikeATen) {
+  same_as_aten({"aten::embedding", {}}, {filled(kF32, {7, 5}), index_tensor({6, 0, 3, 3, 1, 6}, {2, 3})});
+  same_as_aten({"aten::embedding", {{"padding_idx", I(0)}}}, {filled(kBF16, {4, 3}), index_tensor({0, 2}, {2})});
+  same_as_aten({"aten::embedding", {}}, {transposed_copy(filled(kI16, {6, 4})), index_tensor({5, 1}, {2})});
+}
+
+TEST(ShapeGathers, EmbeddingIndexOutOfRangeIsAnErrorNamingIt) {
+  // Never a read outside the table: the run fails, naming the index and the table's rows.
+  const Tensor table = filled(kF32, {5, 3});
+  std::string msg = shape_error({"aten::embedding", {}}, {table, index_tensor({1, 5}, {2})});
+  EXPECT_TRUE(contains(msg, "index 5 is out of range for a table of 5 rows")) << msg;
+  msg = shape_error({"aten::embedding", {}}, {table, index_tensor({-1}, {1})});
+  EXPECT_TRUE(contains(msg, "index -1 is out of range")) << msg;
+}
+
 // ---- every dtype through every kind of kernel --------------------------------------------
 
 TEST(ShapeDtypes, EveryDtypeThroughViewsCopiesJoinsAndSplits) {

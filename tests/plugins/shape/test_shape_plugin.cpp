@@ -312,11 +312,11 @@ TEST(ShapePlugin, AdvertisesEveryDtypeAndProducesItsOutputs) {
   for (const char* op : {"aten::view", "aten::reshape", "aten::permute", "aten::transpose", "aten::t", "aten::expand",
                          "aten::slice", "aten::select", "aten::squeeze", "aten::unsqueeze", "aten::flatten",
                          "aten::unflatten", "aten::alias", "aten::detach", "aten::contiguous", "aten::cat", "aten::stack",
-                         "aten::split", "aten::split_with_sizes", "aten::chunk", "aten::unbind"})
+                         "aten::split", "aten::split_with_sizes", "aten::chunk", "aten::unbind", "aten::embedding"})
     EXPECT_NE(std::find(ops.begin(), ops.end(), op), ops.end()) << op;
-  // Copies write into host-allocated outputs (the memory plan's); views are produced.
+  // Copies and gathers write into host-allocated outputs (the memory plan's); views are produced.
   EXPECT_EQ(host_allocated, (std::vector<std::string>{"aten::reshape", "aten::reshape_as", "aten::flatten", "aten::contiguous",
-                                                      "aten::cat", "aten::concat", "aten::stack"}));
+                                                      "aten::cat", "aten::concat", "aten::stack", "aten::embedding"}));
 }
 
 }  // namespace
