@@ -12,6 +12,7 @@
 #include <switchyard/sdk.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -90,6 +91,36 @@ class Maker {
   std::vector<Case> cases_;
   std::vector<bool> bool_mask_;
 };
+
+// Decomposed attention's bmm -> softmax -> bmm as one fused node: q [N, L, E], k^T
+// [N, E, S] (usually a transposed view), v [N, S, Ev]; the softmax's dim is post.dim.
+std::vector<Case> bmm_softmax_bmm_cases(DLDataType dtype) {
+  if (!is_f32(dtype)) return {};
+  Maker m(38);
+  auto add = [&](std::string label, Tensor q, Tensor kt, Tensor v, int64_t dim = -1) {
+    // Small scores are declined by default (@min_scores_mib): the option lets them through.
+    Case& c = m.add(std::move(label), {std::move(q), std::move(kt), std::move(v)}, {},
+                    {{"post.dim", integer(dim)}, {"@min_scores_mib", integer(0)}}, false);
+    c.producer_inputs = 2;  // q and k^T are the first bmm's; v is the second's
+    c.rest_inputs_to = 2;
+  };
+  add("ViT [12, 197, 64], k^T a transposed view", m.t({12, 197, 64}, -0.4, 0.4), transposed_layout(m.t({12, 64, 197})),
+      m.t({12, 197, 64}));
+  add("BERT-like [32, 48, 32], compact k^T", m.t({32, 48, 32}), m.t({32, 32, 48}), m.t({32, 48, 32}));
+  add("Lq 7, Lk 129, E 5, Ev 9", m.t({3, 7, 5}, -2, 2), m.t({3, 5, 129}, -2, 2), m.t({3, 129, 9}));
+  add("softmax dim 2, one query", m.t({2, 1, 16}), m.t({2, 16, 10}), m.t({2, 10, 8}), 2);
+  add("strided value rows", m.t({4, 9, 8}), m.t({4, 8, 11}), m.rows({4, 11, 6}));
+  {
+    Tensor q = m.t({2, 5, 8});
+    q.data<float>()[8 * 2 + 3] = std::numeric_limits<float>::quiet_NaN();  // query row 2 of item 0
+    add("a NaN in a query (its output row is NaN)", std::move(q), m.t({2, 8, 6}), m.t({2, 6, 4}));
+  }
+  add("no keys (S = 0): zeros", m.t({2, 3, 4}), m.t({2, 4, 0}), m.t({2, 0, 5}));
+  m.add("small scores without the option (declined: the three ops are faster)", {m.t({2, 5, 8}), m.t({2, 8, 6}), m.t({2, 6, 4})},
+        {}, {{"post.dim", integer(-1)}}, false)
+      .producer_inputs = 2;
+  return m.take(dtype);
+}
 
 // Both SDPA ops: q, k, v, attn_mask? and dropout_p / is_causal (+ the version's own).
 std::vector<Case> sdpa_cases(DLDataType dtype, bool torch2) {
@@ -210,6 +241,7 @@ std::vector<Case> encoder_cases(DLDataType dtype) {
 }  // namespace
 
 void add_attention_cases(CaseTable& table) {
+  table.add("aten::bmm+aten::softmax+aten::bmm", bmm_softmax_bmm_cases);
   table.add("aten::_scaled_dot_product_attention", [](DLDataType d) { return sdpa_cases(d, false); });
   table.add("aten::scaled_dot_product_attention", [](DLDataType d) { return sdpa_cases(d, true); });
   table.add("aten::_native_multi_head_attention", mha_cases);

@@ -1,9 +1,11 @@
 // The attention plugin: scaled dot-product attention as one fused, tiled kernel with a
 // streaming softmax (flash_attention.cpp), and the fused transformer fast-path ops built
 // on it with oneDNN sgemm projections, and the softmax and layer norm of decomposed
-// transformers, written over their inputs (ops_softmax.cpp, ops_layer_norm.cpp). float32
-// on the CPU; SDK and oneDNN only. The tiles' products run on the calling thread (they
-// already run on the host's pool); larger ones size oneDNN's team from the host's budget.
+// transformers, written over their inputs (ops_softmax.cpp, ops_layer_norm.cpp), and
+// their bmm -> softmax -> bmm chain on the fused kernel when its scores would be large
+// (ops_bmm_softmax_bmm.cpp). float32 on the CPU; SDK and oneDNN only. The tiles'
+// products run on the calling thread (they already run on the host's pool); larger ones
+// size oneDNN's team from the host's budget.
 #include "ops.hpp"
 
 namespace {
@@ -19,6 +21,7 @@ sy::PluginDef& attention_plugin() {
                                make_softmax_kernel("aten::softmax"),
                                make_softmax_kernel("aten::_softmax"),
                                make_layer_norm_kernel("aten::layer_norm"),
+                               make_bmm_softmax_bmm_kernel("aten::bmm+aten::softmax+aten::bmm"),
                            });
   return def;
 }

@@ -32,7 +32,8 @@ TensorArgs::TensorArgs(const sy::Node& n, std::vector<std::string> tensors,
   const SY_HostApi* h = sy::host_api();
   for (size_t i = 0, count = h->attr_count(n.attrs.raw()); i < count; ++i) {
     const char* name = h->attr_name(n.attrs.raw(), i);
-    if (name == nullptr || n.attrs.kind(name) == SY_ATTR_NONE) continue;
+    // '@' attributes are config options (sdk.h, "Options"): read where known, never a refusal.
+    if (name == nullptr || name[0] == '@' || n.attrs.kind(name) == SY_ATTR_NONE) continue;
     bool known = std::find(names_.begin(), names_.end(), name) != names_.end() ||
                  std::find(others.begin(), others.end(), name) != others.end();
     if (!known) throw sy::Unsupported(std::string("unexpected attribute '") + name + "'");

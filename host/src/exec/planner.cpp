@@ -216,43 +216,59 @@ void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
   if (!fuse_ || fusable_[index] < 0) return;
   const ir::Node& producer = np.as_run(graph_.nodes[index]);
   const std::vector<int32_t> chain = fusion_chain(graph_, fusable_, index);
-  // The longest chain this backend offers a kernel for, and that every consumer's own
-  // routing (its rule, else the default list) allows.
+  // A node's routing: its rule's backends, else the default list (empty: any backend).
+  auto routing = [&](const ir::Node& node) -> const std::vector<std::string>& {
+    std::vector<std::string> families;
+    if (catalog_.families_for) families = catalog_.families_for(node.op);
+    const int rule = select::match_rule(config_, node, families);
+    return rule >= 0 ? config_.rules[static_cast<size_t>(rule)].backends : config_.default_backends;
+  };
+  auto allows = [&](const ir::Node& node, const std::string& backend) {
+    const std::vector<std::string>& allowed = routing(node);
+    return allowed.empty() || std::find(allowed.begin(), allowed.end(), backend) != allowed.end();
+  };
+  // Where a fused kernel may come from: the head's backend first, then the rest of the
+  // head's routing in order, so a family offering the whole chain (attention's
+  // bmm+softmax+bmm) takes it over from one that offers only the head (linalg's bmm).
+  std::vector<std::string> backends{np.backend};
+  for (const std::string& b : routing(graph_.nodes[index]))
+    if (b != np.backend) backends.push_back(b);
+  // The longest chain a backend offers a kernel for, and that every node's routing allows.
   for (size_t len = chain.size(); len >= 2; --len) {
     const std::vector<int32_t> part(chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(len));
     const std::string op = fused_op(graph_, part);
     const std::vector<select::Candidate> offers = catalog_.kernels_for(op);
     if (offers.empty()) continue;
-    bool routed = true;
-    for (size_t k = 1; k < len; ++k) {
-      const ir::Node& consumer = graph_.nodes[static_cast<size_t>(part[k])];
-      std::vector<std::string> families;
-      if (catalog_.families_for) families = catalog_.families_for(consumer.op);
-      const int rule = select::match_rule(config_, consumer, families);
-      const std::vector<std::string>& allowed = rule >= 0 ? config_.rules[rule].backends : config_.default_backends;
-      routed &= allowed.empty() || std::find(allowed.begin(), allowed.end(), np.backend) != allowed.end();
-    }
-    if (!routed) continue;
     ir::Node fused = fused_node(graph_, part, &producer);
     const std::vector<const DLTensor*> fused_inputs = metadata(fused.inputs);
-    for (const select::Candidate& c : offers) {
-      if (c.backend != np.backend) continue;
-      if (!select::dtype_mismatch(*c.def, fused_inputs).empty() || !catalog_.ask(c, fused, fused_inputs).empty()) continue;
-      np.bound = create_kernel(fused, c, fused_inputs);
-      std::string names;
-      for (size_t k = 1; k < len; ++k) {
-        const ir::Node& consumer = graph_.nodes[static_cast<size_t>(part[k])];
-        names += (k > 1 ? "', '" : "") + consumer.name;
-        NodePlan& folded = plan.nodes[static_cast<size_t>(part[k])];
-        folded.folded_into = static_cast<int32_t>(index);
-        folded.backend = np.backend;
-        folded.selection.reason = "fused into '" + producer.name + "' (" + op + ")";
+    for (const std::string& backend : backends) {
+      bool routed = true;
+      for (size_t k = 1; k < len; ++k) routed &= allows(graph_.nodes[static_cast<size_t>(part[k])], backend);
+      if (!routed) continue;
+      for (const select::Candidate& c : offers) {
+        if (c.backend != backend) continue;
+        if (!select::dtype_mismatch(*c.def, fused_inputs).empty() || !catalog_.ask(c, fused, fused_inputs).empty()) continue;
+        np.bound = create_kernel(fused, c, fused_inputs);
+        if (backend != np.backend) {
+          np.selection.reason += "; '" + backend + "' offers " + op + " (" + np.backend + " does not)";
+          np.selection.winner = c;
+          np.backend = backend;
+        }
+        std::string names;
+        for (size_t k = 1; k < len; ++k) {
+          const ir::Node& consumer = graph_.nodes[static_cast<size_t>(part[k])];
+          names += (k > 1 ? "', '" : "") + consumer.name;
+          NodePlan& folded = plan.nodes[static_cast<size_t>(part[k])];
+          folded.folded_into = static_cast<int32_t>(index);
+          folded.backend = np.backend;
+          folded.selection.reason = "fused into '" + producer.name + "' (" + op + ")";
+        }
+        np.selection.reason += "; fused with '" + names + "' as " + op;
+        np.fused = std::make_unique<ir::Node>(std::move(fused));
+        np.fused_last = part.back();
+        log::get().debug("{} and '{}' -> {} as {}", describe_node(index), names, np.backend, op);
+        return;
       }
-      np.selection.reason += "; fused with '" + names + "' as " + op;
-      np.fused = std::make_unique<ir::Node>(std::move(fused));
-      np.fused_last = part.back();
-      log::get().debug("{} and '{}' -> {} as {}", describe_node(index), names, np.backend, op);
-      return;
     }
   }
 }

@@ -39,13 +39,61 @@ ir::Graph decomposed_attention() {
   return g;
 }
 
-Runtime runtime_with(const std::string& backends) {
-  return Runtime(Options{write_config("softmax_" + std::to_string(backends.size()),
+// fuse = false keeps bmm -> softmax -> bmm three nodes (else the attention plugin runs
+// the chain as one fused kernel, below).
+// `rules`: TOML appended to the config.
+Runtime runtime_with(const std::string& backends, bool fuse = false, const std::string& rules = "") {
+  return Runtime(Options{write_config("softmax_" + std::to_string(backends.size()) + (fuse ? "_fused" : "") +
+                                          std::to_string(rules.size()),
                                       "[plugins]\nload = [\"attention\", \"aten\"]\n[selection]\ndefault = [" +
-                                          backends + "]\n")});
+                                          backends + "]\nfuse = " + (fuse ? "true" : "false") + "\n" + rules)});
 }
 
+// The fused chain's threshold down to 0 MiB, so that these small scores take it.
+const std::string kFuseAnyScores =
+    "[[rules]]\nop = \"aten::bmm\"\nbackends = [\"aten\", \"attention\"]\noptions = { min_scores_mib = 0 }\n";
+
 }  // namespace
+
+TEST(AttentionSoftmax, TheFusedChainMakesNoScoresAndMatchesAten) {
+  // bmm -> softmax -> bmm as one attention kernel: one plan entry, no [B, L, L] value.
+  const std::vector<Tensor> feeds = {uniform({6, 37, 16}, 4), uniform({6, 16, 37}, 5), uniform({6, 37, 16}, 6)};
+  Runtime ours = runtime_with("\"aten\", \"attention\"", /*fuse=*/true, kFuseAnyScores), ref = runtime_with("\"aten\"");
+  auto model = load_graph(ours, decomposed_attention());
+  const std::vector<PlanEntry> plan = model->plan(feeds);
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[0].backend, "attention") << "the fused chain, though aten comes first for bmm";
+  EXPECT_EQ(plan[0].op, "aten::bmm+aten::softmax+aten::bmm");
+  for (const MemoryValue& v : model->memory_plan(feeds).values)
+    EXPECT_TRUE(v.value != "s" && v.value != "w") << v.value << " should not be made";
+  const Tensor expected = load_graph(ref, decomposed_attention())->run(feeds)[0];
+  const Tensor got = model->run(feeds)[0];
+  ASSERT_EQ(got.shape(), expected.shape());
+  for (int64_t i = 0; i < got.numel(); ++i) ASSERT_NEAR(got.data<float>()[i], expected.data<float>()[i], 1e-5f) << i;
+}
+
+TEST(AttentionSoftmax, SmallScoresStayThreeOpsByDefault) {
+  // 6 x 37 x 37 floats of scores are far under @min_scores_mib's default (8 MiB).
+  const std::vector<Tensor> feeds = {uniform({6, 37, 16}, 4), uniform({6, 16, 37}, 5), uniform({6, 37, 16}, 6)};
+  Runtime ours = runtime_with("\"aten\", \"attention\"", /*fuse=*/true);
+  const std::vector<PlanEntry> plan = load_graph(ours, decomposed_attention())->plan(feeds);
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[0].op, "aten::bmm");
+  EXPECT_EQ(plan[0].backend, "aten");
+  EXPECT_TRUE(plan[0].fused_from.empty());
+}
+
+TEST(AttentionSoftmax, ARuleKeepingBmmOnAtenKeepsTheChainApart) {
+  // The fused chain may come from another backend than the head's only where the head's
+  // own routing names it.
+  const std::vector<Tensor> feeds = {uniform({6, 37, 16}, 4), uniform({6, 16, 37}, 5), uniform({6, 37, 16}, 6)};
+  Runtime ours = runtime_with("\"aten\", \"attention\"", /*fuse=*/true,
+                              "[[rules]]\nop = \"aten::bmm\"\nbackends = [\"aten\"]\noptions = { min_scores_mib = 0 }\n");
+  const std::vector<PlanEntry> plan = load_graph(ours, decomposed_attention())->plan(feeds);
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[0].op, "aten::bmm");
+  EXPECT_EQ(plan[0].backend, "aten");
+}
 
 TEST(AttentionSoftmax, WritesTheWeightsOverTheScoresAndMatchesAten) {
   const std::vector<Tensor> feeds = {uniform({6, 37, 16}, 1), uniform({6, 16, 37}, 2), uniform({6, 37, 16}, 3)};
