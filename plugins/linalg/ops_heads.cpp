@@ -16,10 +16,16 @@
 
 #include "common/gather.hpp"
 
+#include <cstring>
+
 namespace sy_linalg {
 namespace {
 
 const DLTensor* input_at(const DLTensor* const* inputs, size_t n, size_t i) { return i < n ? inputs[i] : nullptr; }
+
+// Products of at most this many floats (128 KiB, in L2) run as one GEMM and are split
+// after; larger ones run as one GEMM per piece straight into the outputs.
+constexpr int64_t kWholeProductFloats = int64_t{32} << 10;
 
 bool is_f32(const DLTensor& t) { return sy::same_dtype(t.dtype, sy::kFloat32) && t.device.device_type == kDLCPU; }
 
@@ -71,6 +77,19 @@ class LinearChunkKernel {
       sy_common::gather_compact(x, compact.data());
       a = compact.data();
     }
+    if (rows * n_ <= kWholeProductFloats) {
+      // Small: one GEMM (one hand-over of the team) into scratch, then each piece's columns
+      // copied out while still in cache.
+      thread_local std::vector<float> product;  // per thread: runs of one instance may overlap
+      if (product.size() < static_cast<size_t>(rows * n_)) product.resize(static_cast<size_t>(rows * n_));
+      whole_->gemm(a, rows, k_, k_, n_, w_strides_[1], w_strides_[0], product.data(), PackedB::Post{bias_, Act::None});
+      for (size_t j = 0; j < sizes_.size(); ++j) {
+        float* out = sy::data<float>(r.output(j));
+        for (int64_t i = 0; i < rows; ++i)
+          std::memcpy(out + i * sizes_[j], product.data() + i * n_ + starts_[j], sizeof(float) * static_cast<size_t>(sizes_[j]));
+      }
+      return;
+    }
     for (size_t j = 0; j < sizes_.size(); ++j) {
       // B = weight^T restricted to this piece's rows of weight.
       const PackedB::Post post{bias_ != nullptr ? bias_ + starts_[j] : nullptr, Act::None};
@@ -112,6 +131,7 @@ class LinearChunkKernel {
     if (!create) return;
     bias_ = b ? sy::data<const float>(*b) : nullptr;
     const float* weight = sy::data<const float>(*w);
+    whole_ = std::make_shared<PackedB>(weight);
     for (int64_t start : starts_) pieces_.push_back(std::make_shared<PackedB>(weight + start * w_strides_[0]));
   }
 
@@ -131,7 +151,8 @@ class LinearChunkKernel {
   int64_t w_strides_[2] = {0, 0};
   Shape sizes_, starts_;               // each piece's features, and where it starts in the weight's rows
   const float* bias_ = nullptr;        // a constant: the host keeps it until destroy
-  std::vector<std::shared_ptr<PackedB>> pieces_;  // thread-safe
+  std::shared_ptr<PackedB> whole_;                 // the whole weight (small products); thread-safe
+  std::vector<std::shared_ptr<PackedB>> pieces_;  // each piece's rows of it; thread-safe
 };
 
 // bmm(self, mat2).transpose(d0, d1).contiguous() with {d0, d1} = {0, 1}: a [M, B, N]
