@@ -40,6 +40,9 @@ std::vector<Case> binary_cases(DLDataType dtype, bool with_alpha) {
   add("per-channel [2, 24, 5, 6] and [1, 24, 1, 1]", t({2, 24, 5, 6}), t({1, 24, 1, 1}));
   add("per-channel [3, 20, 1, 1] first, [3, 20, 4, 4]", t({3, 20, 1, 1}), t({3, 20, 4, 4}));
   add("per-channel transposed self [2, 17, 6, 5]", transposed_layout(t({2, 17, 6, 5})), t({2, 17, 1, 1}));
+  // Large enough (over 65k elements) to be split across threads.
+  add("per-channel, mobilenet's first SE block at batch 2 [2, 16, 56, 56] by [2, 16, 1, 1]", t({2, 16, 56, 56}),
+      t({2, 16, 1, 1}));
   if (is_f32(dtype)) {  // NaN and infinities on both sides (inf * 0 is NaN)
     Tensor x = t({1, 18, 7, 7}), scale = t({1, 18, 1, 1});
     float* xp = x.data<float>();
