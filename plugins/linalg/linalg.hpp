@@ -151,6 +151,12 @@ class TensorArgs {
   std::vector<const DLTensor*> attrs_;      // attribute tensors (host-owned until destroy)
 };
 
+// Input i of a node or call, or nullptr past its last input (the fused kernels' optional
+// trailing inputs).
+inline const DLTensor* input_at(const DLTensor* const* inputs, size_t n, size_t i) { return i < n ? inputs[i] : nullptr; }
+// A float32 tensor in CPU memory (what the fused kernels on packed weights take).
+inline bool is_f32(const DLTensor& t) { return sy::same_dtype(t.dtype, sy::kFloat32) && t.device.device_type == kDLCPU; }
+
 // Declines (sy::Unsupported) any attribute of the node not in `known` whose value is not
 // None: ignoring it could compute something else.
 void check_attributes(const sy::Node& node, const std::vector<std::string>& known);

@@ -21,13 +21,9 @@
 namespace sy_linalg {
 namespace {
 
-const DLTensor* input_at(const DLTensor* const* inputs, size_t n, size_t i) { return i < n ? inputs[i] : nullptr; }
-
 // Products of at most this many floats (128 KiB, in L2) run as one GEMM and are split
 // after; larger ones run as one GEMM per piece straight into the outputs.
 constexpr int64_t kWholeProductFloats = int64_t{32} << 10;
-
-bool is_f32(const DLTensor& t) { return sy::same_dtype(t.dtype, sy::kFloat32) && t.device.device_type == kDLCPU; }
 
 // aten::chunk's pieces of a dimension of `size`: ceil(size / chunks) each, the last
 // what is left (so there may be fewer than `chunks`).

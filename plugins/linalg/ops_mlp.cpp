@@ -25,10 +25,6 @@ namespace {
 constexpr int64_t kScratchBytes = int64_t{4} << 20;
 constexpr int64_t kMinBlockRows = 256;
 
-const DLTensor* input_at(const DLTensor* const* inputs, size_t n, size_t i) { return i < n ? inputs[i] : nullptr; }
-
-bool is_f32(const DLTensor& t) { return sy::same_dtype(t.dtype, sy::kFloat32) && t.device.device_type == kDLCPU; }
-
 // The middle op of "aten::linear+<act>+aten::linear".
 std::string middle_op(const std::string& op) {
   const size_t first = op.find('+'), last = op.rfind('+');
