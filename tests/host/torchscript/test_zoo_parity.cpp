@@ -60,6 +60,13 @@ std::pair<double, double> diff_and_scale(const Tensor& got, const Tensor& want) 
   return {diff, scale};
 }
 
+// The zoo's case for `stem` at `batch` (empty stem if the zoo lacks it).
+Case zoo_case(const std::string& stem, int batch) {
+  for (const Case& k : zoo_cases())
+    if (k.stem == stem && k.batch == batch) return k;
+  return Case{};
+}
+
 std::string config_path(const char* name) {
   return std::string(std::getenv("SWITCHYARD_SOURCE_DIR")) + "/configs/" + name;
 }
@@ -114,9 +121,7 @@ TEST_P(ZooParity, MatchesPyTorch) {
 // needs under half the bytes its activations would take with no reuse at all.
 TEST(Zoo, MemoryPlanReusesActivations) {
   torchscript::register_loader();
-  Case c;
-  for (const Case& k : zoo_cases())
-    if (k.stem == "resnet50" && k.batch == 4) c = k;
+  const Case c = zoo_case("resnet50", 4);
   ASSERT_FALSE(c.stem.empty()) << "resnet50 at batch 4 is missing from " << zoo_dir();
   Tensor b4 = torchscript::load_tensors(zoo_dir() + "/" + c.inputs).at(0).contiguous();
   std::vector<int64_t> shape = b4.shape();
@@ -152,9 +157,7 @@ TEST(Zoo, MemoryPlanReusesActivations) {
 // fused, PyTorch's outputs, and a lower planned peak than with the scores.
 TEST(Zoo, ViTAttentionWithoutScoresMatchesPyTorch) {
   torchscript::register_loader();
-  Case c;
-  for (const Case& k : zoo_cases())
-    if (k.stem == "vit_b_16" && k.batch == 4) c = k;
+  const Case c = zoo_case("vit_b_16", 4);
   ASSERT_FALSE(c.stem.empty()) << "vit_b_16 at batch 4 is missing from " << zoo_dir();
   std::ifstream defaults(config_path("default.toml"));
   std::string toml((std::istreambuf_iterator<char>(defaults)), std::istreambuf_iterator<char>());
