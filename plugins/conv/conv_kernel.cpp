@@ -1,6 +1,7 @@
 // conv plugin: the convolution kernel (see conv_kernel.hpp).
 #include "conv_kernel.hpp"
 
+#include "finite_memo.hpp"
 #include "formats.hpp"
 
 #include <cmath>
@@ -479,7 +480,7 @@ void ConvKernel::run(sy::Run& run) {
   const SY_StorageIndex res = a[3] != nullptr ? run.input_storage(run.num_inputs() - 1) : SY_STORAGE_HOST;
   std::shared_ptr<const Prepared> p = prepare(a, &out, true, in, to, res);
   sy_omp::Threads threads(p->work);
-  if (execute(*p, a, handle(out), nan_guard_)) return;
+  if (execute(*p, a, handle(out), nan_guard_, in, res)) return;
   // A NaN or infinity came in (nothing is written yet), and oneDNN's relu/clip turn NaN
   // into a number where ATen keeps it: run with and without the activation into scratch
   // buffers (`out` may be the residual's buffer), then take the NaNs of the latter. Both
@@ -492,7 +493,8 @@ void ConvKernel::run(sy::Run& run) {
   for (size_t i = 0; i < plain.size(); ++i) y[i] = std::isnan(plain[i]) ? plain[i] : fused[i];
 }
 
-bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check_finite) const {
+bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check_finite, SY_StorageIndex in,
+                         SY_StorageIndex res) const {
   try {
     dnnl::engine& eng = engine();
     dnnl::stream& s = thread_stream();
@@ -515,9 +517,17 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
     if (a[3] != nullptr) residual = memory(p.res_user, eng, handle(*a[3]));
     if (check_finite) {
       s.wait();  // the reorders above have filled src (and weights, bias)
-      const bool finite = consts_finite_ && all_finite(src) && (p.weights || all_finite(wts)) &&
-                          (!p.has_bias || const_bias_ || all_finite(bias)) &&
-                          (a[3] == nullptr || all_finite(residual));
+      // `src` may be a reordered copy: the memo is keyed by the user's tensor.
+      auto input_finite = [](const DLTensor& t, const memory::desc& user_md, SY_StorageIndex storage,
+                             const memory& scanned) {
+        if (known_finite(handle(t), user_md.get_size(), storage)) return true;
+        if (!all_finite(scanned)) return false;
+        remember_finite(handle(t), user_md.get_size(), storage);
+        return true;
+      };
+      const bool finite = consts_finite_ && input_finite(*a[0], p.src_user, in, src) &&
+                          (p.weights || all_finite(wts)) && (!p.has_bias || const_bias_ || all_finite(bias)) &&
+                          (a[3] == nullptr || input_finite(*a[3], p.res_user, res, residual));
       if (!finite) return false;  // nothing written: run() takes the careful path
     }
     // The sum post-op adds onto what dst holds: the residual, unless the output already is

@@ -79,8 +79,10 @@ class ConvKernel {
                                   const dnnl::memory::desc& dst_user, const dnnl::memory::desc& res_user,
                                   const dnnl::post_ops& ops);
   // Runs `p` into `out` (laid out as p's dst_user); with check_finite, returns whether the
-  // input, weights, bias and residual were all finite (else true).
-  bool execute(const Prepared& p, const Args& a, void* out, bool check_finite) const;
+  // input, weights, bias and residual were all finite (else true). `in` / `res`: the
+  // storages of the input and the residual (finite_memo.hpp).
+  bool execute(const Prepared& p, const Args& a, void* out, bool check_finite,
+               SY_StorageIndex in = SY_STORAGE_HOST, SY_StorageIndex res = SY_STORAGE_HOST) const;
 
   // The last call's tensor layouts per cache (fused, unfused) and what they gave: runs
   // mostly repeat them, and rebuilding descriptors for the cache key cost more than a

@@ -8,9 +8,11 @@
 //   aten::mul of an activation by a per-channel scale (squeeze-excitation) scale_kernel.hpp
 //
 //   storages "nChw16c" and "nhwc": activations in oneDNN's own layouts   formats.hpp
+//   every kernel is Tracked<>: what was found finite in them              finite_memo.hpp
 //
 // Threads: oneDNN runs on OpenMP (libgomp, as LibTorch does); each call sizes its team
 // from the host's budget (common/openmp_threads.hpp).
+#include "finite_memo.hpp"
 #include "formats.hpp"
 #include "conv_kernel.hpp"
 #include "pool_kernel.hpp"
@@ -29,15 +31,15 @@ sy::PluginDef& conv_plugin() {
     d.add_storage(sy::storage<Blocked16>("nChw16c", DLDevice{kDLCPU, 0}));  // in Blocked16::kIndex order
     d.add_storage(sy::storage<ChannelsLast>("nhwc", DLDevice{kDLCPU, 0}));
     for (const char* op : kConvOps) {
-      d.add(sy::kernel<ConvKernel>(op, kFamily, {sy::kFloat32}));
+      d.add(sy::kernel<Tracked<ConvKernel>>(op, kFamily, {sy::kFloat32}));
       for (const Consumer& c : consumers())
-        d.add(sy::kernel<ConvKernel>(std::string(op) + "+" + c.op, kFamily, {sy::kFloat32}));
+        d.add(sy::kernel<Tracked<ConvKernel>>(std::string(op) + "+" + c.op, kFamily, {sy::kFloat32}));
       // A ResNet block's tail: conv, residual add (oneDNN's sum post-op), relu.
-      d.add(sy::kernel<ConvKernel>(std::string(op) + "+aten::add", kFamily, {sy::kFloat32}));
-      d.add(sy::kernel<ConvKernel>(std::string(op) + "+aten::add+aten::relu", kFamily, {sy::kFloat32}));
+      d.add(sy::kernel<Tracked<ConvKernel>>(std::string(op) + "+aten::add", kFamily, {sy::kFloat32}));
+      d.add(sy::kernel<Tracked<ConvKernel>>(std::string(op) + "+aten::add+aten::relu", kFamily, {sy::kFloat32}));
     }
-    for (const char* op : kPoolOps) d.add(sy::kernel<PoolKernel>(op, kFamily, {sy::kFloat32}));
-    d.add(sy::kernel<ScaleKernel>("aten::mul", kFamily, {sy::kFloat32}));
+    for (const char* op : kPoolOps) d.add(sy::kernel<Tracked<PoolKernel>>(op, kFamily, {sy::kFloat32}));
+    d.add(sy::kernel<Tracked<ScaleKernel>>("aten::mul", kFamily, {sy::kFloat32}));
     return d;
   }();
   return def;

@@ -1,6 +1,8 @@
 // conv plugin: the oneDNN-format storages (see formats.hpp).
 #include "formats.hpp"
 
+#include "finite_memo.hpp"
+
 namespace syconv {
 
 using tag = dnnl::memory::format_tag;
@@ -29,6 +31,7 @@ void format_convert(const DLTensor& plain, const DLTensor& formatted, tag t, boo
     if (to_format) reorder_into(s, dnnl::reorder(p, f), p, f);
     else reorder_into(s, dnnl::reorder(f, p), f, p);
     s.wait();
+    if (to_format) forget_finite(handle(formatted));  // a write into own storage (finite_memo.hpp)
   } catch (const dnnl::error& e) {
     throw sy::Error(std::string("conv plugin: ") + (to_format ? "from_host" : "to_host") + " of " + to_string(shape) +
                         " failed: " + error_message(e),

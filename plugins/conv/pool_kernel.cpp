@@ -1,5 +1,7 @@
 // conv plugin: the pooling kernel (see pool_kernel.hpp).
 #include "pool_kernel.hpp"
+
+#include "finite_memo.hpp"
 #include "formats.hpp"
 
 #include <algorithm>
@@ -252,6 +254,15 @@ static void propagate_nan(const PoolKernel::Geometry& g, const memory& src, memo
   }
 }
 
+// Whether the pooling's input holds no NaN or infinity, asking the memo first (`src` may be
+// a reordered copy of `x`: the memo is keyed by the user's tensor).
+static bool src_finite(const DLTensor& x, SY_StorageIndex storage, const memory::desc& user_md, const memory& src) {
+  if (known_finite(handle(x), user_md.get_size(), storage)) return true;
+  if (!all_finite(src)) return false;
+  remember_finite(handle(x), user_md.get_size(), storage);
+  return true;
+}
+
 void PoolKernel::run(sy::Run& run) {
   const DLTensor& x = run.input(0);
   DLTensor& out = run.output(0);
@@ -272,8 +283,7 @@ void PoolKernel::run(sy::Run& run) {
     sy_onednn::execute(p->pool, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
     if (params_.kind == Kind::Max) s.wait();
     // Any layout holds the same values (a blocked one pads with zeros): check them all.
-    if (params_.kind == Kind::Max &&
-        !all_finite(static_cast<const float*>(src.get_data_handle()), p->src.get_size() / sizeof(float))) {
+    if (params_.kind == Kind::Max && !src_finite(x, run.input_storage(0), p->src_user, src)) {
       const Geometry g = pool_geometry(params_, x);
       if (p->plain) {
         propagate_nan(g, src, dst);

@@ -163,12 +163,6 @@ TEST(ConvLayouts, PreferStorageKeepsEveryValueThereAndNamesUnknownStorages) {
   }
 }
 
-// Two ResNet basic blocks after a stem: conv -> relu -> conv -> add(., block input) -> relu.
-// On conv + aten, each block's tail runs as one "aten::conv2d+aten::add+aten::relu" kernel
-// and the result equals the aten plugin running every node apart. With a 16-channel input
-// every value takes the same oneDNN layout and the first tail writes over its block input
-// (its last reader in a sequential plan); with a 3-channel input the stem's output takes
-// another layout, and the tail reorders the residual into its own output instead.
 // A ResNet stem: conv+relu -> max pool -> conv. The pool reads the first convolution's
 // layout and writes nhwc, so neither value crosses to NCHW; a window holding NaN is NaN
 // there too (oneDNN's pooling in these layouts keeps it; the kernel mends it otherwise).
@@ -258,30 +252,41 @@ TEST(ConvLayouts, ASqueezeExcitationBlockStaysInTheStorages) {
   }
 }
 
-TEST(ConvLayouts, ResidualBlockTailsFuseInPlaceAndMatchAten) {
-  auto graph = [](int64_t cin) {
-    ir::Graph g;
-    g.add_input("x", sytest::kF32);
-    uint32_t seed = 40;
-    auto conv = [&](const std::string& name, ir::ValueId in, int64_t c_in, int64_t c_out) {
-      ir::ValueId w = g.add_constant(name + ".w", random({c_out, c_in, 3, 3}, seed++, -0.2f, 0.2f));
-      ir::ValueId b = g.add_constant(name + ".b", random({c_out}, seed++));
-      g.add_node(name, "aten::conv2d", {in, w, b}, {name}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 1));
-      return g.find_value(name);
-    };
-    auto relu = [&](const std::string& name, ir::ValueId in) {
-      g.add_node(name, "aten::relu", {in}, {name});
-      return g.find_value(name);
-    };
-    ir::ValueId h = relu("stem.relu", conv("stem", g.find_value("x"), cin, 16));
-    for (const std::string block : {"b1", "b2"}) {
-      ir::ValueId r = conv(block + ".conv2", relu(block + ".relu1", conv(block + ".conv1", h, 16, 16)), 16, 16);
-      g.add_node(block + ".add", "aten::add", {r, h}, {block + ".add"}, {{"alpha", ir::Attribute::of_int(1)}});
-      h = relu(block + ".out", g.find_value(block + ".add"));
-    }
-    g.outputs = {h};
-    return g;
+namespace {
+// A stem (conv + relu, cin -> 16 channels) and two residual blocks: conv, relu, conv, add, relu.
+ir::Graph residual_blocks(int64_t cin) {
+  ir::Graph g;
+  g.add_input("x", sytest::kF32);
+  uint32_t seed = 40;
+  auto conv = [&](const std::string& name, ir::ValueId in, int64_t c_in, int64_t c_out) {
+    ir::ValueId w = g.add_constant(name + ".w", random({c_out, c_in, 3, 3}, seed++, -0.2f, 0.2f));
+    ir::ValueId b = g.add_constant(name + ".b", random({c_out}, seed++));
+    g.add_node(name, "aten::conv2d", {in, w, b}, {name}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 1));
+    return g.find_value(name);
   };
+  auto relu = [&](const std::string& name, ir::ValueId in) {
+    g.add_node(name, "aten::relu", {in}, {name});
+    return g.find_value(name);
+  };
+  ir::ValueId h = relu("stem.relu", conv("stem", g.find_value("x"), cin, 16));
+  for (const std::string block : {"b1", "b2"}) {
+    ir::ValueId r = conv(block + ".conv2", relu(block + ".relu1", conv(block + ".conv1", h, 16, 16)), 16, 16);
+    g.add_node(block + ".add", "aten::add", {r, h}, {block + ".add"}, {{"alpha", ir::Attribute::of_int(1)}});
+    h = relu(block + ".out", g.find_value(block + ".add"));
+  }
+  g.outputs = {h};
+  return g;
+}
+}  // namespace
+
+// Two ResNet basic blocks after a stem: conv -> relu -> conv -> add(., block input) -> relu.
+// On conv + aten, each block's tail runs as one "aten::conv2d+aten::add+aten::relu" kernel
+// and the result equals the aten plugin running every node apart. With a 16-channel input
+// every value takes the same oneDNN layout and the first tail writes over its block input
+// (its last reader in a sequential plan); with a 3-channel input the stem's output takes
+// another layout, and the tail reorders the residual into its own output instead.
+TEST(ConvLayouts, ResidualBlockTailsFuseInPlaceAndMatchAten) {
+  auto graph = residual_blocks;
   for (const int64_t cin : {16, 3}) {
     const std::string what = "two residual blocks, " + std::to_string(cin) + " input channels";
     const std::vector<Tensor> feeds = {random({2, cin, 12, 10}, 7)};
@@ -302,5 +307,24 @@ TEST(ConvLayouts, ResidualBlockTailsFuseInPlaceAndMatchAten) {
     context.set_node_callback([&](const switchyard::NodeEvent&) { ++events; });
     expect_close(model->run(feeds, context)[0], ref, what + ", with a callback");
     EXPECT_GT(events, 0u);
+  }
+}
+
+// A block's input is scanned for NaN once, by conv1, and its tail reuses that finding for
+// the residual (finite_memo.hpp). After finite runs, a run whose input holds a NaN must
+// still find it: every write into the storages forgets the scan of what they held.
+TEST(ConvLayouts, ANaNAfterFiniteRunsIsFoundInTheResidual) {
+  Tensor x = random({2, 16, 12, 10}, 7), with_nan = random({2, 16, 12, 10}, 7);
+  with_nan.data<float>()[123] = std::numeric_limits<float>::quiet_NaN();
+  auto model = load_graph(runtime("both"), residual_blocks(16));
+  auto reference = load_graph(runtime("aten"), residual_blocks(16));
+  for (const Tensor* feed : {&x, &x, &with_nan, &x, &with_nan}) {
+    const bool nan = feed == &with_nan;
+    const std::string what = nan ? "a NaN input after finite runs" : "a finite input";
+    Tensor ref = reference->run({*feed})[0];
+    size_t nans = 0;
+    for (float v : sytest::values(ref)) nans += std::isnan(v) ? 1 : 0;
+    EXPECT_EQ(nans > 0, nan) << what;
+    expect_close(model->run({*feed})[0], ref, what);
   }
 }

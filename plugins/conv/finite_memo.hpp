@@ -1,0 +1,44 @@
+// conv plugin: which values in the plugin's own storages are known to hold no NaN or
+// infinity, so that a value's second guarded reader skips the scan its first reader did
+// (a ResNet block's input is read by conv1 and, as the residual, by conv3).
+//
+// Why this is sound: only this plugin writes a value in its own storages (its kernels and
+// its from_host conversion), each such write forgets the buffer once it has finished
+// (Tracked<K> below, format_convert), and the host never writes a live value's buffer.
+// So an entry is only ever found for the bytes a scan saw. Host-memory values are never
+// remembered: any plugin may write them.
+#pragma once
+
+#include <switchyard/plugin.hpp>
+
+#include <cstddef>
+
+namespace syconv {
+
+// True when a scan found `bytes` bytes at `data`, in own storage `storage`, finite and
+// nothing has written them since.
+bool known_finite(const void* data, size_t bytes, SY_StorageIndex storage);
+// Records a finished scan that found them finite (host memory: ignored).
+void remember_finite(const void* data, size_t bytes, SY_StorageIndex storage);
+// Drops whatever is known about the buffer starting at `data` (a write into it).
+void forget_finite(const void* data);
+
+// A conv-plugin kernel whose run forgets its outputs' buffers after writing them, so no
+// later reader trusts a scan of what they held before. Every kernel is registered as one.
+template <typename K>
+struct Tracked : K {
+  using K::K;
+  void run(sy::Run& r) {
+    struct Forget {
+      sy::Run& r;
+      ~Forget() {
+        for (size_t o = 0; o < r.num_outputs(); ++o)
+          if (r.args->outputs != nullptr && r.args->outputs[o] != nullptr)
+            forget_finite(static_cast<const char*>(r.args->outputs[o]->data) + r.args->outputs[o]->byte_offset);
+      }
+    } forget{r};
+    K::run(r);
+  }
+};
+
+}  // namespace syconv
