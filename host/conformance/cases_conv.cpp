@@ -237,7 +237,8 @@ const std::vector<Activation>& activations() {
 // relu), the residual a run-time tensor of the output's shape. Every spec for the add
 // (strided and unbatched inputs, batch 0, run-time weights); alpha absent, 1 and -0.5; a
 // residual with its last two dims swapped in memory; NaN and infinities in the residual
-// and in the input.
+// and in the input; and a 25.7 MB output (conv2d and the general ops), which the conv
+// plugin runs split (plugins/conv/residual_split.cpp).
 void add_residual_ops(CaseTable& table, const char* name, ConvOp which) {
   for (const bool relu : {false, true}) {
     const std::string op = std::string(name) + "+aten::add" + (relu ? "+aten::relu" : "");
@@ -269,6 +270,18 @@ void add_residual_ops(CaseTable& table, const char* name, ConvOp which) {
       c = with_residual(specs[0].second, {}, ", NaN and infinities in the input");
       with_non_finite(*c.inputs[0]);
       cases.push_back(std::move(c));
+      if (which != ConvOp::Conv1d) {  // an output past 16 MiB: the conv plugin splits the tail
+        ConvSpec large;
+        large.label = "1x1 conv 64 -> 256 channels on [8, 64, 56, 56] (a 25.7 MB output)";
+        large.x = {8, 64, 56, 56};
+        large.w = {256, 64, 1, 1};
+        large.stride = large.dilation = {1, 1};
+        large.padding = {0, 0};
+        c = with_residual(large, {{"post.alpha", number(-0.5)}}, ", alpha -0.5, NaN and infinities in both");
+        with_non_finite(*c.inputs[0]);
+        with_non_finite(*c.inputs.back());
+        cases.push_back(std::move(c));
+      }
       return cases;
     });
   }

@@ -249,9 +249,13 @@ void ConvKernel::supports(const sy::Node& node) {
 }
 
 ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_conv(node)) {
-  post_ops_ = post_ops_of(params_.fusion, node.attrs);
-  guard_ops_ = post_ops_of(Fusion{params_.fusion.residual, nullptr, "", {}}, node.attrs);
+  post_ops_[kFused] = post_ops_of(params_.fusion, node.attrs);
+  post_ops_[kSum] = post_ops_of(Fusion{params_.fusion.residual, nullptr, "", {}}, node.attrs);
+  post_ops_[kBare] = dnnl::post_ops();
   nan_guard_ = params_.fusion.activation != nullptr && !params_.fusion.activation->keeps_nan;
+  splits_ = params_.fusion.residual &&
+            (params_.fusion.activation == nullptr || std::string(params_.fusion.activation->op) == "aten::relu");
+  residual_alpha_ = static_cast<float>(node.attrs.f("post.alpha", 1.0));
   if (!prepare_now) return;
   Args a = args_of(node.inputs, node.num_inputs);
   const_weights_ = a[1]->data != nullptr;
@@ -327,7 +331,7 @@ dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g
 dnnl::memory::desc ConvKernel::preferred_dst(const Geometry& g, bool has_bias) const {
   try {
     sy_omp::Threads threads(conv_work(g));  // as build() will make it: same implementation
-    return describe(g, has_bias, post_ops_).dst_desc();
+    return describe(g, has_bias, post_ops_[kFused]).dst_desc();
   } catch (const dnnl::error&) {
     return memory::desc();  // no layout to offer: stay plain (run() reports real failures)
   }
@@ -358,26 +362,26 @@ bool ConvKernel::call_key(const Args& a, const DLTensor* out, SY_StorageIndex in
   return fits;
 }
 
-std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare(const Args& a, const DLTensor* out, bool fused,
+std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare(const Args& a, const DLTensor* out, Ops ops,
                                                                 SY_StorageIndex in, SY_StorageIndex to,
                                                                 SY_StorageIndex res) {
   CallKey call;
   const bool memo = call_key(a, out, in, to, res, call);
   if (memo) {
     std::lock_guard<std::mutex> lock(memo_mutex_);
-    if (memo_[fused] && memo_key_[fused] == call) return memo_[fused];
+    if (memo_[ops] && memo_key_[ops] == call) return memo_[ops];
   }
-  std::shared_ptr<const Prepared> p = prepare_uncached(a, out, fused, in, to, res);
+  std::shared_ptr<const Prepared> p = prepare_uncached(a, out, ops, in, to, res);
   if (memo) {
     std::lock_guard<std::mutex> lock(memo_mutex_);
-    memo_key_[fused] = call;
-    memo_[fused] = p;
+    memo_key_[ops] = call;
+    memo_[ops] = p;
   }
   return p;
 }
 
 std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare_uncached(const Args& a, const DLTensor* out,
-                                                                         bool fused, SY_StorageIndex in,
+                                                                         Ops ops, SY_StorageIndex in,
                                                                          SY_StorageIndex to, SY_StorageIndex res) {
   check_tensor(*a[0], "input");  // layouts may differ from those supports() saw
   check_tensor(*a[1], "weight");
@@ -412,8 +416,8 @@ std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare_uncached(const A
   key.push_back(a[2] != nullptr);
   if (a[2] != nullptr) append_key(key, bias_user);
   if (a[3] != nullptr) append_key(key, res_user);
-  return (fused ? cache_ : unfused_cache_).get(key, [&] {
-    return build(a, g, src_user, wts_user, bias_user, dst_user, res_user, fused ? post_ops_ : guard_ops_);
+  return cache_[ops].get(key, [&] {
+    return build(a, g, src_user, wts_user, bias_user, dst_user, res_user, post_ops_[ops]);
   });
 }
 
@@ -478,19 +482,26 @@ void ConvKernel::run(sy::Run& run) {
   if (sy::numel(out) == 0) return;  // empty batch: nothing to compute
   const SY_StorageIndex in = run.input_storage(0), to = run.output_storage(0);
   const SY_StorageIndex res = a[3] != nullptr ? run.input_storage(run.num_inputs() - 1) : SY_STORAGE_HOST;
-  std::shared_ptr<const Prepared> p = prepare(a, &out, true, in, to, res);
+  if (splits_ && run_split(a, out, in, to, res)) return;
+  std::shared_ptr<const Prepared> p = prepare(a, &out, kFused, in, to, res);
   sy_omp::Threads threads(p->work);
   if (execute(*p, a, handle(out), nan_guard_, in, res)) return;
   // A NaN or infinity came in (nothing is written yet), and oneDNN's relu/clip turn NaN
   // into a number where ATen keeps it: run with and without the activation into scratch
   // buffers (`out` may be the residual's buffer), then take the NaNs of the latter. Both
   // are in out's layout, so element i is the same element in each.
-  std::shared_ptr<const Prepared> q = prepare(a, &out, /*fused=*/false, in, to, res);
+  std::shared_ptr<const Prepared> q = prepare(a, &out, kSum, in, to, res);
   std::vector<float> fused(p->dst_user.get_size() / sizeof(float)), plain(q->dst_user.get_size() / sizeof(float));
   execute(*p, a, fused.data(), false);
   execute(*q, a, plain.data(), false);
   float* y = static_cast<float*>(handle(out));
   for (size_t i = 0; i < plain.size(); ++i) y[i] = std::isnan(plain[i]) ? plain[i] : fused[i];
+}
+
+void ConvKernel::run_bare(const Args& a, const DLTensor& out, SY_StorageIndex in, SY_StorageIndex to, void* dst) {
+  std::shared_ptr<const Prepared> p = prepare(a, &out, kBare, in, to, SY_STORAGE_HOST);
+  sy_omp::Threads threads(p->work);
+  execute(*p, a, dst, /*check_finite=*/false);
 }
 
 bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check_finite, SY_StorageIndex in,

@@ -4,8 +4,8 @@
 // aten::convolution and aten::_convolution (1-3 spatial dimensions, not transposed),
 // "<each of those>+<activation>" from the consumer table (post_ops.cpp), and
 // "<each>+aten::add" / "<each>+aten::add+aten::relu": a residual of the output's shape
-// added by oneDNN's sum post-op (a ResNet block's tail), written in place over the
-// residual when the host allows it. Strided,
+// added by oneDNN's sum post-op (a ResNet block's tail; split in two past 16 MiB, see
+// residual_split.cpp), written in place over the residual when the host allows it. Strided,
 // padded (asymmetric for "same"), dilated, grouped and depthwise; bias optional.
 //
 // Tensor arguments: input, weight, bias (node inputs in that order; weight and bias may
@@ -60,13 +60,19 @@ class ConvKernel {
   Args args_of(const DLTensor* const* inputs, size_t n) const;
   // prepare_now = false: parse only (for supports()).
   ConvKernel(const sy::Node& node, bool prepare_now);
-  // The primitive for these tensors (`out` NULL: a compact output), built once per layout;
-  // `fused` false: without the activation. `in` / `to` / `res`: the storage of the input /
-  // the output / the residual (SY_STORAGE_HOST: plain, strided as the tensor says).
-  std::shared_ptr<const Prepared> prepare(const Args& a, const DLTensor* out, bool fused = true,
+  // Which of the node's post-ops a primitive runs.
+  enum Ops : int {
+    kFused = 0,  // all: the sum (residual), then the activation
+    kSum = 1,    // the sum alone (the NaN path)
+    kBare = 2,   // none: the convolution and its bias (the split residual's, residual_split.cpp)
+  };
+  // The primitive for these tensors (`out` NULL: a compact output), built once per layout.
+  // `in` / `to` / `res`: the storage of the input / the output / the residual
+  // (SY_STORAGE_HOST: plain, strided as the tensor says).
+  std::shared_ptr<const Prepared> prepare(const Args& a, const DLTensor* out, Ops ops = kFused,
                                           SY_StorageIndex in = SY_STORAGE_HOST, SY_StorageIndex to = SY_STORAGE_HOST,
                                           SY_StorageIndex res = SY_STORAGE_HOST);
-  std::shared_ptr<const Prepared> prepare_uncached(const Args& a, const DLTensor* out, bool fused,
+  std::shared_ptr<const Prepared> prepare_uncached(const Args& a, const DLTensor* out, Ops ops,
                                                    SY_StorageIndex in, SY_StorageIndex to, SY_StorageIndex res);
   // The convolution for these shapes, formats left to oneDNN; callers hold the thread
   // count the runs will use (oneDNN picks its implementation for it).
@@ -78,6 +84,12 @@ class ConvKernel {
                                   const dnnl::memory::desc& wts_user, const dnnl::memory::desc& bias_user,
                                   const dnnl::memory::desc& dst_user, const dnnl::memory::desc& res_user,
                                   const dnnl::post_ops& ops);
+  // A residual tail (`+aten::add`, `+aten::add+aten::relu`) on a large output: the bare
+  // convolution a batch chunk at a time into scratch, then the add (and relu) by a loop
+  // (residual_split.cpp). False when it does not apply: run() takes the fused path.
+  bool run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_StorageIndex to, SY_StorageIndex res);
+  // The convolution alone (kBare; `a` without residual) into `dst`, laid out as `out` in `to`.
+  void run_bare(const Args& a, const DLTensor& out, SY_StorageIndex in, SY_StorageIndex to, void* dst);
   // Runs `p` into `out` (laid out as p's dst_user); with check_finite, returns whether the
   // input, weights, bias and residual were all finite (else true). `in` / `res`: the
   // storages of the input and the residual (finite_memo.hpp).
@@ -97,19 +109,20 @@ class ConvKernel {
                        SY_StorageIndex res, CallKey& key);
 
   Params params_;
-  dnnl::post_ops post_ops_;        // the fusion's: sum, then the activation
-  dnnl::post_ops guard_ops_;       // without the activation (the NaN path: sum only)
+  dnnl::post_ops post_ops_[3];     // per Ops
   bool nan_guard_ = false;         // the activation may turn a NaN into a number
+  bool splits_ = false;            // a residual tail run_split() may take (none or relu after it)
+  float residual_alpha_ = 1.f;     // aten::add's alpha: output = conv + alpha * residual
   bool const_weights_ = false, const_bias_ = false;
   bool consts_finite_ = true;      // constant weights and bias hold no NaN or infinity
   // Constant weights per layout a primitive asked for (usually one); guarded by the
   // cache's lock, since only build() touches it.
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> weights_;
   dnnl::memory bias_;              // constant bias, compact
-  ShapeCache<Prepared> cache_, unfused_cache_;
+  ShapeCache<Prepared> cache_[3];  // per Ops
   std::mutex memo_mutex_;
-  CallKey memo_key_[2];
-  std::shared_ptr<const Prepared> memo_[2];  // [fused]
+  CallKey memo_key_[3];
+  std::shared_ptr<const Prepared> memo_[3];  // per Ops
 };
 
 // Parses and checks everything but the tensors' shapes; throws sy::Unsupported.
