@@ -174,6 +174,14 @@ inline void expect_close(const Tensor& got, const Tensor& ref, const std::string
   if (!r.empty()) EXPECT_GT(nonzero, 0u) << what << ": the reference is all zeros";
 }
 
+// The first run per input shapes is the planning run, which keeps every value plain;
+// later runs use the planned storages and in-place writes. Compares two runs with `ref`.
+inline void expect_runs_close(switchyard::Model& model, const std::vector<Tensor>& feeds, const Tensor& ref,
+                              const std::string& what) {
+  expect_close(model.run(feeds)[0], ref, what + " (planning run)");
+  expect_close(model.run(feeds)[0], ref, what + " (planned run)");
+}
+
 // The conv plugin against aten on the same node.
 inline void compare(const std::string& what, const std::string& op, const std::vector<std::optional<Arg>>& args,
                     ir::Attributes attrs = {}) {

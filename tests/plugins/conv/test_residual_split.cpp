@@ -61,7 +61,7 @@ void expect_split_tail_matches_aten(bool residual_from_conv, bool relu, double a
   for (const switchyard::MemoryValue& v : model->memory_plan({x, x2}).values)
     if (v.value == "y") placement = v.placement;
   EXPECT_EQ(placement, residual_from_conv ? "view of r (conv/nhwc)" : "view of r") << what;
-  expect_close(model->run({x, x2})[0], ref, what);
+  expect_runs_close(*model, {x, x2}, ref, what);
   if (nan) {
     size_t nans = 0;
     for (float v : sytest::values(ref)) nans += std::isnan(v) ? 1 : 0;
