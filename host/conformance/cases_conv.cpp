@@ -238,7 +238,7 @@ const std::vector<Activation>& activations() {
 // (strided and unbatched inputs, batch 0, run-time weights); alpha absent, 1 and -0.5; a
 // residual with its last two dims swapped in memory; NaN and infinities in the residual
 // and in the input; and a 25.7 MB output (conv2d and the general ops), which the conv
-// plugin runs split (plugins/conv/residual_split.cpp).
+// plugin runs split (plugins/conv/split_epilogue.cpp).
 void add_residual_ops(CaseTable& table, const char* name, ConvOp which) {
   for (const bool relu : {false, true}) {
     const std::string op = std::string(name) + "+aten::add" + (relu ? "+aten::relu" : "");

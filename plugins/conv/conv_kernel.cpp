@@ -253,8 +253,8 @@ ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_c
   post_ops_[kSum] = post_ops_of(Fusion{params_.fusion.residual, nullptr, "", {}}, node.attrs);
   post_ops_[kBare] = dnnl::post_ops();
   nan_guard_ = params_.fusion.activation != nullptr && !params_.fusion.activation->keeps_nan;
-  splits_ = params_.fusion.residual &&
-            (params_.fusion.activation == nullptr || std::string(params_.fusion.activation->op) == "aten::relu");
+  const bool relu = params_.fusion.activation != nullptr && std::string(params_.fusion.activation->op) == "aten::relu";
+  splits_ = params_.fusion.residual ? params_.fusion.activation == nullptr || relu : relu;
   residual_alpha_ = static_cast<float>(node.attrs.f("post.alpha", 1.0));
   if (!prepare_now) return;
   Args a = args_of(node.inputs, node.num_inputs);

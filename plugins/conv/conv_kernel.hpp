@@ -5,7 +5,7 @@
 // "<each of those>+<activation>" from the consumer table (post_ops.cpp), and
 // "<each>+aten::add" / "<each>+aten::add+aten::relu": a residual of the output's shape
 // added by oneDNN's sum post-op (a ResNet block's tail; split in two past 16 MiB, see
-// residual_split.cpp), written in place over the residual when the host allows it. Strided,
+// split_epilogue.cpp), written in place over the residual when the host allows it. Strided,
 // padded (asymmetric for "same"), dilated, grouped and depthwise; bias optional.
 //
 // Tensor arguments: input, weight, bias (node inputs in that order; weight and bias may
@@ -64,7 +64,7 @@ class ConvKernel {
   enum Ops : int {
     kFused = 0,  // all: the sum (residual), then the activation
     kSum = 1,    // the sum alone (the NaN path)
-    kBare = 2,   // none: the convolution and its bias (the split residual's, residual_split.cpp)
+    kBare = 2,   // none: the convolution and its bias (split_epilogue.cpp)
   };
   // The primitive for these tensors (`out` NULL: a compact output), built once per layout.
   // `in` / `to` / `res`: the storage of the input / the output / the residual
@@ -84,9 +84,10 @@ class ConvKernel {
                                   const dnnl::memory::desc& wts_user, const dnnl::memory::desc& bias_user,
                                   const dnnl::memory::desc& dst_user, const dnnl::memory::desc& res_user,
                                   const dnnl::post_ops& ops);
-  // A residual tail (`+aten::add`, `+aten::add+aten::relu`) on a large output: the bare
-  // convolution a batch chunk at a time into scratch, then the add (and relu) by a loop
-  // (residual_split.cpp). False when it does not apply: run() takes the fused path.
+  // The bare convolution a batch chunk at a time, then the plugin's own loop for what
+  // follows it: a residual tail (`+aten::add`, `+aten::add+aten::relu`) on a large output,
+  // or a relu after a convolution that reads twice what it writes (split_epilogue.cpp).
+  // False when neither applies: run() takes the fused path.
   bool run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_StorageIndex to, SY_StorageIndex res);
   // The convolution alone (kBare; `a` without residual) into `dst`, laid out as `out` in `to`.
   void run_bare(const Args& a, const DLTensor& out, SY_StorageIndex in, SY_StorageIndex to, void* dst);
@@ -111,7 +112,7 @@ class ConvKernel {
   Params params_;
   dnnl::post_ops post_ops_[3];     // per Ops
   bool nan_guard_ = false;         // the activation may turn a NaN into a number
-  bool splits_ = false;            // a residual tail run_split() may take (none or relu after it)
+  bool splits_ = false;            // run_split() may take it: a residual tail or a relu, nothing else
   float residual_alpha_ = 1.f;     // aten::add's alpha: output = conv + alpha * residual
   bool const_weights_ = false, const_bias_ = false;
   bool consts_finite_ = true;      // constant weights and bias hold no NaN or infinity

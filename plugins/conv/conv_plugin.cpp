@@ -4,7 +4,7 @@
 //
 //   aten::conv1d, aten::conv2d, aten::convolution, aten::_convolution     conv_kernel.hpp
 //   each of those + every activation in post_ops.cpp
-//   each + aten::add (+ aten::relu): a residual tail (large ones: residual_split.cpp)
+//   each + aten::add (+ aten::relu): a residual tail; some epilogues by loop: split_epilogue.cpp
 //   aten::max_pool2d, aten::avg_pool2d, aten::adaptive_avg_pool2d         pool_kernel.hpp
 //   aten::mul of an activation by a per-channel scale (squeeze-excitation) scale_kernel.hpp
 //

@@ -254,14 +254,50 @@ TEST(ConvPlugin, FusedActivationsKeepNaNAsAtenDoes) {
   }
 }
 
+TEST(ConvPlugin, AReluAfterAWideInputKeepsNaNWithoutAScan) {
+  // A convolution reading at least twice the bytes it writes runs bare, and relu follows by
+  // the plugin's loop (split_epilogue.cpp), which keeps NaN: 1x1 convolutions to a quarter
+  // of the channels (one large enough to run in two batch chunks) and a stride-2
+  // depthwise one; a NaN anywhere, or none.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  struct Variant {
+    std::string what;
+    Shape x, w;
+    ir::Attributes attrs;
+  };
+  const std::vector<Variant> variants = {
+      {"1x1, 32 -> 8 channels", {3, 32, 20, 21}, {8, 32, 1, 1}, conv_attrs({1, 1}, {0, 0}, {1, 1}, 1)},
+      {"depthwise 3x3, stride 2", {2, 16, 30, 30}, {16, 1, 3, 3}, conv_attrs({2, 2}, {1, 1}, {1, 1}, 16)},
+      {"1x1, 128 -> 32 channels, batch 6 (4.9 MB out: two chunks of 3)", {6, 128, 80, 80}, {32, 128, 1, 1},
+       conv_attrs({1, 1}, {0, 0}, {1, 1}, 1)}};
+  for (const Variant& v : variants) {
+    int64_t numel = 1;
+    for (int64_t d : v.x) numel *= d;
+    for (int64_t at : {int64_t{-1}, int64_t{0}, numel / 2 + 7, numel - 1}) {
+      Tensor x = random(v.x, 4, -2.f, 2.f);
+      if (at >= 0) x.data<float>()[at] = nan;
+      const std::vector<std::optional<Arg>> args = {in(x), weight(random(v.w, 5)), weight(random({v.w[0]}, 6))};
+      Tensor ref = run_on("aten", {{"aten::conv2d", v.attrs}, {"aten::relu", {}}}, args);
+      size_t nans = 0;
+      for (float r : sytest::values(ref)) nans += std::isnan(r) ? 1 : 0;
+      const std::string what = v.what + ", NaN at " + std::to_string(at);
+      EXPECT_EQ(nans > 0, at >= 0) << what;
+      Built b = chain({{"aten::conv2d+aten::relu", v.attrs}}, args);
+      auto model = load_graph(runtime("conv"), std::move(b.graph));
+      expect_runs_close(*model, b.feeds, ref, what);
+    }
+  }
+}
+
 TEST(ConvPlugin, ANaNInALargeInputIsFoundWhereverItLies) {
   // Inputs of 2^17 floats and more are scanned for NaN in chunks across threads: a NaN in
   // the first chunk, in the last (shorter) chunk, or in none must each give ATen's result.
+  // As many channels out as in: the guarded path (a wider input runs split, below).
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const Shape shape{1, 8, 130, 131};  // 136240 floats: two full chunks of 65536 and a part
   const int64_t n = 8 * 130 * 131;
   const ir::Attributes conv = conv_attrs({1, 1}, {1, 1}, {1, 1}, 1);
-  Tensor w = random({4, 8, 3, 3}, 2), b = random({4}, 3);
+  Tensor w = random({8, 8, 3, 3}, 2), b = random({8}, 3);
   for (int64_t at : {int64_t{-1}, int64_t{17}, int64_t{65536 + 5}, n - 3}) {
     Tensor x = random(shape, 1, -2.f, 2.f);
     if (at >= 0) x.data<float>()[at] = nan;

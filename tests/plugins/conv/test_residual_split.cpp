@@ -1,6 +1,6 @@
 // A residual tail whose output outgrows the cache (16 MiB and up) runs split: the bare
 // convolution a batch chunk at a time into scratch, then relu(conv + alpha * residual) by
-// the plugin's own loop (plugins/conv/residual_split.cpp). Results equal the aten plugin
+// the plugin's own loop (plugins/conv/split_epilogue.cpp). Results equal the aten plugin
 // running conv, add and relu apart, NaN included, whether the residual is another
 // convolution's output in the plugin's nhwc storage (written over in place) or a plain
 // host tensor from aten.

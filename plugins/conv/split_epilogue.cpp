@@ -1,0 +1,138 @@
+// conv plugin: epilogues run by the plugin's own loop after a bare convolution, instead of
+// as oneDNN post-ops, where that is faster. The convolution runs a batch chunk at a time
+// and the loop follows each chunk while it is still in cache.
+//
+//  - A residual tail (+ add, + relu) whose output passes 16 MiB: the convolution writes
+//    scratch, then out = relu(conv + alpha * residual). oneDNN 2.6's brgemm convolutions
+//    (what it picks for nhwc on AVX-512) read the sum post-op's operand slowly once it is
+//    out of cache: ResNet-50's first-stage tail at batch 8 ([8, 256, 56, 56], 25.7 MB)
+//    took 3.3-3.8 ms fused and 2.7 split (docs/benchmarks.md, tenth measurement).
+//  - A relu after a convolution that reads at least twice the bytes it writes (a 1x1
+//    bottleneck, a stride-2 depthwise): the convolution writes the output, then relu runs
+//    over it in place. Fused, oneDNN's relu turns NaN into 0, so every run scanned the
+//    larger input for NaN first (ConvKernel::run's guard); the loop keeps NaN as ATen does.
+#include "conv_kernel.hpp"
+
+#include "common/vector_clones.hpp"
+#include "formats.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+
+namespace syconv {
+
+namespace {
+
+// Residual outputs smaller than this keep the fused sum, which costs little while its
+// operand is in the last-level cache (here 32 MiB): ResNet-50's first-stage tail at batch
+// 4 (12.8 MB) took 1.17 ms fused and 1.6-1.8 split.
+constexpr uint64_t kSplitResidualFromBytes = uint64_t{16} << 20;
+// A chunk's output at most this large (one image at least): it stays in the last-level
+// cache between the convolution and the loop, and the residual's scratch stays small.
+constexpr uint64_t kChunkBytes = uint64_t{4} << 20;
+
+// The calling thread's scratch for one chunk, grown as needed and kept (64-byte aligned).
+float* chunk_scratch(size_t bytes) {
+  struct Buffer {
+    std::unique_ptr<float, decltype(&std::free)> data{nullptr, &std::free};
+    size_t bytes = 0;
+  };
+  static thread_local Buffer buffer;
+  if (buffer.bytes < bytes) {
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    buffer.data.reset(static_cast<float*>(std::aligned_alloc(64, rounded)));
+    if (!buffer.data) {
+      buffer.bytes = 0;
+      throw sy::Error("conv plugin: out of memory for a residual chunk of " + std::to_string(bytes) + " bytes",
+                      SY_ERROR_OUT_OF_MEMORY);
+    }
+    buffer.bytes = rounded;
+  }
+  return buffer.data.get();
+}
+
+// ATen's relu: NaN stays NaN.
+inline float relu_keeping_nan(float v) { return v > 0.f || v != v ? v : 0.f; }
+
+// out[i] = conv[i] + alpha * residual[i], then relu; `conv` NULL: out[i] = relu(out[i]).
+// Elementwise, so `out` may be `residual`.
+SY_VECTOR_CLONES void epilogue_range(float* out, const float* conv, const float* residual, float alpha, bool relu,
+                                     int64_t from, int64_t to) {
+  if (conv == nullptr) {
+#pragma omp simd
+    for (int64_t i = from; i < to; ++i) out[i] = relu_keeping_nan(out[i]);
+  } else if (relu) {
+#pragma omp simd
+    for (int64_t i = from; i < to; ++i) out[i] = relu_keeping_nan(conv[i] + alpha * residual[i]);
+  } else {
+#pragma omp simd
+    for (int64_t i = from; i < to; ++i) out[i] = conv[i] + alpha * residual[i];
+  }
+}
+
+void epilogue(float* out, const float* conv, const float* residual, int64_t n, float alpha, bool relu) {
+  const double work = static_cast<double>(n);
+  if (work < sy_omp::kSerialWork) return epilogue_range(out, conv, residual, alpha, relu, 0, n);
+  sy_omp::Threads threads(work);
+#pragma omp parallel
+  {
+    const int64_t t = omp_get_thread_num(), team = omp_get_num_threads();
+    epilogue_range(out, conv, residual, alpha, relu, n * t / team, n * (t + 1) / team);
+  }
+}
+
+// Bytes from one image to the next of a [N, ...] tensor in `storage` (or as its strides say).
+uint64_t image_bytes(const DLTensor& t, SY_StorageIndex storage) {
+  Dims one = sy::shape_of(t);
+  one[0] = 1;
+  if (storage != SY_STORAGE_HOST) return layout_of_storage(storage, one).get_size();
+  return static_cast<uint64_t>(strides_of(t)[0]) * sizeof(float);
+}
+
+bool compact(const DLTensor& t) {
+  return strides_of(t) == compact_strides(sy::shape_of(t));
+}
+
+}  // namespace
+
+bool ConvKernel::run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_StorageIndex to, SY_StorageIndex res) {
+  const bool residual = a[3] != nullptr;
+  // The loop walks elements by position: the output (and the residual) are dense, in one layout.
+  if (out.ndim != 4 || a[0]->ndim != 4 || (residual && res != to)) return false;
+  if (to == SY_STORAGE_HOST && !(compact(out) && (!residual || compact(*a[3])))) return false;
+  const int64_t batch = out.shape[0];
+  const uint64_t per_image = image_bytes(out, to), x_image = image_bytes(*a[0], in);
+  if (residual ? per_image * static_cast<uint64_t>(batch) < kSplitResidualFromBytes : x_image < 2 * per_image)
+    return false;
+  int64_t chunk = 1;  // the largest divisor of the batch that fits kChunkBytes: one primitive
+  for (int64_t c = batch; c >= 1; --c)
+    if (batch % c == 0 && per_image * static_cast<uint64_t>(c) <= kChunkBytes) {
+      chunk = c;
+      break;
+    }
+  const uint64_t chunk_bytes = per_image * static_cast<uint64_t>(chunk);
+  float* scratch = residual ? chunk_scratch(chunk_bytes) : nullptr;
+  int64_t x_shape[4], out_shape[4];
+  std::copy(a[0]->shape, a[0]->shape + 4, x_shape);
+  std::copy(out.shape, out.shape + 4, out_shape);
+  x_shape[0] = out_shape[0] = chunk;
+  for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
+    DLTensor x = *a[0], y = out;
+    x.shape = x_shape;
+    y.shape = out_shape;
+    x.byte_offset += static_cast<uint64_t>(n0) * x_image;
+    y.byte_offset += static_cast<uint64_t>(n0) * per_image;
+    float* slice = static_cast<float*>(handle(y));
+    run_bare({&x, a[1], a[2], nullptr}, y, in, to, residual ? scratch : slice);
+    const int64_t n = static_cast<int64_t>(chunk_bytes / sizeof(float));
+    if (residual)
+      epilogue(slice, scratch, reinterpret_cast<const float*>(static_cast<const char*>(handle(*a[3])) + n0 * per_image),
+               n, residual_alpha_, params_.fusion.activation != nullptr);
+    else
+      epilogue(slice, nullptr, nullptr, n, 1.f, true);
+  }
+  return true;
+}
+
+}  // namespace syconv
