@@ -267,6 +267,10 @@ void PoolKernel::run(sy::Run& run) {
   const DLTensor& x = run.input(0);
   DLTensor& out = run.output(0);
   if (sy::numel(out) == 0) return;  // empty batch or channels: nothing to compute
+  if (params_.kind == Kind::Max && run.output_storage(0) == ChannelsLast::kIndex &&
+      max_pool_into_nhwc(pool_geometry(params_, x), static_cast<const float*>(handle(x)), run.input_storage(0),
+                         static_cast<float*>(handle(out))))
+    return;
   std::shared_ptr<const Prepared> p = prepare(x, &out, run.input_storage(0), run.output_storage(0));
   sy_omp::Threads threads(static_cast<double>(sy::numel(out)) * p->window);
   try {

@@ -7,7 +7,8 @@
 //
 // A float32 4-D input may come in the plugin's storages (formats.hpp, nChw16c or nhwc),
 // and the output may stay in nhwc, so that pooling between convolutions (a ResNet stem)
-// costs no reorder; option `layout = "plain"` keeps both NCHW.
+// costs no reorder (max pooling into nhwc runs on the plugin's own loop,
+// max_pool_loop.cpp); option `layout = "plain"` keeps both NCHW.
 //
 // Declined (sy::Unsupported, so the host falls back): avg_pool2d with ceil_mode and
 // count_include_pad where a last window runs past the padded input (ATen then divides by
@@ -52,5 +53,8 @@ class PoolKernel {
 
 PoolKernel::Params parse_pool(const sy::Node& node);
 PoolKernel::Geometry pool_geometry(const PoolKernel::Params& p, const DLTensor& x);
+// Max pooling of `x` in storage `in` into compact nhwc `y` by the plugin's own loop (NaN
+// kept); false, with nothing written, unless `in` is nChw16c or nhwc (max_pool_loop.cpp).
+bool max_pool_into_nhwc(const PoolKernel::Geometry& g, const float* x, SY_StorageIndex in, float* y);
 
 }  // namespace syconv

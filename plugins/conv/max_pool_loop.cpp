@@ -1,0 +1,112 @@
+// conv plugin: max pooling from the storages (nChw16c or nhwc) into nhwc by a loop of its
+// own, where a window holding a NaN gives NaN as in ATen.
+//
+// Why: for ResNet's stem pool oneDNN 2.6's jit pooling wrote nChw16c, which then took a
+// reorder to nhwc, and it skips NaN, so every run first scanned its input for one. At
+// batch 1 the node took 0.24 ms against ONNX Runtime's 0.05 (docs/benchmarks.md, tenth
+// measurement). This loop reads either layout, writes nhwc and keeps NaN in one pass.
+#include "pool_kernel.hpp"
+
+#include "common/vector_clones.hpp"
+#include "formats.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace syconv {
+
+namespace {
+
+// ATen's max: NaN wins, and stays once taken.
+inline float max_keeping_nan(float m, float v) { return v > m || v != v ? v : m; }
+
+struct Window {
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw;  // dh, dw: the distance between taps
+};
+
+// Taps [lo, hi) of a window starting at `start` that fall inside [0, size). By steps, not
+// a division: two divisions per output pixel took half the loop's time.
+inline void taps(int64_t start, int64_t step, int64_t count, int64_t size, int64_t& lo, int64_t& hi) {
+  lo = 0;
+  while (lo < count && start + lo * step < 0) ++lo;
+  hi = count;
+  while (hi > lo && start + (hi - 1) * step >= size) --hi;
+}
+
+// Output row `oh` of one 16-channel block: `x` is the block's [H, W, 16] plane, `y` the
+// row's first pixel at this block's channels, `step` floats apart; `lanes` (1-16) of the
+// block are channels (the last block may be short).
+SY_VECTOR_CLONES void blocked_row(const float* x, int64_t H, int64_t W, const Window& k, int64_t oh, int64_t OW,
+                                  float* y, int64_t step, int64_t lanes) {
+  const int64_t ih0 = oh * k.sh - k.ph;
+  int64_t i_lo, i_hi;
+  taps(ih0, k.dh, k.kh, H, i_lo, i_hi);
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    const int64_t iw0 = ow * k.sw - k.pw;
+    int64_t j_lo, j_hi;
+    taps(iw0, k.dw, k.kw, W, j_lo, j_hi);
+    float m[16];
+#pragma omp simd
+    for (int l = 0; l < 16; ++l) m[l] = -std::numeric_limits<float>::infinity();
+    for (int64_t i = i_lo; i < i_hi; ++i) {
+      const float* r = x + ((ih0 + i * k.dh) * W + iw0) * 16;
+      for (int64_t j = j_lo; j < j_hi; ++j) {
+        const float* p = r + j * k.dw * 16;
+#pragma omp simd
+        for (int l = 0; l < 16; ++l) m[l] = max_keeping_nan(m[l], p[l]);
+      }
+    }
+    std::memcpy(y + ow * step, m, static_cast<size_t>(lanes) * sizeof(float));
+  }
+}
+
+// Output row `oh` from nhwc: `x` is one image [H, W, C], `y` the row [OW, C].
+SY_VECTOR_CLONES void nhwc_row(const float* x, int64_t H, int64_t W, int64_t C, const Window& k, int64_t oh,
+                               int64_t OW, float* y) {
+  const int64_t ih0 = oh * k.sh - k.ph;
+  int64_t i_lo, i_hi;
+  taps(ih0, k.dh, k.kh, H, i_lo, i_hi);
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    const int64_t iw0 = ow * k.sw - k.pw;
+    int64_t j_lo, j_hi;
+    taps(iw0, k.dw, k.kw, W, j_lo, j_hi);
+    float* o = y + ow * C;
+    std::fill(o, o + C, -std::numeric_limits<float>::infinity());
+    for (int64_t i = i_lo; i < i_hi; ++i)
+      for (int64_t j = j_lo; j < j_hi; ++j) {
+        const float* p = x + ((ih0 + i * k.dh) * W + iw0 + j * k.dw) * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; ++c) o[c] = max_keeping_nan(o[c], p[c]);
+      }
+  }
+}
+
+}  // namespace
+
+bool max_pool_into_nhwc(const PoolKernel::Geometry& g, const float* x, SY_StorageIndex in, float* y) {
+  if (in != Blocked16::kIndex && in != ChannelsLast::kIndex) return false;
+  const int64_t N = g.src[0], C = g.src[1], H = g.src[2], W = g.src[3], OH = g.dst[2], OW = g.dst[3];
+  const Window k{g.kernel[0], g.kernel[1], g.stride[0], g.stride[1],
+                 g.pad_l[0],  g.pad_l[1],  g.dilation[0] + 1, g.dilation[1] + 1};  // oneDNN's dilation is one less
+  // One task per output row, written whole (from nChw16c a block of 16 channels at a time).
+  auto task = [&](int64_t t) {
+    const int64_t oh = t % OH, n = t / OH;
+    float* row = y + (n * OH + oh) * OW * C;
+    if (in == ChannelsLast::kIndex) return nhwc_row(x + n * H * W * C, H, W, C, k, oh, OW, row);
+    const int64_t blocks = (C + 15) / 16;
+    for (int64_t b = 0; b < blocks; ++b)
+      blocked_row(x + (n * blocks + b) * H * W * 16, H, W, k, oh, OW, row + b * 16, C, std::min<int64_t>(16, C - b * 16));
+  };
+  const double work = static_cast<double>(N * C * OH * OW * k.kh * k.kw);
+  if (work < sy_omp::kSerialWork) {
+    for (int64_t t = 0; t < N * OH; ++t) task(t);
+    return true;
+  }
+  sy_omp::Threads threads(work);
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < N * OH; ++t) task(t);
+  return true;
+}
+
+}  // namespace syconv
