@@ -3,6 +3,7 @@
 // its own (scale_nhwc, below).
 #include "scale_kernel.hpp"
 
+#include "common/vector_clones.hpp"
 #include "formats.hpp"
 
 namespace syconv {
@@ -39,14 +40,18 @@ size_t activation_index(const sy::Node& node) {
 // compiler vectorises them). oneDNN 2.6's binary primitive took 19 us for
 // mobilenet_v3_small's [1, 16, 56, 56] in this layout, the loop 3; for a few channels its
 // per-channel broadcast in nhwc is slow. Elementwise, so it may write over x.
-void scale_nhwc(const float* x, const float* scale, bool per_batch, float* out, int64_t n, int64_t c, int64_t pixels) {
-  auto rows = [&](int64_t from, int64_t to) {  // rows of c channels, batch-major
-    for (int64_t r = from; r < to; ++r) {
-      const float* s = scale + (per_batch ? r / pixels * c : 0);
+// Rows [from, to) of c channels, batch-major.
+SY_VECTOR_CLONES void scale_rows(const float* x, const float* scale, bool per_batch, float* out, int64_t c,
+                                 int64_t pixels, int64_t from, int64_t to) {
+  for (int64_t r = from; r < to; ++r) {
+    const float* s = scale + (per_batch ? r / pixels * c : 0);
 #pragma omp simd
-      for (int64_t k = 0; k < c; ++k) out[r * c + k] = x[r * c + k] * s[k];
-    }
-  };
+    for (int64_t k = 0; k < c; ++k) out[r * c + k] = x[r * c + k] * s[k];
+  }
+}
+
+void scale_nhwc(const float* x, const float* scale, bool per_batch, float* out, int64_t n, int64_t c, int64_t pixels) {
+  auto rows = [&](int64_t from, int64_t to) { scale_rows(x, scale, per_batch, out, c, pixels, from, to); };
   const double work = static_cast<double>(n * c * pixels);
   if (work < sy_omp::kSerialWork) return rows(0, n * pixels);  // no parallel region: the team stays as it is
   sy_omp::Threads threads(work);
