@@ -16,7 +16,6 @@
 #include "common/vector_clones.hpp"
 #include "formats.hpp"
 
-#include <cmath>
 #include <cstdlib>
 #include <memory>
 
