@@ -25,13 +25,17 @@ struct Window {
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;  // dh, dw: the distance between taps
 };
 
-// Taps [lo, hi) of a window starting at `start` that fall inside [0, size). By steps, not
-// a division: two divisions per output pixel took half the loop's time.
-inline void taps(int64_t start, int64_t step, int64_t count, int64_t size, int64_t& lo, int64_t& hi) {
-  lo = 0;
-  while (lo < count && start + lo * step < 0) ++lo;
-  hi = count;
-  while (hi > lo && start + (hi - 1) * step >= size) --hi;
+// One dimension of output position `out`'s window: it starts at input index `start`, and
+// its taps [lo, hi) fall inside the input.
+struct Span {
+  int64_t start, lo, hi;
+};
+// By steps, not a division: two divisions per output pixel took half the loop's time.
+inline Span span(int64_t out, int64_t stride, int64_t pad, int64_t step, int64_t count, int64_t size) {
+  Span s{out * stride - pad, 0, count};
+  while (s.lo < count && s.start + s.lo * step < 0) ++s.lo;
+  while (s.hi > s.lo && s.start + (s.hi - 1) * step >= size) --s.hi;
+  return s;
 }
 
 // Output row `oh` of one 16-channel block: `x` is the block's [H, W, 16] plane, `y` the
@@ -39,20 +43,16 @@ inline void taps(int64_t start, int64_t step, int64_t count, int64_t size, int64
 // block are channels (the last block may be short).
 SY_VECTOR_CLONES void blocked_row(const float* x, int64_t H, int64_t W, const Window& k, int64_t oh, int64_t OW,
                                   float* y, int64_t step, int64_t lanes) {
-  const int64_t ih0 = oh * k.sh - k.ph;
-  int64_t i_lo, i_hi;
-  taps(ih0, k.dh, k.kh, H, i_lo, i_hi);
+  const Span r = span(oh, k.sh, k.ph, k.dh, k.kh, H);
   for (int64_t ow = 0; ow < OW; ++ow) {
-    const int64_t iw0 = ow * k.sw - k.pw;
-    int64_t j_lo, j_hi;
-    taps(iw0, k.dw, k.kw, W, j_lo, j_hi);
+    const Span c = span(ow, k.sw, k.pw, k.dw, k.kw, W);
     float m[16];
 #pragma omp simd
     for (int l = 0; l < 16; ++l) m[l] = -std::numeric_limits<float>::infinity();
-    for (int64_t i = i_lo; i < i_hi; ++i) {
-      const float* r = x + ((ih0 + i * k.dh) * W + iw0) * 16;
-      for (int64_t j = j_lo; j < j_hi; ++j) {
-        const float* p = r + j * k.dw * 16;
+    for (int64_t i = r.lo; i < r.hi; ++i) {
+      const float* row = x + ((r.start + i * k.dh) * W + c.start) * 16;
+      for (int64_t j = c.lo; j < c.hi; ++j) {
+        const float* p = row + j * k.dw * 16;
 #pragma omp simd
         for (int l = 0; l < 16; ++l) m[l] = max_keeping_nan(m[l], p[l]);
       }
@@ -64,20 +64,16 @@ SY_VECTOR_CLONES void blocked_row(const float* x, int64_t H, int64_t W, const Wi
 // Output row `oh` from nhwc: `x` is one image [H, W, C], `y` the row [OW, C].
 SY_VECTOR_CLONES void nhwc_row(const float* x, int64_t H, int64_t W, int64_t C, const Window& k, int64_t oh,
                                int64_t OW, float* y) {
-  const int64_t ih0 = oh * k.sh - k.ph;
-  int64_t i_lo, i_hi;
-  taps(ih0, k.dh, k.kh, H, i_lo, i_hi);
+  const Span r = span(oh, k.sh, k.ph, k.dh, k.kh, H);
   for (int64_t ow = 0; ow < OW; ++ow) {
-    const int64_t iw0 = ow * k.sw - k.pw;
-    int64_t j_lo, j_hi;
-    taps(iw0, k.dw, k.kw, W, j_lo, j_hi);
+    const Span c = span(ow, k.sw, k.pw, k.dw, k.kw, W);
     float* o = y + ow * C;
     std::fill(o, o + C, -std::numeric_limits<float>::infinity());
-    for (int64_t i = i_lo; i < i_hi; ++i)
-      for (int64_t j = j_lo; j < j_hi; ++j) {
-        const float* p = x + ((ih0 + i * k.dh) * W + iw0 + j * k.dw) * C;
+    for (int64_t i = r.lo; i < r.hi; ++i)
+      for (int64_t j = c.lo; j < c.hi; ++j) {
+        const float* p = x + ((r.start + i * k.dh) * W + c.start + j * k.dw) * C;
 #pragma omp simd
-        for (int64_t c = 0; c < C; ++c) o[c] = max_keeping_nan(o[c], p[c]);
+        for (int64_t ch = 0; ch < C; ++ch) o[ch] = max_keeping_nan(o[ch], p[ch]);
       }
   }
 }
