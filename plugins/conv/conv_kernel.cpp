@@ -436,22 +436,22 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
   try {
     fwd::primitive_desc pd = describe(g, p->has_bias, ops);
     p->conv = fwd(pd);
-    p->src_user = src_user;
-    p->wts_user = wts_user;
-    p->bias_user = bias_user;
-    p->dst_user = dst_user;
-    p->res_user = res_user;
     p->src = pd.src_desc();
     p->wts = pd.weights_desc();
     p->dst = pd.dst_desc();
+    p->src_user = user_layout(src_user, p->src);
+    p->wts_user = wts_user;
+    p->bias_user = bias_user;
+    p->dst_user = user_layout(dst_user, p->dst);
+    p->res_user = a[3] != nullptr ? user_layout(res_user, p->dst) : res_user;
     p->bias = p->has_bias ? pd.bias_desc() : memory::desc();
     p->scratch = pd.scratchpad_desc();
     auto reorder = [](const memory::desc& from, const memory::desc& to) {
       return from == to ? dnnl::reorder() : dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
     };
-    p->src_in = reorder(src_user, p->src);
-    p->dst_out = reorder(p->dst, dst_user);
-    if (a[3] != nullptr) p->res_in = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), res_user, engine(), p->dst));
+    p->src_in = reorder(p->src_user, p->src);
+    p->dst_out = reorder(p->dst, p->dst_user);
+    if (a[3] != nullptr) p->res_in = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->res_user, engine(), p->dst));
     if (p->has_bias && !const_bias_) p->bias_in = reorder(bias_user, p->bias);
     if (!const_weights_) {
       p->wts_in = reorder(wts_user, p->wts);

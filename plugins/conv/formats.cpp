@@ -60,4 +60,12 @@ dnnl::memory::desc layout_of_storage(SY_StorageIndex index, const Dims& shape) {
   return dnnl::memory::desc();
 }
 
+bool same_bytes(const dnnl::memory::desc& a, const dnnl::memory::desc& b) {
+  if (a == b) return true;
+  if (a.data.ndims != 4 || a.dims() != b.dims() || a.dims()[1] != 16) return false;
+  const Dims shape = a.dims();
+  const dnnl::memory::desc blocked = Blocked16::desc(shape), last = ChannelsLast::desc(shape);
+  return (a == blocked || a == last) && (b == blocked || b == last);
+}
+
 }  // namespace syconv

@@ -44,4 +44,12 @@ SY_StorageIndex storage_of_layout(const dnnl::memory::desc& md, const Dims& shap
 // The layout of a tensor in storage `index` (SY_STORAGE_HOST: none, an empty desc).
 dnnl::memory::desc layout_of_storage(SY_StorageIndex index, const Dims& shape);
 
+// True when `a` and `b` put every element at the same byte: equal descriptors, or nChw16c
+// and nhwc of exactly 16 channels (both are [n][1][h][w][16]).
+bool same_bytes(const dnnl::memory::desc& a, const dnnl::memory::desc& b);
+// `user`, or `primitive` where the two are the same bytes: a reorder between them is a copy.
+inline dnnl::memory::desc user_layout(const dnnl::memory::desc& user, const dnnl::memory::desc& primitive) {
+  return same_bytes(user, primitive) ? primitive : user;
+}
+
 }  // namespace syconv

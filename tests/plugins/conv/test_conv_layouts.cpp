@@ -102,6 +102,25 @@ TEST(ConvLayouts, ChainsStayInOneDnnLayoutsAndMatchAten) {
   }
 }
 
+// MobileNetV3's start: a 16-channel stem writes nChw16c, which with exactly 16 channels is
+// nhwc byte for byte, so the depthwise convolution after it reads it as nhwc, unreordered.
+TEST(ConvLayouts, SixteenChannelsPassBetweenTheTwoLayoutsUnreordered) {
+  LayoutCase c = conv_chain(3, {{16, 1, 2}, {16, 16, 2}, {16, 1, 1}, {24, 1, 1}});
+  LayoutCase ref_case = c;
+  ref_case.steps[0].op = "aten::conv2d";
+  ref_case.steps.insert(ref_case.steps.begin() + 1, Step{"aten::relu", {}});
+  Built rb = build(ref_case);
+  Tensor ref = load_graph(runtime("aten"), std::move(rb.graph))->run(rb.feeds)[0];
+
+  Built b = build(c);
+  auto model = load_graph(runtime("conv"), std::move(b.graph));
+  expect_runs_close(*model, b.feeds, ref, "16-channel chain");
+  std::map<std::string, std::string> kept;
+  for (const StoredValue& v : model->stored_values(b.feeds)) kept[v.value] = v.storage;
+  EXPECT_EQ(kept["y0"], "conv/nChw16c") << "the stem's output";
+  EXPECT_EQ(kept["y1"], "conv/nhwc") << "the depthwise convolution's output";
+}
+
 TEST(ConvLayouts, PlainOptionKeepsEveryValueNchw) {
   switchyard::Runtime plain_rt(switchyard::Options{layout_config("plain")});
   LayoutCase c = conv_chain(8, {{24, 1, 1}, {24, 24, 1}, {40, 1, 2}});
