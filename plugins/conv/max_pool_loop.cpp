@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace syconv {
 
@@ -38,26 +39,47 @@ inline Span span(int64_t out, int64_t stride, int64_t pad, int64_t step, int64_t
   return s;
 }
 
-// Output row `oh` of one 16-channel block: `x` is the block's [H, W, 16] plane, `y` the
-// row's first pixel at this block's channels, `step` floats apart; `lanes` (1-16) of the
-// block are channels (the last block may be short).
+// Output row `oh` of one 16-channel block, in two passes: the max over the window's rows
+// for every input column into `columns` ([W, 16]), then the max over each window's
+// columns. Per output pixel that is a third of the taps' loads from the input, and no
+// window arithmetic per tap. `x` is the block's [H, W, 16] plane, `y` the row's first
+// pixel at this block's channels, `step` floats apart; `lanes` (1-16) of the block are
+// channels (the last block may be short).
 SY_VECTOR_CLONES void blocked_row(const float* x, int64_t H, int64_t W, const Window& k, int64_t oh, int64_t OW,
-                                  float* y, int64_t step, int64_t lanes) {
+                                  float* y, int64_t step, int64_t lanes, float* columns) {
   const Span r = span(oh, k.sh, k.ph, k.dh, k.kh, H);
-  for (int64_t ow = 0; ow < OW; ++ow) {
-    const Span c = span(ow, k.sw, k.pw, k.dw, k.kw, W);
+  const float* top = x + (r.start + r.lo * k.dh) * W * 16;
+  const int64_t row_step = k.dh * W * 16, rows = r.hi - r.lo;
+  for (int64_t w = 0; w < W; ++w) {
     float m[16];
 #pragma omp simd
     for (int l = 0; l < 16; ++l) m[l] = -std::numeric_limits<float>::infinity();
-    for (int64_t i = r.lo; i < r.hi; ++i) {
-      const float* row = x + ((r.start + i * k.dh) * W + c.start) * 16;
-      for (int64_t j = c.lo; j < c.hi; ++j) {
-        const float* p = row + j * k.dw * 16;
+    for (int64_t i = 0; i < rows; ++i) {
+      const float* p = top + i * row_step + w * 16;
 #pragma omp simd
-        for (int l = 0; l < 16; ++l) m[l] = max_keeping_nan(m[l], p[l]);
-      }
+      for (int l = 0; l < 16; ++l) m[l] = max_keeping_nan(m[l], p[l]);
     }
-    std::memcpy(y + ow * step, m, static_cast<size_t>(lanes) * sizeof(float));
+#pragma omp simd
+    for (int l = 0; l < 16; ++l) columns[w * 16 + l] = m[l];
+  }
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    const Span c = span(ow, k.sw, k.pw, k.dw, k.kw, W);
+    const float* left = columns + (c.start + c.lo * k.dw) * 16;
+    float m[16];
+#pragma omp simd
+    for (int l = 0; l < 16; ++l) m[l] = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < c.hi - c.lo; ++j) {
+      const float* p = left + j * k.dw * 16;
+#pragma omp simd
+      for (int l = 0; l < 16; ++l) m[l] = max_keeping_nan(m[l], p[l]);
+    }
+    float* o = y + ow * step;
+    if (lanes == 16) {  // a whole vector: a runtime-sized memcpy here was a library call per pixel
+#pragma omp simd
+      for (int l = 0; l < 16; ++l) o[l] = m[l];
+    } else {
+      std::memcpy(o, m, static_cast<size_t>(lanes) * sizeof(float));
+    }
   }
 }
 
@@ -91,8 +113,11 @@ bool max_pool_into_nhwc(const PoolKernel::Geometry& g, const float* x, SY_Storag
     float* row = y + (n * OH + oh) * OW * C;
     if (in == ChannelsLast::kIndex) return nhwc_row(x + n * H * W * C, H, W, C, k, oh, OW, row);
     const int64_t blocks = (C + 15) / 16;
+    thread_local std::vector<float> columns;  // one input row's worth: kept, like oneDNN's scratchpad
+    columns.resize(static_cast<size_t>(W) * 16);
     for (int64_t b = 0; b < blocks; ++b)
-      blocked_row(x + (n * blocks + b) * H * W * 16, H, W, k, oh, OW, row + b * 16, C, std::min<int64_t>(16, C - b * 16));
+      blocked_row(x + (n * blocks + b) * H * W * 16, H, W, k, oh, OW, row + b * 16, C, std::min<int64_t>(16, C - b * 16),
+                  columns.data());
   };
   const double work = static_cast<double>(N * C * OH * OW * k.kh * k.kw);
   if (work < sy_omp::kSerialWork) {
