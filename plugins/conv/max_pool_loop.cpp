@@ -49,18 +49,13 @@ SY_VECTOR_CLONES void blocked_row(const float* x, int64_t H, int64_t W, const Wi
                                   float* y, int64_t step, int64_t lanes, float* columns) {
   const Span r = span(oh, k.sh, k.ph, k.dh, k.kh, H);
   const float* top = x + (r.start + r.lo * k.dh) * W * 16;
-  const int64_t row_step = k.dh * W * 16, rows = r.hi - r.lo;
-  for (int64_t w = 0; w < W; ++w) {
-    float m[16];
+  const int64_t row_step = k.dh * W * 16, n = W * 16;
+  // Row by row over the whole input row: long vector loops, `columns` staying in L1.
+  std::fill(columns, columns + n, -std::numeric_limits<float>::infinity());
+  for (int64_t i = r.lo; i < r.hi; ++i) {
+    const float* p = top + (i - r.lo) * row_step;
 #pragma omp simd
-    for (int l = 0; l < 16; ++l) m[l] = -std::numeric_limits<float>::infinity();
-    for (int64_t i = 0; i < rows; ++i) {
-      const float* p = top + i * row_step + w * 16;
-#pragma omp simd
-      for (int l = 0; l < 16; ++l) m[l] = max_keeping_nan(m[l], p[l]);
-    }
-#pragma omp simd
-    for (int l = 0; l < 16; ++l) columns[w * 16 + l] = m[l];
+    for (int64_t e = 0; e < n; ++e) columns[e] = max_keeping_nan(columns[e], p[e]);
   }
   for (int64_t ow = 0; ow < OW; ++ow) {
     const Span c = span(ow, k.sw, k.pw, k.dw, k.kw, W);

@@ -185,8 +185,18 @@ TEST(ConvLayouts, PreferStorageKeepsEveryValueThereAndNamesUnknownStorages) {
 // A ResNet stem: conv+relu -> max pool -> conv. The pool reads the first convolution's
 // layout and writes nhwc, so neither value crosses to NCHW; a window holding NaN is NaN
 // there too (oneDNN's pooling in these layouts keeps it; the kernel mends it otherwise).
+// Besides ResNet's window, an uneven one: dilated rows, a window clipped by ceil_mode.
 TEST(ConvLayouts, AStemsPoolReadsAndWritesTheStorages) {
-  auto graph = [](bool fused) {
+  struct PoolCase {
+    std::string name;
+    std::vector<int64_t> kernel, stride, padding, dilation;
+    int64_t ceil_mode;
+  };
+  const std::vector<PoolCase> pools = {
+      {"3x3 s2 p1", {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0},
+      {"3x2 s(2,3) p(1,0) dilation 2 ceil_mode", {3, 2}, {2, 3}, {1, 0}, {2, 2}, 1},
+  };
+  auto graph = [](bool fused, const PoolCase& pc) {
     ir::Graph g;
     ir::ValueId h = g.add_input("x", sytest::kF32);
     const ir::ValueId w0 = g.add_constant("w0", random({40, 3, 3, 3}, 21, -0.3f, 0.3f));
@@ -201,31 +211,33 @@ TEST(ConvLayouts, AStemsPoolReadsAndWritesTheStorages) {
       h = g.find_value("relu");
     }
     g.add_node("pool", "aten::max_pool2d", {h}, {"pool"},
-               {{"kernel_size", ints({3, 3})}, {"stride", ints({2, 2})}, {"padding", ints({1, 1})},
-                {"dilation", ints({1, 1})}, {"ceil_mode", integer(0)}});
+               {{"kernel_size", ints(pc.kernel)}, {"stride", ints(pc.stride)}, {"padding", ints(pc.padding)},
+                {"dilation", ints(pc.dilation)}, {"ceil_mode", integer(pc.ceil_mode)}});
     g.add_node("conv", "aten::conv2d", {g.find_value("pool"), w1, b1}, {"out"}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 1));
     g.outputs = {g.find_value("out")};
     return g;
   };
   Tensor x = random({2, 3, 20, 18}, 25), with_nan = random({2, 3, 20, 18}, 25);
   with_nan.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
-  for (const Tensor& feed : {x, with_nan}) {
-    const std::string what = feed.data<float>()[5] != feed.data<float>()[5] ? "stem with NaN inputs" : "stem";
-    Tensor ref = load_graph(runtime("aten"), graph(false))->run({feed})[0];
-    auto model = load_graph(runtime("conv"), graph(true));
-    expect_runs_close(*model, {feed}, ref, what);
-    if (&feed == &with_nan) {  // one NaN pixel: a pool that dropped it would leave none
-      size_t nans = 0;
-      for (float v : sytest::values(ref)) nans += std::isnan(v) ? 1 : 0;
-      EXPECT_GT(nans, 0u) << what;
+  for (const PoolCase& pc : pools)
+    for (const Tensor& feed : {x, with_nan}) {
+      const std::string what =
+          pc.name + (feed.data<float>()[5] != feed.data<float>()[5] ? ", stem with NaN inputs" : ", stem");
+      Tensor ref = load_graph(runtime("aten"), graph(false, pc))->run({feed})[0];
+      auto model = load_graph(runtime("conv"), graph(true, pc));
+      expect_runs_close(*model, {feed}, ref, what);
+      if (&feed == &with_nan) {  // one NaN pixel: a pool that dropped it would leave none
+        size_t nans = 0;
+        for (float v : sytest::values(ref)) nans += std::isnan(v) ? 1 : 0;
+        EXPECT_GT(nans, 0u) << what;
+      }
+      std::map<std::string, std::string> kept;
+      for (const StoredValue& v : model->stored_values({feed})) kept[v.value] = v.storage;
+      EXPECT_EQ(kept.size(), 2u) << what << ": the stem's output and the pool's";
+      EXPECT_EQ(kept["pool"], "conv/nhwc") << what;
+      // 40 channels: three blocks of 16 in the stem's layout, the last one short.
+      EXPECT_EQ(kept["stem"], "conv/nChw16c") << what;
     }
-    std::map<std::string, std::string> kept;
-    for (const StoredValue& v : model->stored_values({feed})) kept[v.value] = v.storage;
-    EXPECT_EQ(kept.size(), 2u) << what << ": the stem's output and the pool's";
-    EXPECT_EQ(kept["pool"], "conv/nhwc") << what;
-    // 40 channels: three blocks of 16 in the stem's layout, the last one short.
-    EXPECT_EQ(kept["stem"], "conv/nChw16c") << what;
-  }
 }
 
 TEST(ConvLayouts, ASqueezeExcitationBlockStaysInTheStorages) {
