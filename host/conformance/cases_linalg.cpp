@@ -38,6 +38,18 @@ class Maker {
     view.keep_alive(storage.owner());
     return view;
   }
+  // A [d0, d1, ...] view of a [d1, d0, ...] tensor: the first two dims swapped in memory,
+  // the rest contiguous (what nn.MultiheadAttention(batch_first=True) hands its projections).
+  Tensor batch_first(std::vector<int64_t> shape) {
+    std::vector<int64_t> swapped = shape;
+    std::swap(swapped[0], swapped[1]);
+    Tensor storage = t(swapped);
+    std::vector<int64_t> strides = storage.strides();
+    std::swap(strides[0], strides[1]);
+    Tensor view = Tensor::from_blob(storage.raw_data(), dtype_, std::move(shape), strides);
+    view.keep_alive(storage.owner());
+    return view;
+  }
   // `shape` expanded from a size-1 dimension `dim` (stride 0).
   Tensor expanded(std::vector<int64_t> shape, size_t dim) {
     std::vector<int64_t> one = shape;
@@ -143,6 +155,8 @@ std::vector<Case> mlp_cases(DLDataType dtype, const Attributes& post) {
   add("several row blocks and a short last one [600, 16] -> 4096 -> 5",
       {m.t({600, 16}, -3, 3), weight(4096, 16), m.t({4096}), weight(5, 4096), m.t({5})});
   add("transposed input [3, 9, 24] -> 40 -> 7", {m.transposed({3, 9, 24}), weight(40, 24), m.t({40}), weight(7, 40), m.t({7})});
+  add("[T, B, E] view of a batch-first [9, 3, 24] input -> 40 -> 7",
+      {m.batch_first({3, 9, 24}), weight(40, 24), m.t({40}), weight(7, 40), m.t({7})});
   add("no biases", {m.t({6, 24}, -3, 3), weight(40, 24), std::nullopt, weight(7, 40), std::nullopt});
   add("1-D input [24]", {m.t({24}, -3, 3), weight(40, 24), m.t({40}), weight(7, 40), m.t({7})});
   add("empty rows [0, 24]", {m.t({0, 24}), weight(40, 24), m.t({40}), weight(7, 40), m.t({7})});
@@ -163,7 +177,9 @@ std::vector<Case> linear_chunk_cases(DLDataType dtype) {
   };
   add("GPT q, k, v [64, 1, 128] x [384, 128]^T, 3 pieces", {m.t({64, 1, 128}), m.t({384, 128}), m.t({384})}, 3, -1, 3);
   add("ViT q, k, v [197, 2, 96] x [288, 96]^T, dim 2", {m.t({197, 2, 96}), m.t({288, 96}), m.t({288})}, 3, 2, 3);
-  add("transposed input [3, 9, 24] (a [T, B, E] view)", {m.transposed({3, 9, 24}), m.t({36, 24}), m.t({36})}, 3, -1, 3);
+  add("transposed input [3, 9, 24]", {m.transposed({3, 9, 24}), m.t({36, 24}), m.t({36})}, 3, -1, 3);
+  add("[T, B, E] view of a batch-first [9, 3, 24] input", {m.batch_first({3, 9, 24}), m.t({36, 24}), m.t({36})}, 3, -1,
+      3);
   add("uneven: 10 features in 4 chunks (3, 3, 3, 1)", {m.t({5, 16}), m.t({10, 16}), m.t({10})}, 4, -1, 4);
   add("fewer pieces than chunks: 5 features in 4 chunks (2, 2, 1)", {m.t({5, 16}), m.t({5, 16}), m.t({5})}, 4, -1, 3);
   add("no bias", {m.t({7, 16}), m.t({12, 16}), std::nullopt}, 2, -1, 2);

@@ -6,23 +6,40 @@
 #include <switchyard/plugin.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace sy_common {
 
-// out[i] = the i-th element of `x` in row-major order; out holds numel(x) elements.
+// out[i] = the i-th element of `x` in row-major order; out holds numel(x) elements. Row by
+// row along the last dimension: a contiguous last dimension (e.g. the [T, B, E] view of a
+// batch-first input) is one memcpy per row.
 template <typename T>
 void gather_compact(const DLTensor& x, T* out) {
   const std::vector<int64_t> shape = sy::shape_of(x), strides = sy::strides_of(x);
   const T* in = sy::data<T>(x);
   const int64_t n = sy::numel(x);
-  std::vector<int64_t> index(shape.size(), 0);
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < shape.size(); ++d) offset += index[d] * strides[d];
-    out[k] = in[offset];
-    for (size_t d = shape.size(); d-- > 0;) {  // the next index, last dim fastest
+  if (n == 0) return;
+  if (shape.empty()) {
+    out[0] = in[0];
+    return;
+  }
+  const size_t last = shape.size() - 1;
+  const int64_t cols = shape[last], col_stride = strides[last], rows = n / cols;
+  std::vector<int64_t> index(last, 0);
+  int64_t offset = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* src = in + offset;
+    T* dst = out + r * cols;
+    if (col_stride == 1) {
+      std::memcpy(dst, src, static_cast<size_t>(cols) * sizeof(T));
+    } else {
+      for (int64_t c = 0; c < cols; ++c) dst[c] = src[c * col_stride];
+    }
+    for (size_t d = last; d-- > 0;) {  // the next row's index, the dim before the last fastest
+      offset += strides[d];
       if (++index[d] < shape[d]) break;
+      offset -= strides[d] * shape[d];
       index[d] = 0;
     }
   }
