@@ -11,14 +11,14 @@
 
 namespace sy_common {
 
-// out[i] = the i-th element of `x` in row-major order; out holds numel(x) elements. Row by
-// row along the last dimension: a contiguous last dimension (e.g. the [T, B, E] view of a
-// batch-first input) is one memcpy per row.
+// out[i] = the i-th element of the strided array (`in`, `shape`, `strides` in elements) in
+// row-major order; out holds every element. Row by row along the last dimension: a
+// contiguous last dimension (e.g. the [T, B, E] view of a batch-first input) is one memcpy
+// per row.
 template <typename T>
-void gather_compact(const DLTensor& x, T* out) {
-  const std::vector<int64_t> shape = sy::shape_of(x), strides = sy::strides_of(x);
-  const T* in = sy::data<T>(x);
-  const int64_t n = sy::numel(x);
+void gather_compact(const T* in, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, T* out) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
   if (n == 0) return;
   if (shape.empty()) {
     out[0] = in[0];
@@ -43,6 +43,12 @@ void gather_compact(const DLTensor& x, T* out) {
       index[d] = 0;
     }
   }
+}
+
+// The same for a DLTensor's elements.
+template <typename T>
+void gather_compact(const DLTensor& x, T* out) {
+  gather_compact(sy::data<T>(x), sy::shape_of(x), sy::strides_of(x), out);
 }
 
 }  // namespace sy_common

@@ -2,6 +2,7 @@
 // OpenBLAS's CBLAS (see linalg.hpp).
 #include "linalg.hpp"
 
+#include "common/gather.hpp"
 #include "common/sgemm.hpp"
 
 #include <cblas.h>
@@ -334,37 +335,8 @@ void run_gemm(Dtype d, const Gemm& g, void* out) {
 }
 
 void copy_contiguous(const View& v, size_t es, char* dst) {
-  int64_t total = 1;
-  for (int64_t s : v.shape) total *= s;
-  if (total == 0) return;
-  const size_t nd = v.shape.size();
-  if (nd == 0) {
-    std::memcpy(dst, v.data, es);
-    return;
-  }
-  // Odometer over all but the last dimension; the last one is a strided row copy.
-  const int64_t inner = v.shape[nd - 1], is = v.strides[nd - 1];
-  Shape index(nd - 1, 0);
-  int64_t offset = 0;
-  for (int64_t row = 0; row < total / inner; ++row) {
-    const char* src = v.data + offset * static_cast<int64_t>(es);
-    if (es == 4) {
-      float* o = reinterpret_cast<float*>(dst);
-      const float* s = reinterpret_cast<const float*>(src);
-      for (int64_t j = 0; j < inner; ++j) o[j] = s[j * is];
-    } else {
-      double* o = reinterpret_cast<double*>(dst);
-      const double* s = reinterpret_cast<const double*>(src);
-      for (int64_t j = 0; j < inner; ++j) o[j] = s[j * is];
-    }
-    dst += inner * static_cast<int64_t>(es);
-    for (size_t d = nd - 1; d-- > 0;) {
-      offset += v.strides[d];
-      if (++index[d] < v.shape[d]) break;
-      offset -= v.strides[d] * v.shape[d];
-      index[d] = 0;
-    }
-  }
+  if (es == 4) sy_common::gather_compact(reinterpret_cast<const float*>(v.data), v.shape, v.strides, reinterpret_cast<float*>(dst));
+  else sy_common::gather_compact(reinterpret_cast<const double*>(v.data), v.shape, v.strides, reinterpret_cast<double*>(dst));
 }
 
 }  // namespace sy_linalg
