@@ -20,15 +20,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The config option every node gets in the probe runtime: no kernel knows it, and none may
+// decline a node for it (sdk.h, "Options").
+constexpr const char* kProbeOption = "check_plugin_probe";
+
 // A runtime loading only `plugin` (a name or a .so path): every node goes to it, or to nothing.
 // With `storage` ("plugin/storage"), values go there wherever the kernel reads or writes it.
+// With `probe` (the plugin's name), a rule routes every node to it with kProbeOption.
 Runtime runtime_for(const std::string& tag, const std::string& plugin, Options options,
-                    const std::string& storage = "") {
+                    const std::string& storage = "", const std::string& probe = "") {
   const fs::path path =
       fs::temp_directory_path() / ("switchyard-check-" + tag + "-" + std::to_string(::getpid()) + ".toml");
   {
     std::ofstream out(path);
-    out << "[plugins]\nload = [\"" << plugin << "\"]\n[selection]\nstrict = false\n[runtime]\nnode_io = \"none\"\n";
+    out << "[plugins]\nload = [\"" << plugin << "\"]\n[selection]\nstrict = false\n";
+    if (!probe.empty())
+      out << "[[rules]]\nnode = \"*\"\nbackends = [\"" << probe << "\"]\noptions = { " << kProbeOption << " = 1 }\n";
+    out << "[runtime]\nnode_io = \"none\"\n";
     if (!storage.empty()) out << "prefer_storage = \"" << storage << "\"\n";
     if (!out) throw Error(ErrorKind::Io, "cannot write " + path.string());
   }
@@ -177,6 +185,7 @@ struct PluginCheck::Impl {
   CaseTable table;
   Runtime plugin_rt, reference_rt;
   PluginInfo plugin;
+  std::unique_ptr<Runtime> probe_rt;  // every node with an option no kernel knows
   // One runtime per storage the plugin declares, keeping values there ([runtime] prefer_storage).
   struct InStorage {
     std::string storage;
@@ -211,6 +220,9 @@ PluginCheck::PluginCheck(CheckOptions options, CaseTable table) {
   if (loaded.size() != 1)
     throw Error(ErrorKind::Plugin, "check-plugin: " + impl_->options.plugin + " did not load as one plugin");
   impl_->plugin = loaded[0];
+  // `new` from the returned prvalue: a Runtime is neither copied nor moved.
+  impl_->probe_rt.reset(
+      new Runtime(runtime_for("probe", fs::absolute(impl_->options.plugin).string(), impl_->options.runtime, "", impl_->plugin.name)));
   if (impl_->reference_rt.plugins().empty())
     throw Error(ErrorKind::Plugin, "check-plugin: the reference plugin '" + impl_->options.reference + "' was not found");
   for (const std::string& storage : impl_->plugin.storages)
@@ -257,6 +269,23 @@ KernelResult PluginCheck::check(const KernelInfo& kernel, const std::string& dty
                                    : plan.empty() || plan[0].rejected.empty() ? "not selected" : plan[0].rejected[0].reason);
       s.note(where + "rejected");
       continue;
+    }
+    {  // the same node with a config option the kernel does not know: never a reason to decline
+      Built probed = build(kernel.op, c, false);
+      auto probe = s.probe_rt->load(std::move(probed.graph));
+      std::vector<PlanEntry> probe_plan;
+      std::string error;
+      try {
+        probe_plan = probe->plan(probed.feeds);
+      } catch (const Error& e) {
+        error = e.what();
+      }
+      if (probe_plan.size() != 1 || probe_plan[0].backend != s.plugin.name)
+        return finish(Verdict::Fail, where + "declined the node when the config gave it an option it does not know (@" +
+                                         kProbeOption + "; sdk.h, \"Options\": never a reason to decline): " +
+                                         (!error.empty() ? error
+                                          : probe_plan.empty() || probe_plan[0].rejected.empty() ? "not selected"
+                                                                                                 : probe_plan[0].rejected[0].reason));
     }
     std::vector<Tensor> got, ref;
     try {

@@ -164,7 +164,8 @@ void check_attributes(const sy::Node& node, const std::vector<std::string>& know
   const size_t count = h->attr_count(node.attrs.raw());
   for (size_t i = 0; i < count; ++i) {
     const char* name = h->attr_name(node.attrs.raw(), i);
-    if (name == nullptr || node.attrs.kind(name) == SY_ATTR_NONE) continue;
+    // '@' attributes are config options (sdk.h, "Options"): never a reason to decline.
+    if (name == nullptr || name[0] == '@' || node.attrs.kind(name) == SY_ATTR_NONE) continue;
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw sy::Unsupported(std::string("unexpected attribute '") + name + "'");
   }

@@ -58,7 +58,8 @@ void check_attrs(const sy::Node& n, const std::string& known) {
   const size_t count = h->attr_count(n.attrs.raw());
   for (size_t i = 0; i < count; ++i) {
     const char* name = h->attr_name(n.attrs.raw(), i);
-    if (name == nullptr || n.attrs.kind(name) == SY_ATTR_NONE) continue;
+    // '@' attributes are config options (sdk.h, "Options"): never a reason to decline.
+    if (name == nullptr || name[0] == '@' || n.attrs.kind(name) == SY_ATTR_NONE) continue;
     if ((" " + known + " ").find(" " + std::string(name) + " ") == std::string::npos)
       throw sy::Unsupported(std::string("unexpected attribute '") + name + "'");
   }
