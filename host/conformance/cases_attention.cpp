@@ -122,6 +122,57 @@ std::vector<Case> bmm_softmax_bmm_cases(DLDataType dtype) {
   return m.take(dtype);
 }
 
+// The same chain headed by baddbmm, as nn.MultiheadAttention traces a masked attention:
+// mask (baddbmm's self, broadcast to [N, L, S]), q [N, L, E], k^T [N, E, S], then v.
+std::vector<Case> baddbmm_softmax_bmm_cases(DLDataType dtype) {
+  if (!is_f32(dtype)) return {};
+  Maker m(39);
+  const float inf = std::numeric_limits<float>::infinity();
+  auto add = [&](std::string label, Tensor mask, Tensor q, Tensor kt, Tensor v, double alpha = 1.0, double beta = 1.0,
+                 bool option = true) -> Case& {
+    Attributes attrs = {{"beta", number(beta)}, {"alpha", number(alpha)}, {"post.dim", integer(-1)}};
+    if (option) attrs.push_back({"@min_scores_mib", integer(0)});  // small scores: let them through
+    Case& c = m.add(std::move(label), {std::move(mask), std::move(q), std::move(kt), std::move(v)}, {}, std::move(attrs),
+                    false);
+    c.producer_inputs = 3;  // mask, q and k^T are baddbmm's; v is the second bmm's
+    c.rest_inputs_to = 2;
+    return c;
+  };
+  // A [1, L, L] causal mask: -inf above the diagonal.
+  auto causal = [&](int64_t l) {
+    Tensor c = Tensor::empty(kF32, {1, l, l});
+    for (int64_t i = 0; i < l; ++i)
+      for (int64_t j = 0; j < l; ++j) c.data<float>()[i * l + j] = j > i ? -inf : 0.0f;
+    return c;
+  };
+  add("GPT causal [1, 64, 64] over [32, 64, 32], k^T a transposed view", causal(64), m.t({32, 64, 32}),
+      transposed_layout(m.t({32, 32, 64})), m.t({32, 64, 32}));
+  {
+    Tensor pad = m.t({8, 1, 48}, 0, 0);  // key padding: the last 5 keys of item 3 left out
+    for (int64_t j = 43; j < 48; ++j) pad.data<float>()[3 * 48 + j] = -inf;
+    add("BERT key padding [8, 1, 48] over [8, 48, 32]", std::move(pad), m.t({8, 48, 32}), m.t({8, 32, 48}),
+        m.t({8, 48, 32}));
+  }
+  add("alpha 0.25, a [7, 9] mask of numbers, Ev 5", m.t({7, 9}, -3, 3), m.t({3, 7, 4}), m.t({3, 4, 9}), m.t({3, 9, 5}), 0.25);
+  {
+    Tensor ignored = m.t({2, 5, 6});
+    ignored.data<float>()[4] = std::numeric_limits<float>::quiet_NaN();
+    add("beta 0: self ignored, NaN included", std::move(ignored), m.t({2, 5, 8}), m.t({2, 8, 6}), m.t({2, 6, 4}), 1.0, 0.0);
+  }
+  {
+    Tensor all_out = m.t({2, 5, 6}, 0, 0);
+    for (int64_t j = 0; j < 6; ++j) all_out.data<float>()[1 * 6 + j] = -inf;  // item 0, query row 1
+    all_out.data<float>()[30 + 2 * 6 + 3] = std::numeric_limits<float>::quiet_NaN();  // item 1, row 2
+    add("a row with every key -inf and a NaN in the mask (NaN rows, as ATen)", std::move(all_out), m.t({2, 5, 8}),
+        m.t({2, 8, 6}), m.t({2, 6, 4}));
+  }
+  add("beta 2 (declined: the mask would need scaling)", m.t({2, 5, 6}), m.t({2, 5, 8}), m.t({2, 8, 6}), m.t({2, 6, 4}),
+      1.0, 2.0);
+  add("small scores without the option (declined: the three ops are faster)", m.t({2, 5, 6}), m.t({2, 5, 8}),
+      m.t({2, 8, 6}), m.t({2, 6, 4}), 1.0, 1.0, false);
+  return m.take(dtype);
+}
+
 // Both SDPA ops: q, k, v, attn_mask? and dropout_p / is_causal (+ the version's own).
 std::vector<Case> sdpa_cases(DLDataType dtype, bool torch2) {
   if (!is_f32(dtype) && !is_bool(dtype)) return {};
@@ -242,6 +293,7 @@ std::vector<Case> encoder_cases(DLDataType dtype) {
 
 void add_attention_cases(CaseTable& table) {
   table.add("aten::bmm+aten::softmax+aten::bmm", bmm_softmax_bmm_cases);
+  table.add("aten::baddbmm+aten::softmax+aten::bmm", baddbmm_softmax_bmm_cases);
   table.add("aten::_scaled_dot_product_attention", [](DLDataType d) { return sdpa_cases(d, false); });
   table.add("aten::scaled_dot_product_attention", [](DLDataType d) { return sdpa_cases(d, true); });
   table.add("aten::_native_multi_head_attention", mha_cases);

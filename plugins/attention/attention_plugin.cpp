@@ -22,6 +22,7 @@ sy::PluginDef& attention_plugin() {
                                make_softmax_kernel("aten::_softmax"),
                                make_layer_norm_kernel("aten::layer_norm"),
                                make_bmm_softmax_bmm_kernel("aten::bmm+aten::softmax+aten::bmm"),
+                               make_baddbmm_softmax_bmm_kernel("aten::baddbmm+aten::softmax+aten::bmm"),
                            });
   return def;
 }

@@ -26,6 +26,8 @@ std::shared_ptr<sy::KernelEntry> make_encoder_layer_kernel(const std::string& op
 std::shared_ptr<sy::KernelEntry> make_softmax_kernel(const std::string& op);
 // aten::bmm+aten::softmax+aten::bmm: decomposed attention on the fused kernel
 std::shared_ptr<sy::KernelEntry> make_bmm_softmax_bmm_kernel(const std::string& op);
+// aten::baddbmm+aten::softmax+aten::bmm: the same with an additive mask (beta 1) and scale alpha
+std::shared_ptr<sy::KernelEntry> make_baddbmm_softmax_bmm_kernel(const std::string& op);
 // aten::layer_norm (float32; may write over its input)
 std::shared_ptr<sy::KernelEntry> make_layer_norm_kernel(const std::string& op);
 

@@ -185,6 +185,34 @@ TEST(Zoo, ViTAttentionWithoutScoresMatchesPyTorch) {
   EXPECT_LT(without, with);
 }
 
+// The GPT-like decoder's masked attention (baddbmm(causal mask, q, k^T) -> softmax -> bmm)
+// on the same fused kernel, forced at batch 4 by the rule option: PyTorch's outputs.
+TEST(Zoo, GptMaskedAttentionWithoutScoresMatchesPyTorch) {
+  torchscript::register_loader();
+  const Case c = zoo_case("gpt_decomposed", 4);
+  ASSERT_FALSE(c.stem.empty()) << "gpt_decomposed at batch 4 is missing from " << zoo_dir();
+  std::ifstream defaults(config_path("default.toml"));
+  std::string toml((std::istreambuf_iterator<char>(defaults)), std::istreambuf_iterator<char>());
+  const size_t runtime = toml.find("[runtime]");
+  ASSERT_NE(runtime, std::string::npos);
+  toml.insert(runtime, "[[rules]]\nop = \"aten::baddbmm\"\nbackends = [\"linalg\", \"attention\", \"aten\"]\n"
+                       "options = { min_scores_mib = 0 }\n\n");
+  const std::string config = testing::TempDir() + "/gpt_attention_without_scores.toml";
+  std::ofstream(config) << toml;
+
+  const std::vector<Tensor> inputs = torchscript::load_tensors(zoo_dir() + "/" + c.inputs);
+  const std::vector<Tensor> expected = torchscript::load_tensors(zoo_dir() + "/" + c.expected);
+  Runtime rt(Options{config});
+  auto model = rt.load(zoo_dir() + "/" + c.module);
+  int chains = 0;
+  for (const PlanEntry& e : model->plan(inputs)) chains += e.op == "aten::baddbmm+aten::softmax+aten::bmm" && e.backend == "attention";
+  EXPECT_EQ(chains, 2) << "one fused attention per decoder block";
+  const std::vector<Tensor> out = model->run(inputs);
+  ASSERT_EQ(out.size(), expected.size());
+  auto [diff, scale] = diff_and_scale(out[0], expected[0]);
+  EXPECT_LE(diff, 1e-4 * std::max(1.0, scale));
+}
+
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooParity, ::testing::ValuesIn(zoo_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name(); });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ZooParity);
