@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <exception>
 #include <memory>
+
+#include <omp.h>
 
 #if SY_ATTENTION_LIBMVEC
 // glibc's libmvec holds vector versions of expf; declared simd, the loop in exp_shifted
@@ -295,13 +298,26 @@ void attention(const Problem& p) {
   const int64_t q_blocks = (p.lq + t.bq - 1) / t.bq;
   const int threads = threads_for(p);
   std::unique_ptr<float[]> scratch(new float[t.floats * static_cast<size_t>(threads)]);
-  sy::parallel_for(batch * q_blocks, threads, [&](int64_t task, int slot) {
-    const int64_t n = task / q_blocks;
-    Block b(p, t, n, task % q_blocks, scratch.get() + t.floats * static_cast<size_t>(slot));
-    b.run();
-    b.write(n);
-    if (p.weights.data != nullptr) b.write_weights(n);
-  });
+  // On the OpenMP team that oneDNN's sgemm and the layer's other primitives run on, not
+  // the host's oneTBB pool: right after those primitives the team's threads still spin on
+  // both cores, and a oneTBB worker then waited for one (vit_b_16_fast at batch 1:
+  // 102-114 -> 94-103 ms).
+  std::exception_ptr failure;
+  sy_omp::Threads team;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t task = 0; task < batch * q_blocks; ++task) {
+    try {  // exceptions must not leave the parallel region
+      const int64_t n = task / q_blocks;
+      Block b(p, t, n, task % q_blocks, scratch.get() + t.floats * static_cast<size_t>(omp_get_thread_num()));
+      b.run();
+      b.write(n);
+      if (p.weights.data != nullptr) b.write_weights(n);
+    } catch (...) {
+#pragma omp critical(sy_attention_failure)
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace sy_attention
