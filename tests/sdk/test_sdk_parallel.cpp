@@ -212,6 +212,19 @@ TEST(Parallel, NestedCallsComplete) {
   EXPECT_EQ(wrong, 0);
 }
 
+// A named body (an lvalue, so F deduces to a reference type) and a const one compile and
+// run like a temporary lambda.
+TEST(Parallel, ANamedOrConstBodyIsTakenByReference) {
+  std::atomic<int64_t> sum{0};
+  auto body = [&](int64_t begin, int64_t end, int) {
+    for (int64_t i = begin; i < end; ++i) sum += i;
+  };
+  sy::parallel_for(int64_t{0}, int64_t{1000}, int64_t{10}, body);
+  const auto& same = body;
+  sy::parallel_for(int64_t{0}, int64_t{1000}, int64_t{10}, same);
+  EXPECT_EQ(sum.load(), 2 * 999 * 1000 / 2);
+}
+
 TEST(Parallel, NoTasksRunsNothing) {
   int calls = 0;
   for (int64_t tasks : {0, -1, -1000}) {

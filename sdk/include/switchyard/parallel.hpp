@@ -54,7 +54,7 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, F&& body) {
     return;
   }
   struct Call {
-    F* body;
+    std::remove_reference_t<F>* body;  // F is a reference type for an lvalue body
     std::atomic<bool> failed{false};
     std::once_flag first;
     std::exception_ptr error;
