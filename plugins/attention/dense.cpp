@@ -3,6 +3,7 @@
 
 #include <switchyard/parallel.hpp>
 
+#include "common/gather.hpp"
 #include "common/sgemm.hpp"
 
 #include <algorithm>
@@ -44,20 +45,9 @@ Rows as_rows(const DLTensor& t, std::vector<float>& storage) {
     r.data = base;
     return r;
   }
-  // Walk the strided tensor in index order into a compact copy.
-  const int64_t n = r.rows * r.cols;
-  storage.resize(static_cast<size_t>(n));
-  std::vector<int64_t> index(static_cast<size_t>(t.ndim), 0);
-  int64_t off = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    storage[static_cast<size_t>(i)] = base[off];
-    for (int d = t.ndim - 1; d >= 0; --d) {
-      off += t.strides[d];
-      if (++index[d] < t.shape[d]) break;
-      off -= t.strides[d] * t.shape[d];
-      index[d] = 0;
-    }
-  }
+  // A compact copy, row by row (a [T, B, E] view of a batch-first input: one memcpy each).
+  storage.resize(static_cast<size_t>(r.rows * r.cols));
+  sy_common::gather_compact(t, storage.data());
   r.data = storage.data();
   return r;
 }
