@@ -86,6 +86,15 @@ std::vector<int64_t> lead_strides(const DLTensor& t, int tail, const Shape& lead
   return out;
 }
 
+void strides_over(const DLTensor& t, const Shape& lead, std::vector<int64_t>* lead_out, int64_t* row,
+                  int64_t* col) {
+  const Shape st = strides_of(t);
+  const int tail = t.ndim < 2 ? t.ndim : 2;
+  *lead_out = lead_strides(t, tail, lead);
+  *col = t.ndim >= 1 && t.shape[t.ndim - 1] != 1 ? st[t.ndim - 1] : 0;
+  *row = t.ndim >= 2 && t.shape[t.ndim - 2] != 1 ? st[t.ndim - 2] : 0;
+}
+
 float* output_f32(const sy::Run& r, size_t i) {
   DLTensor& out = r.output(i);
   if (!is_f32(out) || !sy::is_contiguous(out))

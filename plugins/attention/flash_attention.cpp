@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <exception>
+#include <limits>
 #include <memory>
 
 #include <omp.h>

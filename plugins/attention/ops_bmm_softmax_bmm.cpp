@@ -86,13 +86,10 @@ class ScoresSoftmaxBmm {
     p.q = Operand{sy::data<float>(q), {d.n > 1 ? qs[0] : 0}, qs[1], qs[2]};
     p.k = Operand{sy::data<float>(kt), {d.n > 1 ? ks[0] : 0}, ks[2], ks[1]};  // k[n, j, c] = kt[n, c, j]
     p.v = Operand{sy::data<float>(v), {d.n > 1 ? vs[0] : 0}, vs[1], vs[2]};
-    if (const DLTensor* m = mask(t)) {  // broadcast to [N, L, S]: stride 0 along a size-1 dim
-      const Shape ms = strides_of(*m);
+    if (const DLTensor* m = mask(t)) {  // broadcast to [N, L, S]
       p.mask.kind = MaskKind::Additive;
       p.mask.data = sy::data<float>(*m);
-      p.mask.lead = lead_strides(*m, std::min<int>(m->ndim, 2), {d.n});
-      p.mask.col = m->ndim >= 1 && m->shape[m->ndim - 1] != 1 ? ms[static_cast<size_t>(m->ndim - 1)] : 0;
-      p.mask.row = m->ndim >= 2 && m->shape[m->ndim - 2] != 1 ? ms[static_cast<size_t>(m->ndim - 2)] : 0;
+      strides_over(*m, {d.n}, &p.mask.lead, &p.mask.row, &p.mask.col);
     }
     p.out.data = output_f32(r, 0);
     p.out.lead = {d.l * d.ev};

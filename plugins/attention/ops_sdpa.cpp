@@ -36,16 +36,6 @@ std::string number(double x) {
 
 Shape leading(const DLTensor& t, int tail) { return Shape(t.shape, t.shape + t.ndim - tail); }
 
-// Strides over `lead` + [rows, cols] of a tensor of at most that rank (broadcast dims 0).
-void strides_over(const DLTensor& t, const Shape& lead, std::vector<int64_t>* lead_out, int64_t* row,
-                  int64_t* col) {
-  const Shape st = strides_of(t);
-  const int tail = t.ndim < 2 ? t.ndim : 2;
-  *lead_out = lead_strides(t, tail, lead);
-  *col = t.ndim >= 1 && t.shape[t.ndim - 1] != 1 ? st[t.ndim - 1] : 0;
-  *row = t.ndim >= 2 && t.shape[t.ndim - 2] != 1 ? st[t.ndim - 2] : 0;
-}
-
 class Sdpa {
  public:
   static void supports(const sy::Node& n) {
