@@ -41,8 +41,9 @@ inline Span span(int64_t out, int64_t stride, int64_t pad, int64_t step, int64_t
 
 // Output row `oh` of one 16-channel block, in two passes: the max over the window's rows
 // for every input column into `columns` ([W, 16]), then the max over each window's
-// columns. Per output pixel that is a third of the taps' loads from the input, and no
-// window arithmetic per tap. `x` is the block's [H, W, 16] plane, `y` the row's first
+// columns from there. The first pass is long vector loops over whole input rows, with no
+// window arithmetic per tap (a 3x3, stride-2 window: 6 loads from the input per output
+// pixel instead of 9). `x` is the block's [H, W, 16] plane, `y` the row's first
 // pixel at this block's channels, `step` floats apart; `lanes` (1-16) of the block are
 // channels (the last block may be short).
 SY_VECTOR_CLONES void blocked_row(const float* x, int64_t H, int64_t W, const Window& k, int64_t oh, int64_t OW,
