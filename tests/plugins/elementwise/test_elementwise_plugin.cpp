@@ -118,11 +118,11 @@ TEST(ElementwisePlugin, BroadcastsBothWaysAndReadsStridedInputs) {
   }
 }
 
-// Attention's score scaling, q.transpose(0, 1) / 8 on [64, 3, 32]: 3 x 64 rows of 32,
-// split across threads (one chunk starts mid-way through a dim), each row's offset
-// stepped from the last; and a strided other broadcast along the middle dim.
+// Attention's score scaling, q.transpose(0, 1) / 8 on [6000, 3, 32]: 3 x 6000 rows of 32,
+// large enough to be split across threads (one chunk starts mid-way through a dim), each
+// row's offset stepped from the last; and a strided other broadcast along the middle dim.
 TEST(ElementwisePlugin, LargeStridedWalksSplitAcrossThreads) {
-  const std::vector<Tensor> feeds = {uniform({600, 3, 32}, 7), uniform({3, 1, 32}, 8, 0.5f, 2.0f)};
+  const std::vector<Tensor> feeds = {uniform({6000, 3, 32}, 7), uniform({3, 1, 32}, 8, 0.5f, 2.0f)};
   const float* a = feeds[0].data<float>();
   const float* b = feeds[1].data<float>();
   ir::Graph g;
@@ -138,13 +138,13 @@ TEST(ElementwisePlugin, LargeStridedWalksSplitAcrossThreads) {
   EXPECT_EQ(plan[1].backend, "elementwise");
   EXPECT_EQ(plan[3].backend, "elementwise");
   const std::vector<Tensor> got = model->run(feeds);
-  ASSERT_EQ(got[0].shape(), (std::vector<int64_t>{3, 600, 32}));
+  ASSERT_EQ(got[0].shape(), (std::vector<int64_t>{3, 6000, 32}));
   for (int64_t h = 0; h < 3; ++h)
-    for (int64_t t = 0; t < 600; ++t)
+    for (int64_t t = 0; t < 6000; ++t)
       for (int64_t k = 0; k < 32; ++k) {
         const float x = a[(t * 3 + h) * 32 + k];
-        ASSERT_EQ(got[0].data<float>()[(h * 600 + t) * 32 + k], x / 8.0f) << h << ", " << t << ", " << k;
-        ASSERT_EQ(got[1].data<float>()[(h * 600 + t) * 32 + k], x * b[h * 32 + k]) << h << ", " << t << ", " << k;
+        ASSERT_EQ(got[0].data<float>()[(h * 6000 + t) * 32 + k], x / 8.0f) << h << ", " << t << ", " << k;
+        ASSERT_EQ(got[1].data<float>()[(h * 6000 + t) * 32 + k], x * b[h * 32 + k]) << h << ", " << t << ", " << k;
       }
 }
 
