@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <stdexcept>
 #include <string>
 
 using namespace switchyard;
@@ -151,6 +152,22 @@ TEST(Zoo, MemoryPlanReusesActivations) {
   }
 }
 
+namespace {
+// default.toml with one more [[rules]] entry (before [runtime]), routing `op` through the
+// attention plugin with min_scores_mib = 0; written to the test's temporary folder.
+std::string config_fusing_scores(const std::string& op, const std::string& name) {
+  std::ifstream defaults(config_path("default.toml"));
+  std::string toml((std::istreambuf_iterator<char>(defaults)), std::istreambuf_iterator<char>());
+  const size_t runtime = toml.find("[runtime]");
+  if (runtime == std::string::npos) throw std::runtime_error("default.toml has no [runtime] table");
+  toml.insert(runtime, "[[rules]]\nop = \"" + op + "\"\nbackends = [\"linalg\", \"attention\", \"aten\"]\n"
+                       "options = { min_scores_mib = 0 }\n\n");
+  const std::string config = testing::TempDir() + "/" + name + ".toml";
+  std::ofstream(config) << toml;
+  return config;
+}
+}  // namespace
+
 // ViT-B/16's decomposed attention without its scores (the attention plugin's fused
 // bmm -> softmax -> bmm, which default.toml takes only where the scores reach 8 MiB: batch
 // 8, too slow for this suite), forced down to batch 4 with the rule option: every layer
@@ -159,14 +176,7 @@ TEST(Zoo, ViTAttentionWithoutScoresMatchesPyTorch) {
   torchscript::register_loader();
   const Case c = zoo_case("vit_b_16", 4);
   ASSERT_FALSE(c.stem.empty()) << "vit_b_16 at batch 4 is missing from " << zoo_dir();
-  std::ifstream defaults(config_path("default.toml"));
-  std::string toml((std::istreambuf_iterator<char>(defaults)), std::istreambuf_iterator<char>());
-  const size_t runtime = toml.find("[runtime]");
-  ASSERT_NE(runtime, std::string::npos);
-  toml.insert(runtime, "[[rules]]\nop = \"aten::bmm\"\nbackends = [\"linalg\", \"attention\", \"aten\"]\n"
-                       "options = { min_scores_mib = 0 }\n\n");
-  const std::string config = testing::TempDir() + "/vit_attention_without_scores.toml";
-  std::ofstream(config) << toml;
+  const std::string config = config_fusing_scores("aten::bmm", "vit_attention_without_scores");
 
   const std::vector<Tensor> inputs = torchscript::load_tensors(zoo_dir() + "/" + c.inputs);
   const std::vector<Tensor> expected = torchscript::load_tensors(zoo_dir() + "/" + c.expected);
@@ -191,14 +201,7 @@ TEST(Zoo, GptMaskedAttentionWithoutScoresMatchesPyTorch) {
   torchscript::register_loader();
   const Case c = zoo_case("gpt_decomposed", 4);
   ASSERT_FALSE(c.stem.empty()) << "gpt_decomposed at batch 4 is missing from " << zoo_dir();
-  std::ifstream defaults(config_path("default.toml"));
-  std::string toml((std::istreambuf_iterator<char>(defaults)), std::istreambuf_iterator<char>());
-  const size_t runtime = toml.find("[runtime]");
-  ASSERT_NE(runtime, std::string::npos);
-  toml.insert(runtime, "[[rules]]\nop = \"aten::baddbmm\"\nbackends = [\"linalg\", \"attention\", \"aten\"]\n"
-                       "options = { min_scores_mib = 0 }\n\n");
-  const std::string config = testing::TempDir() + "/gpt_attention_without_scores.toml";
-  std::ofstream(config) << toml;
+  const std::string config = config_fusing_scores("aten::baddbmm", "gpt_attention_without_scores");
 
   const std::vector<Tensor> inputs = torchscript::load_tensors(zoo_dir() + "/" + c.inputs);
   const std::vector<Tensor> expected = torchscript::load_tensors(zoo_dir() + "/" + c.expected);
