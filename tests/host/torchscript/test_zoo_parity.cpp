@@ -166,6 +166,20 @@ std::string config_fusing_scores(const std::string& op, const std::string& name)
   std::ofstream(config) << toml;
   return config;
 }
+
+// `model` on case `c`'s inputs: `count` nodes run as the fused `op` on the attention
+// plugin (`what` names them), and its output is PyTorch's.
+void expect_fused_and_close(Model& model, const Case& c, const std::vector<Tensor>& inputs, const std::string& op,
+                            int count, const char* what) {
+  const std::vector<Tensor> expected = torchscript::load_tensors(zoo_dir() + "/" + c.expected);
+  int chains = 0;
+  for (const PlanEntry& e : model.plan(inputs)) chains += e.op == op && e.backend == "attention";
+  EXPECT_EQ(chains, count) << what;
+  const std::vector<Tensor> out = model.run(inputs);
+  ASSERT_EQ(out.size(), expected.size());
+  auto [diff, scale] = diff_and_scale(out[0], expected[0]);
+  EXPECT_LE(diff, 1e-4 * std::max(1.0, scale));
+}
 }  // namespace
 
 // ViT-B/16's decomposed attention without its scores (the attention plugin's fused
@@ -179,17 +193,12 @@ TEST(Zoo, ViTAttentionWithoutScoresMatchesPyTorch) {
   const std::string config = config_fusing_scores("aten::bmm", "vit_attention_without_scores");
 
   const std::vector<Tensor> inputs = torchscript::load_tensors(zoo_dir() + "/" + c.inputs);
-  const std::vector<Tensor> expected = torchscript::load_tensors(zoo_dir() + "/" + c.expected);
   Runtime fused_rt(Options{config}), plain_rt(Options{config_path("default.toml")});
   auto fused = fused_rt.load(zoo_dir() + "/" + c.module);
   auto plain = plain_rt.load(zoo_dir() + "/" + c.module);
-  int chains = 0;
-  for (const PlanEntry& e : fused->plan(inputs)) chains += e.op == "aten::bmm+aten::softmax+aten::bmm" && e.backend == "attention";
-  EXPECT_EQ(chains, 12) << "one fused attention per encoder layer";
-  const std::vector<Tensor> out = fused->run(inputs);
-  ASSERT_EQ(out.size(), expected.size());
-  auto [diff, scale] = diff_and_scale(out[0], expected[0]);
-  EXPECT_LE(diff, 1e-4 * std::max(1.0, scale));
+  expect_fused_and_close(*fused, c, inputs, "aten::bmm+aten::softmax+aten::bmm", 12,
+                         "one fused attention per encoder layer");
+  if (HasFatalFailure()) return;
   const size_t with = plain->memory_plan(inputs).estimated_peak_bytes, without = fused->memory_plan(inputs).estimated_peak_bytes;
   std::printf("vit_b_16 b4: planned peak %zu B with the scores, %zu B without\n", with, without);
   EXPECT_LT(without, with);
@@ -204,16 +213,10 @@ TEST(Zoo, GptMaskedAttentionWithoutScoresMatchesPyTorch) {
   const std::string config = config_fusing_scores("aten::baddbmm", "gpt_attention_without_scores");
 
   const std::vector<Tensor> inputs = torchscript::load_tensors(zoo_dir() + "/" + c.inputs);
-  const std::vector<Tensor> expected = torchscript::load_tensors(zoo_dir() + "/" + c.expected);
   Runtime rt(Options{config});
   auto model = rt.load(zoo_dir() + "/" + c.module);
-  int chains = 0;
-  for (const PlanEntry& e : model->plan(inputs)) chains += e.op == "aten::baddbmm+aten::softmax+aten::bmm" && e.backend == "attention";
-  EXPECT_EQ(chains, 2) << "one fused attention per decoder block";
-  const std::vector<Tensor> out = model->run(inputs);
-  ASSERT_EQ(out.size(), expected.size());
-  auto [diff, scale] = diff_and_scale(out[0], expected[0]);
-  EXPECT_LE(diff, 1e-4 * std::max(1.0, scale));
+  expect_fused_and_close(*model, c, inputs, "aten::baddbmm+aten::softmax+aten::bmm", 2,
+                         "one fused attention per decoder block");
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooParity, ::testing::ValuesIn(zoo_cases()),
