@@ -2,11 +2,12 @@
 // as oneDNN post-ops, where that is faster. The convolution runs a batch chunk at a time
 // and the loop follows each chunk while it is still in cache.
 //
-//  - A residual tail (+ add, + relu) whose output passes 16 MiB: the convolution writes
-//    scratch, then out = relu(conv + alpha * residual). oneDNN 2.6's brgemm convolutions
-//    (what it picks for nhwc on AVX-512) read the sum post-op's operand slowly once it is
-//    out of cache: ResNet-50's first-stage tail at batch 8 ([8, 256, 56, 56], 25.7 MB)
-//    took 3.3-3.8 ms fused and 2.7 split (docs/benchmarks.md, tenth measurement).
+//  - A residual tail (+ add, + relu) whose output passes 16 MiB (6 MiB for a thin 1x1
+//    tail): the convolution writes scratch, then out = relu(conv + alpha * residual).
+//    oneDNN 2.6's brgemm convolutions (what it picks for nhwc on AVX-512) read the sum
+//    post-op's operand slowly once it is out of cache: ResNet-50's first-stage tail at
+//    batch 8 ([8, 256, 56, 56], 25.7 MB) took 3.3-3.8 ms fused and 2.7 split
+//    (docs/benchmarks.md, tenth measurement).
 //  - A relu after a convolution that reads at least twice the bytes it writes (a 1x1
 //    bottleneck, a stride-2 depthwise): the convolution writes the output, then relu runs
 //    over it in place. Fused, oneDNN's relu turns NaN into 0, so every run scanned the
@@ -24,9 +25,15 @@ namespace syconv {
 namespace {
 
 // Residual outputs smaller than this keep the fused sum, which costs little while its
-// operand is in the last-level cache (here 32 MiB): ResNet-50's first-stage tail at batch
-// 4 (12.8 MB) took 1.17 ms fused and 1.6-1.8 split.
+// operand is still in the last-level cache.
 constexpr uint64_t kSplitResidualFromBytes = uint64_t{16} << 20;
+// From this size on, a thin convolution (at most kThinMacsPerOutput multiply-adds per
+// output element: a 1x1 bottleneck tail) splits too; it has too little arithmetic to hide
+// the residual's reads. Measured in the network (docs/benchmarks.md, twelfth measurement):
+// ResNet-50's 12.8 MB tails, 2.9 -> 2.2 ms at batch 8, while ResNet-18's 3x3 tails at
+// 6.4 MB (576 multiply-adds per output) are faster fused.
+constexpr uint64_t kSplitThinResidualFromBytes = uint64_t{6} << 20;
+constexpr int64_t kThinMacsPerOutput = 256;
 // A chunk's output at most this large (one image at least): it stays in the last-level
 // cache between the convolution and the loop, and the residual's scratch stays small.
 constexpr uint64_t kChunkBytes = uint64_t{4} << 20;
@@ -89,6 +96,13 @@ uint64_t image_bytes(const DLTensor& t, SY_StorageIndex storage) {
   return static_cast<uint64_t>(strides_of(t)[0]) * sizeof(float);
 }
 
+// The output size from which a residual tail runs split, for these weights [O, I/g, kh, kw].
+uint64_t split_residual_from(const DLTensor& weights) {
+  int64_t macs_per_output = 1;
+  for (int d = 1; d < weights.ndim; ++d) macs_per_output *= weights.shape[d];
+  return macs_per_output <= kThinMacsPerOutput ? kSplitThinResidualFromBytes : kSplitResidualFromBytes;
+}
+
 bool compact(const DLTensor& t) {
   return strides_of(t) == compact_strides(sy::shape_of(t));
 }
@@ -102,7 +116,7 @@ bool ConvKernel::run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_
   if (to == SY_STORAGE_HOST && !(compact(out) && (!residual || compact(*a[3])))) return false;
   const int64_t batch = out.shape[0];
   const uint64_t per_image = image_bytes(out, to), x_image = image_bytes(*a[0], in);
-  if (residual ? per_image * static_cast<uint64_t>(batch) < kSplitResidualFromBytes : x_image < 2 * per_image)
+  if (residual ? per_image * static_cast<uint64_t>(batch) < split_residual_from(*a[1]) : x_image < 2 * per_image)
     return false;
   int64_t chunk = 1;  // the largest divisor of the batch that fits kChunkBytes: one primitive
   for (int64_t c = batch; c >= 1; --c)

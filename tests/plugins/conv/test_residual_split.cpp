@@ -1,6 +1,6 @@
-// A residual tail whose output outgrows the cache (16 MiB and up) runs split: the bare
-// convolution a batch chunk at a time into scratch, then relu(conv + alpha * residual) by
-// the plugin's own loop (plugins/conv/split_epilogue.cpp). Results equal the aten plugin
+// A residual tail whose output outgrows the cache (16 MiB and up, 6 MiB and up for a 1x1
+// tail like these) runs split: the bare convolution a batch chunk at a time into scratch,
+// then relu(conv + alpha * residual) by the plugin's own loop (plugins/conv/split_epilogue.cpp). Results equal the aten plugin
 // running conv, add and relu apart, NaN included, whether the residual is another
 // convolution's output in the plugin's nhwc storage (written over in place) or a plain
 // host tensor from aten.
@@ -81,6 +81,10 @@ TEST(ResidualSplit, PlainResidualAlphaAndBatchOfSixMatchAten) {
   expect_split_tail_matches_aten(false, false, 1.0, 8, true);
 }
 
+TEST(ResidualSplit, AThinTailFromSixMiBRunsSplitAndMatchesAten) {
+  expect_split_tail_matches_aten(true, true, 1.0, 2, true);  // 6.4 MB: two one-image chunks
+}
+
 TEST(ResidualSplit, ASmallTailStaysFusedAndMatchesAten) {
-  expect_split_tail_matches_aten(true, true, 1.0, 2, true);  // 6.4 MB: oneDNN's sum post-op
+  expect_split_tail_matches_aten(true, true, 1.0, 1, true);  // 3.2 MB: oneDNN's sum post-op
 }
