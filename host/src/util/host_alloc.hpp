@@ -10,7 +10,8 @@
 namespace switchyard {
 
 // Aligned memory for `bytes` (0 gives a valid minimal block); NULL when it cannot be had,
-// including when the test hook below says this call fails. Free with std::free.
+// including when the test hook below says this call fails. Free with std::free. From
+// 4 MiB up, the whole 2 MiB pages inside are advised as transparent huge pages.
 void* host_aligned_alloc(size_t alignment, size_t bytes);
 
 // Aligned memory or Error(ErrorKind::OutOfMemory) naming `what` and the bytes asked.
