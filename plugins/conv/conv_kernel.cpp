@@ -305,6 +305,15 @@ double conv_work(const ConvKernel::Geometry& g) {
   for (size_t d = 2; d < g.dst.size(); ++d) work *= static_cast<double>(g.dst[d]);
   return work;
 }
+
+// Multiply-adds per input element from which a few-channel input is reordered to nhwc.
+constexpr double kNhwcStemMacsPerInput = 256;
+
+double elements(const Dims& dims) {
+  double n = 1;
+  for (int64_t d : dims) n *= static_cast<double>(d);
+  return n;
+}
 }  // namespace
 
 dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g, bool has_bias,
@@ -313,9 +322,15 @@ dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g
   const auto f32 = memory::data_type::f32;
   // `any`: oneDNN picks the layouts its fastest implementation wants. Except for a few
   // input channels (an image stem, a patch embedding): then plain input skips a reorder
-  // and oneDNN has direct kernels for it (measured with tools/bench/bench_conv).
-  const bool plain_src = g.src[1] <= 4 && g.wts.size() == g.src.size();
-  memory::desc src_any = plain_src ? strided_desc(g.src, compact_strides(g.src)) : memory::desc(g.src, f32, tag::any);
+  // and oneDNN has direct kernels for it (measured with tools/bench/bench_conv). But where
+  // each input element feeds hundreds of multiply-adds, nhwc's brgemm kernel gains more
+  // than the reorder into nhwc costs: ResNet's 7x7 stem at batch 8, 4.4-4.5 -> 4.3 ms with
+  // the reorder (node profiles); ViT's patch embedding about even.
+  const bool few_channels = g.src[1] <= 4 && g.wts.size() == g.src.size();
+  const bool plain_src = few_channels && conv_work(g) < kNhwcStemMacsPerInput * elements(g.src);
+  memory::desc src_any = plain_src       ? strided_desc(g.src, compact_strides(g.src))
+                         : few_channels ? memory::desc(g.src, f32, tag::nhwc)
+                                        : memory::desc(g.src, f32, tag::any);
   memory::desc wts_any(g.wts, f32, tag::any), dst_any(g.dst, f32, tag::any);
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto alg = dnnl::algorithm::convolution_direct;

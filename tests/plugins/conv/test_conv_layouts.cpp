@@ -186,6 +186,8 @@ TEST(ConvLayouts, PreferStorageKeepsEveryValueThereAndNamesUnknownStorages) {
 // layout and writes nhwc, so neither value crosses to NCHW; a window holding NaN is NaN
 // there too (oneDNN's pooling in these layouts keeps it; the kernel mends it otherwise).
 // Besides ResNet's window, an uneven one: dilated rows, a window clipped by ceil_mode.
+// Two stems: a 3x3 one reads the plain image, ResNet's 7x7 one (784 multiply-adds per
+// input element) reads it reordered to nhwc and writes nhwc.
 TEST(ConvLayouts, AStemsPoolReadsAndWritesTheStorages) {
   struct PoolCase {
     std::string name;
@@ -196,15 +198,24 @@ TEST(ConvLayouts, AStemsPoolReadsAndWritesTheStorages) {
       {"3x3 s2 p1", {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0},
       {"3x2 s(2,3) p(1,0) dilation 2 ceil_mode", {3, 2}, {2, 3}, {1, 0}, {2, 2}, 1},
   };
-  auto graph = [](bool fused, const PoolCase& pc) {
+  struct StemCase {
+    std::string name;
+    int64_t channels, kernel;
+    std::string storage;  // where the stem's output stays
+  };
+  const std::vector<StemCase> stems = {
+      {"3x3 stem to 40 channels", 40, 3, "conv/nChw16c"},  // 40: three blocks of 16, the last one short
+      {"7x7 stem to 64 channels", 64, 7, "conv/nhwc"},
+  };
+  auto graph = [](bool fused, const PoolCase& pc, const StemCase& sc) {
     ir::Graph g;
     ir::ValueId h = g.add_input("x", sytest::kF32);
-    const ir::ValueId w0 = g.add_constant("w0", random({40, 3, 3, 3}, 21, -0.3f, 0.3f));
-    const ir::ValueId b0 = g.add_constant("b0", random({40}, 22));
-    const ir::ValueId w1 = g.add_constant("w1", random({16, 40, 3, 3}, 23, -0.2f, 0.2f));
+    const ir::ValueId w0 = g.add_constant("w0", random({sc.channels, 3, sc.kernel, sc.kernel}, 21, -0.3f, 0.3f));
+    const ir::ValueId b0 = g.add_constant("b0", random({sc.channels}, 22));
+    const ir::ValueId w1 = g.add_constant("w1", random({16, sc.channels, 3, 3}, 23, -0.2f, 0.2f));
     const ir::ValueId b1 = g.add_constant("b1", random({16}, 24));
     g.add_node("stem", fused ? "aten::conv2d+aten::relu" : "aten::conv2d", {h, w0, b0}, {"stem"},
-               conv_attrs({2, 2}, {1, 1}, {1, 1}, 1));
+               conv_attrs({2, 2}, {sc.kernel / 2, sc.kernel / 2}, {1, 1}, 1));
     h = g.find_value("stem");
     if (!fused) {
       g.add_node("relu", "aten::relu", {h}, {"relu"});
@@ -219,25 +230,25 @@ TEST(ConvLayouts, AStemsPoolReadsAndWritesTheStorages) {
   };
   Tensor x = random({2, 3, 20, 18}, 25), with_nan = random({2, 3, 20, 18}, 25);
   with_nan.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
-  for (const PoolCase& pc : pools)
-    for (const Tensor& feed : {x, with_nan}) {
-      const std::string what =
-          pc.name + (feed.data<float>()[5] != feed.data<float>()[5] ? ", stem with NaN inputs" : ", stem");
-      Tensor ref = load_graph(runtime("aten"), graph(false, pc))->run({feed})[0];
-      auto model = load_graph(runtime("conv"), graph(true, pc));
-      expect_runs_close(*model, {feed}, ref, what);
-      if (&feed == &with_nan) {  // one NaN pixel: a pool that dropped it would leave none
-        size_t nans = 0;
-        for (float v : sytest::values(ref)) nans += std::isnan(v) ? 1 : 0;
-        EXPECT_GT(nans, 0u) << what;
+  for (const StemCase& sc : stems)
+    for (const PoolCase& pc : pools)
+      for (const Tensor& feed : {x, with_nan}) {
+        const std::string what =
+            sc.name + ", pool " + pc.name + (feed.data<float>()[5] != feed.data<float>()[5] ? ", NaN inputs" : "");
+        Tensor ref = load_graph(runtime("aten"), graph(false, pc, sc))->run({feed})[0];
+        auto model = load_graph(runtime("conv"), graph(true, pc, sc));
+        expect_runs_close(*model, {feed}, ref, what);
+        if (&feed == &with_nan) {  // one NaN pixel: a pool that dropped it would leave none
+          size_t nans = 0;
+          for (float v : sytest::values(ref)) nans += std::isnan(v) ? 1 : 0;
+          EXPECT_GT(nans, 0u) << what;
+        }
+        std::map<std::string, std::string> kept;
+        for (const StoredValue& v : model->stored_values({feed})) kept[v.value] = v.storage;
+        EXPECT_EQ(kept.size(), 2u) << what << ": the stem's output and the pool's";
+        EXPECT_EQ(kept["pool"], "conv/nhwc") << what;
+        EXPECT_EQ(kept["stem"], sc.storage) << what;
       }
-      std::map<std::string, std::string> kept;
-      for (const StoredValue& v : model->stored_values({feed})) kept[v.value] = v.storage;
-      EXPECT_EQ(kept.size(), 2u) << what << ": the stem's output and the pool's";
-      EXPECT_EQ(kept["pool"], "conv/nhwc") << what;
-      // 40 channels: three blocks of 16 in the stem's layout, the last one short.
-      EXPECT_EQ(kept["stem"], "conv/nChw16c") << what;
-    }
 }
 
 TEST(ConvLayouts, ASqueezeExcitationBlockStaysInTheStorages) {
