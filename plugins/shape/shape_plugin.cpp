@@ -21,6 +21,7 @@
 
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 namespace sy_shape {
 namespace {
@@ -79,10 +80,15 @@ auto declining(F&& f) -> decltype(f()) {
 
 // ---- produced tensors --------------------------------------------------------------------
 
+// One allocation per produced tensor up to kInlineDims dimensions: a transformer runs
+// dozens of views per forward, and their shape vectors were most of its allocations.
+constexpr size_t kInlineDims = 8;
+
 struct Produced {
   DLManagedTensor managed{};
-  Shape shape, strides;
-  void* buffer = nullptr;  // a copy's memory (host allocator); nullptr for a view
+  int64_t dims[2 * kInlineDims];  // shape, then strides, when they fit
+  Shape shape, strides;           // otherwise
+  void* buffer = nullptr;         // a copy's memory (host allocator); nullptr for a view
 };
 
 void release(DLManagedTensor* m) {
@@ -99,15 +105,22 @@ using ProducedPtr = std::unique_ptr<Produced, Release>;
 
 ProducedPtr make(DLDataType dtype, const Shape& shape, const Shape& strides, void* data) {
   ProducedPtr p(new Produced);
-  p->shape = shape;
-  p->strides = strides;
   DLTensor& d = p->managed.dl_tensor;
+  if (shape.size() <= kInlineDims) {
+    std::copy(shape.begin(), shape.end(), p->dims);
+    std::copy(strides.begin(), strides.end(), p->dims + kInlineDims);
+    d.shape = p->dims;
+    d.strides = p->dims + kInlineDims;
+  } else {
+    p->shape = shape;
+    p->strides = strides;
+    d.shape = p->shape.data();
+    d.strides = p->strides.data();
+  }
   d.data = data != nullptr ? data : p.get();  // an empty tensor still gets a valid address
   d.device = DLDevice{kDLCPU, 0};
   d.ndim = static_cast<int32_t>(shape.size());
   d.dtype = dtype;
-  d.shape = p->shape.data();
-  d.strides = p->strides.data();
   d.byte_offset = 0;
   p->managed.manager_ctx = p.get();
   p->managed.deleter = &release;
@@ -160,12 +173,15 @@ class ShapeKernel {
 
   void run(sy::Run& r) {
     const DLTensor& x = r.input(0);
-    const std::vector<Geometry> outs = apply(x, r.num_inputs() > 1 ? &r.input(1) : nullptr);
+    const DLTensor* other = r.num_inputs() > 1 ? &r.input(1) : nullptr;
+    const std::shared_ptr<const Memo> memo = memo_for(x, other);
+    const std::vector<Geometry>& outs = memo->outs;
     if (outs.size() != r.num_outputs())
       throw sy::Error(std::string(op_.op) + " makes " + std::to_string(outs.size()) + " pieces, node has " +
                       std::to_string(r.num_outputs()) + " outputs");
     const size_t es = elem_size(x.dtype);
     std::vector<ProducedPtr> produced;
+    produced.reserve(outs.size());
     for (const Geometry& g : outs) {
       if (!g.copy) {
         // A view: same memory, its own geometry. Empty views still point at the input.
@@ -190,8 +206,40 @@ class ShapeKernel {
     return op_.apply(geometry_of(x), params_, &other_shape);
   }
 
+  // The last call's input geometry and what it gave: runs repeat it, and working the
+  // geometry out again allocated a dozen small vectors per view.
+  struct Memo {
+    Shape shape, strides, other;  // strides empty: the input's were NULL (compact)
+    std::vector<Geometry> outs;
+    bool matches(const DLTensor& x, const DLTensor* o) const {
+      const size_t n = static_cast<size_t>(x.ndim);
+      if (n != shape.size() || !std::equal(shape.begin(), shape.end(), x.shape)) return false;
+      if ((x.strides == nullptr) != strides.empty() || (x.strides != nullptr && !std::equal(strides.begin(), strides.end(), x.strides)))
+        return false;
+      if (o == nullptr) return other.empty();
+      return static_cast<size_t>(o->ndim) == other.size() && std::equal(other.begin(), other.end(), o->shape);
+    }
+  };
+
+  std::shared_ptr<const Memo> memo_for(const DLTensor& x, const DLTensor* other) {
+    {
+      std::lock_guard<std::mutex> lock(memo_mutex_);
+      if (memo_ && memo_->matches(x, other)) return memo_;
+    }
+    auto m = std::make_shared<Memo>();
+    m->shape.assign(x.shape, x.shape + x.ndim);
+    if (x.strides != nullptr && x.ndim > 0) m->strides.assign(x.strides, x.strides + x.ndim);
+    if (other != nullptr) m->other.assign(other->shape, other->shape + other->ndim);
+    m->outs = apply(x, other);  // throws for invalid arguments: nothing is remembered then
+    std::lock_guard<std::mutex> lock(memo_mutex_);
+    memo_ = m;
+    return m;
+  }
+
   const ViewOp& op_;
   Params params_;
+  std::mutex memo_mutex_;             // runs may overlap on one instance
+  std::shared_ptr<const Memo> memo_;  // guarded by memo_mutex_
 };
 
 // ---- copies of the view ops: reshape/flatten/contiguous that no view can express -------

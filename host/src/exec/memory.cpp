@@ -29,9 +29,13 @@ Tensor copy_of(const Tensor& t) {
 
 bool points_into(const void* p, const Tensor& t) {
   if (!t.defined() || t.numel() == 0) return false;
-  const std::vector<int64_t> strides = t.strides();
-  int64_t last = 0;  // offset of the last element, in elements (strides are never negative)
-  for (size_t d = 0; d < strides.size(); ++d) last += (t.shape()[d] - 1) * strides[d];
+  const DLTensor& dl = t.dl();  // its own strides, not strides()'s copy: this runs per view per run
+  int64_t last = 0;             // offset of the last element, in elements (strides are never negative)
+  int64_t step = 1;
+  for (int32_t d = dl.ndim; d-- > 0;) {
+    last += (dl.shape[d] - 1) * (dl.strides != nullptr ? dl.strides[d] : step);
+    step *= dl.shape[d];
+  }
   const char* begin = static_cast<const char*>(t.raw_data());
   const char* q = static_cast<const char*>(p);
   return q >= begin && q < begin + (last + 1) * static_cast<int64_t>(dtype_size(t.dtype()));

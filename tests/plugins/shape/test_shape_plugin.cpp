@@ -41,6 +41,35 @@ TEST(ShapeViews, ViewOfANonContiguousInputWhereStridesAllow) {
   same_view_as_aten({"aten::view", {{"size", L({3, 2, 2})}}}, {rows});
 }
 
+// One node, run after run, follows its input's shape and strides: the kernel remembers the
+// last call's geometry, and a different input must not get the remembered one.
+TEST(ShapeViews, OneInstanceFollowsItsInputsFromRunToRun) {
+  const Op transpose{"aten::transpose", {{"dim0", I(0)}, {"dim1", I(-1)}}};
+  const Op split{"aten::split", {{"split_size", I(2)}, {"dim", I(0)}}, 2};
+  Tensor buffer = filled(kF32, {6, 4});
+  const std::vector<Tensor> inputs = {
+      filled(kF32, {4, 3}),
+      filled(kF32, {4, 5}),
+      Tensor::from_blob(buffer.raw_data(), kF32, {4, 3}, {4, 1}, [buffer] {}),  // rows of 4, 3 used
+      filled(kF32, {4, 3}),
+  };
+  for (const Op& op : {transpose, split}) {
+    switchyard::Runtime rt(switchyard::Options{strict_config("shape")});
+    auto model = load_graph(rt, one_node(op, {inputs[0]}));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      std::vector<Tensor> got = model->run({inputs[i]});
+      std::vector<Tensor> want = run_on("aten", op, {inputs[i]});
+      ASSERT_EQ(got.size(), want.size()) << op.op << ", run " << i;
+      for (size_t o = 0; o < got.size(); ++o) {
+        EXPECT_EQ(got[o].shape(), want[o].shape()) << op.op << ", run " << i << " output " << o;
+        EXPECT_EQ(got[o].strides(), want[o].strides()) << op.op << ", run " << i << " output " << o;
+        EXPECT_TRUE(bytes(got[o]) == bytes(want[o])) << op.op << ", run " << i << " output " << o;
+        EXPECT_TRUE(inside(got[o], inputs[i])) << op.op << ", run " << i << " output " << o << " was copied";
+      }
+    }
+  }
+}
+
 TEST(ShapeViews, ReshapeCopiesWhereNoViewExistsLikeATen) {
   Tensor x = transposed_copy(filled(kF32, {3, 5}));
   std::vector<Tensor> y = same_as_aten({"aten::reshape", {{"shape", L({-1})}}}, {x});
