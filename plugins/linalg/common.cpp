@@ -252,19 +252,14 @@ void Prepared::prepare(const DLTensor* t, Dtype d) {
   source_strides_ = v.strides;
 }
 
-View Prepared::use(const View& v) const {
-  if (source_ == nullptr || v.data != source_ || v.shape != shape_ || v.strides != source_strides_)
-    return v;
-  View c;
-  c.data = copy_->data();
-  c.shape = shape_;
-  c.strides.resize(shape_.size());
+void Prepared::use(View& v) const {
+  if (source_ == nullptr || v.data != source_ || v.shape != shape_ || v.strides != source_strides_) return;
+  v.data = copy_->data();
   int64_t contiguous = 1;
   for (size_t d = shape_.size(); d-- > 0;) {
-    c.strides[d] = contiguous;
+    v.strides[d] = contiguous;
     contiguous *= shape_[d];
   }
-  return c;
 }
 
 }  // namespace sy_linalg

@@ -95,7 +95,7 @@ class GemmKernel {
         throw sy::Error("'" + Op::kNames[i] + "' is " + dtype_name(t[i]->dtype) + ", the node was bound as " +
                         dtype_name(want));
       a[i] = view_of(*t[i]);
-      if (prepared) a[i] = (*prepared)[i].use(*a[i]);
+      if (prepared) (*prepared)[i].use(*a[i]);
     }
     return a;
   }

@@ -176,8 +176,9 @@ class Prepared {
   Prepared() = default;
   // Copies `t` if it is a constant (data != NULL) that no BLAS leading dimension fits.
   void prepare(const DLTensor* t, Dtype d);
-  // `v` itself, or the prepared copy when `v` views the prepared constant.
-  View use(const View& v) const;
+  // Points `v` at the prepared copy when `v` views the prepared constant; else leaves it
+  // (in place: this runs per operand per run, and a copy of `v` allocated twice).
+  void use(View& v) const;
   bool active() const { return source_ != nullptr; }
 
  private:
