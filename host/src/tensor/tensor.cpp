@@ -15,7 +15,13 @@ struct Tensor::Impl {
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;            // empty: compact row-major
   std::function<void()> release;           // frees the memory when the last handle goes
-  std::vector<std::shared_ptr<void>> keep; // owners this tensor's memory depends on
+  // What this tensor's memory depends on, dropped after `release` has run: the plugin that
+  // made it (its deleter needs its library loaded), then the owners keep_alive added. The
+  // first of those is held apart: a view has one, and a vector for it was an allocation
+  // per view per run.
+  std::shared_ptr<void> maker;
+  std::shared_ptr<void> first_owner;
+  std::vector<std::shared_ptr<void>> more_owners;
   ~Impl() {
     if (release) release();
   }
@@ -126,10 +132,12 @@ Tensor Tensor::adopt(DLManagedTensor* managed, std::shared_ptr<void> keep_alive)
   t.impl_ = make_impl(src.data, src.dtype, std::move(shape), std::move(strides));
   t.impl_->dl.byte_offset = src.byte_offset;
   t.impl_->dl.device = src.device;
-  // The deleter runs before keep_alive is dropped: the plugin's code must still be loaded.
-  t.impl_->release = [managed, keep_alive] {
+  // The deleter runs before keep_alive is dropped (members go after ~Impl's body): the
+  // plugin's code must still be loaded. Capturing only `managed` keeps the function small.
+  t.impl_->release = [managed] {
     if (managed->deleter != nullptr) managed->deleter(managed);
   };
+  t.impl_->maker = std::move(keep_alive);
   return t;
 }
 
@@ -204,6 +212,12 @@ Tensor Tensor::contiguous() const {
   return out;
 }
 
-void Tensor::keep_alive(std::shared_ptr<void> owner) { impl_->keep.push_back(std::move(owner)); }
+void Tensor::keep_alive(std::shared_ptr<void> owner) {
+  if (!owner) return;
+  if (!impl_->first_owner)
+    impl_->first_owner = std::move(owner);
+  else
+    impl_->more_owners.push_back(std::move(owner));
+}
 
 }  // namespace switchyard
