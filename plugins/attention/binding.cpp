@@ -51,6 +51,7 @@ const DLTensor* TensorArgs::get(size_t i, const DLTensor* const* inputs, size_t 
 
 std::vector<const DLTensor*> TensorArgs::all(const DLTensor* const* inputs, size_t num_inputs) const {
   std::vector<const DLTensor*> out;
+  out.reserve(names_.size());  // runs per node per run: one allocation, not one per growth
   for (size_t i = 0; i < names_.size(); ++i) out.push_back(get(i, inputs, num_inputs));
   return out;
 }

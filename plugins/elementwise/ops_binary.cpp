@@ -18,6 +18,8 @@
 #include <switchyard/shapes.hpp>
 
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -120,11 +122,11 @@ class Binary {
     float number = 0.0f;
     DLTensor& result = r.output(0);
     if (!sy::is_contiguous(result)) throw sy::Error("output is not contiguous", SY_ERROR_INTERNAL);
-    const Shape out = sy::shape_of(result);
     if (sy::numel(result) == 0) return;
     float* y = sy::data<float>(result);
     const float* in[2] = {nullptr, &scalar_};
-    std::vector<Shape> strides{Shape{}, Shape(out.size(), 0)};
+    const DLTensor* tensors[2] = {&r.input(0), nullptr};  // the operands the walk strides over
+    bool memo_fits = true;
     std::vector<float> copy;  // an input under the output that is not laid out as it is
     for (size_t i = 0; i < 2; ++i) {
       if (i == 1 && !r.has_input(1)) break;
@@ -135,16 +137,19 @@ class Binary {
         break;
       }
       in[i] = sy::data<float>(x);
-      strides[i] = strides_over(x, out);
+      tensors[i] = &x;
       if (r.in_place(0, i) && !sy::is_contiguous(x)) {
+        const Shape out = sy::shape_of(result);
         copy.resize(static_cast<size_t>(sy::numel(x)));
-        const Walk w = make_walk(out, {strides[i], Shape(out.size(), 0)});
+        const Walk w = make_walk(out, {strides_over(x, out), Shape(out.size(), 0)});
         apply(w, copy.data(), in[i], &scalar_, [](float v, float) { return v; });
         in[i] = copy.data();
-        strides[i] = strides_over(result, out);
+        tensors[i] = &result;  // the copy is laid out as the output
+        memo_fits = false;     // rare: a strided input under its own output
       }
     }
-    const Walk w = make_walk(out, strides);
+    const std::shared_ptr<const WalkMemo> memo = memo_fits ? walk_for(result, tensors) : make_memo(result, tensors);
+    const Walk& w = memo->walk;
     const float alpha = alpha_;
     switch (kind_) {
       case Kind::Add:
@@ -159,6 +164,39 @@ class Binary {
   }
 
  private:
+  // The last call's layouts and the walk they gave: runs repeat them, and building the walk
+  // allocated about ten small vectors per node per run.
+  struct WalkMemo {
+    sy::LayoutKey out, operand[2];  // operand[1] absent: a number or the attribute
+    Walk walk;
+  };
+
+  static std::shared_ptr<const WalkMemo> make_memo(const DLTensor& result, const DLTensor* const tensors[2]) {
+    auto m = std::make_shared<WalkMemo>();
+    m->out = sy::LayoutKey::of(&result);
+    const Shape out = sy::shape_of(result);
+    std::vector<Shape> strides{Shape(out.size(), 0), Shape(out.size(), 0)};
+    for (size_t i = 0; i < 2; ++i) {
+      m->operand[i] = sy::LayoutKey::of(tensors[i]);
+      if (tensors[i] != nullptr) strides[i] = strides_over(*tensors[i], out);
+    }
+    m->walk = make_walk(out, strides);
+    return m;
+  }
+
+  std::shared_ptr<const WalkMemo> walk_for(const DLTensor& result, const DLTensor* const tensors[2]) {
+    {
+      std::lock_guard<std::mutex> lock(memo_mutex_);
+      if (memo_ && memo_->out.matches(&result) && memo_->operand[0].matches(tensors[0]) &&
+          memo_->operand[1].matches(tensors[1]))
+        return memo_;
+    }
+    std::shared_ptr<const WalkMemo> m = make_memo(result, tensors);
+    std::lock_guard<std::mutex> lock(memo_mutex_);
+    memo_ = m;
+    return m;
+  }
+
   // self's shape broadcast with other's (a number leaves it as it is).
   template <typename Args>
   static Shape output_shape(const Args& a) {
@@ -169,6 +207,8 @@ class Binary {
   Kind kind_;
   float alpha_ = 1.0f;
   float scalar_ = 0.0f;
+  std::mutex memo_mutex_;                 // runs may overlap on one instance
+  std::shared_ptr<const WalkMemo> memo_;  // guarded by memo_mutex_
 };
 
 template <Kind K>

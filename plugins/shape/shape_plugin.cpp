@@ -19,6 +19,8 @@
 // ATen schema; a Tensor[] result (split, chunk, unbind) is one node output per piece.
 #include "shape_ops.hpp"
 
+#include <switchyard/shapes.hpp>
+
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -209,27 +211,18 @@ class ShapeKernel {
   // The last call's input geometry and what it gave: runs repeat it, and working the
   // geometry out again allocated a dozen small vectors per view.
   struct Memo {
-    Shape shape, strides, other;  // strides empty: the input's were NULL (compact)
+    sy::LayoutKey input, other;  // only other's shape matters, but a key is simplest
     std::vector<Geometry> outs;
-    bool matches(const DLTensor& x, const DLTensor* o) const {
-      const size_t n = static_cast<size_t>(x.ndim);
-      if (n != shape.size() || !std::equal(shape.begin(), shape.end(), x.shape)) return false;
-      if ((x.strides == nullptr) != strides.empty() || (x.strides != nullptr && !std::equal(strides.begin(), strides.end(), x.strides)))
-        return false;
-      if (o == nullptr) return other.empty();
-      return static_cast<size_t>(o->ndim) == other.size() && std::equal(other.begin(), other.end(), o->shape);
-    }
   };
 
   std::shared_ptr<const Memo> memo_for(const DLTensor& x, const DLTensor* other) {
     {
       std::lock_guard<std::mutex> lock(memo_mutex_);
-      if (memo_ && memo_->matches(x, other)) return memo_;
+      if (memo_ && memo_->input.matches(&x) && memo_->other.matches(other)) return memo_;
     }
     auto m = std::make_shared<Memo>();
-    m->shape.assign(x.shape, x.shape + x.ndim);
-    if (x.strides != nullptr && x.ndim > 0) m->strides.assign(x.strides, x.strides + x.ndim);
-    if (other != nullptr) m->other.assign(other->shape, other->shape + other->ndim);
+    m->input = sy::LayoutKey::of(&x);
+    m->other = sy::LayoutKey::of(other);
     m->outs = apply(x, other);  // throws for invalid arguments: nothing is remembered then
     std::lock_guard<std::mutex> lock(memo_mutex_);
     memo_ = m;

@@ -1,5 +1,5 @@
-// Header-only C++ helpers for plugins over shapes: printing one, numpy broadcasting of two.
-// Not part of the C ABI; plugins that take broadcasting operands share these instead of
+// Header-only C++ helpers for plugins over shapes: printing one, numpy broadcasting of two,
+// a key for a tensor's layout. Not part of the C ABI; plugins that take broadcasting operands share these instead of
 // each keeping a copy.
 #ifndef SWITCHYARD_SHAPES_HPP
 #define SWITCHYARD_SHAPES_HPP
@@ -35,6 +35,31 @@ inline std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, cons
   }
   return out;
 }
+
+// A tensor's shape and strides as one call saw them, to tell whether a later call's tensor
+// is laid out the same (a kernel that remembers what it worked out for the last call).
+// Data, dtype and device are not part of it. A NULL tensor (an absent operand) is a key
+// of its own.
+struct LayoutKey {
+  bool present = false;
+  std::vector<int64_t> shape, strides;  // strides empty: the tensor's were NULL (compact)
+
+  static LayoutKey of(const DLTensor* t) {
+    LayoutKey k;
+    if (t == nullptr) return k;
+    k.present = true;
+    k.shape.assign(t->shape, t->shape + t->ndim);
+    if (t->strides != nullptr && t->ndim > 0) k.strides.assign(t->strides, t->strides + t->ndim);
+    return k;
+  }
+
+  bool matches(const DLTensor* t) const {
+    if (t == nullptr || !present) return t == nullptr && !present;
+    if (static_cast<size_t>(t->ndim) != shape.size() || !std::equal(shape.begin(), shape.end(), t->shape)) return false;
+    if (t->strides == nullptr || t->ndim == 0) return strides.empty();
+    return strides.size() == shape.size() && std::equal(strides.begin(), strides.end(), t->strides);
+  }
+};
 
 }  // namespace sy
 

@@ -118,6 +118,29 @@ TEST(ElementwisePlugin, BroadcastsBothWaysAndReadsStridedInputs) {
   }
 }
 
+// One add, run after run, over operands laid out otherwise each time: the kernel remembers
+// the last call's walk, and a different layout must not get the remembered one. The
+// strided runs feed a [4, 6] view of every other column of an [4, 12] buffer.
+TEST(ElementwisePlugin, OneInstanceFollowsItsOperandsFromRunToRun) {
+  ir::Graph g;
+  const ir::ValueId ia = g.add_input("a", kF32), ib = g.add_input("b", kF32);
+  g.add_node("op", "aten::add", {ia, ib}, {"out"}, {{"alpha", ir::Attribute::of_float(0.5)}});
+  g.outputs = {g.find_value("out")};
+  Runtime both = runtime_with("\"elementwise\", \"aten\"");
+  auto model = load_graph(both, std::move(g));
+  const Tensor a = uniform({4, 6}, 11), b = uniform({4, 6}, 12), wide = uniform({4, 12}, 13);
+  const Tensor every_other = Tensor::from_blob(const_cast<float*>(wide.data<float>()), kF32, {4, 6}, {12, 2}, [wide] {});
+  const std::vector<std::vector<Tensor>> feeds = {{a, b}, {every_other, b}, {a, every_other}, {a, b}, {every_other, every_other}};
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    EXPECT_EQ(model->plan(feeds[i])[0].backend, "elementwise") << "run " << i;
+    const Tensor got = model->run(feeds[i])[0];
+    ASSERT_EQ(got.shape(), (std::vector<int64_t>{4, 6})) << "run " << i;
+    const Tensor x = feeds[i][0].contiguous(), y = feeds[i][1].contiguous();
+    for (int64_t e = 0; e < 24; ++e)
+      ASSERT_EQ(got.data<float>()[e], x.data<float>()[e] + 0.5f * y.data<float>()[e]) << "run " << i << ", element " << e;
+  }
+}
+
 // Attention's score scaling, q.transpose(0, 1) / 8 on [6000, 3, 32]: 3 x 6000 rows of 32,
 // large enough to be split across threads (one chunk starts mid-way through a dim), each
 // row's offset stepped from the last; and a strided other broadcast along the middle dim.
