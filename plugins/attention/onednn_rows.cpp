@@ -68,7 +68,7 @@ void softmax_rows(float* y, int64_t rows, int64_t cols) {
       return std::make_shared<const dnnl::softmax_forward>(dnnl::softmax_forward::primitive_desc(
           dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, 1), eng));
     });
-    memory data(md, eng, y);
+    const memory& data = sy_onednn::thread_memory(sy_onednn::kSrcSlot, md, y);
     dnnl::stream& s = sy_onednn::thread_stream();
     sy_onednn::execute(*prim, s, {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}});
     s.wait();
@@ -96,9 +96,11 @@ void layer_norm(float* x, int64_t rows, int64_t d, const float* gamma, const flo
           dnnl::layer_normalization_forward::primitive_desc(
               dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, feps, f), eng));
     });
-    memory data(md, eng, x), scale, shift;  // empty: absent (no gamma or beta)
-    if (gamma != nullptr) scale = memory(wd, eng, const_cast<float*>(gamma));
-    if (beta != nullptr) shift = memory(wd, eng, const_cast<float*>(beta));
+    using sy_onednn::thread_memory;
+    const memory none;  // an absent argument (no gamma or beta)
+    const memory& data = thread_memory(sy_onednn::kSrcSlot, md, x);
+    const memory& scale = gamma != nullptr ? thread_memory(sy_onednn::kScaleSlot, wd, const_cast<float*>(gamma)) : none;
+    const memory& shift = beta != nullptr ? thread_memory(sy_onednn::kShiftSlot, wd, const_cast<float*>(beta)) : none;
     dnnl::stream& s = sy_onednn::thread_stream();
     sy_onednn::execute(*prim, s, {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}, {DNNL_ARG_SCALE, scale},
                                   {DNNL_ARG_SHIFT, shift}});

@@ -31,6 +31,38 @@ inline dnnl::stream& thread_stream() {
   return stream;
 }
 
+// Argument slots of thread_memory(): one per argument a primitive call binds at once.
+enum MemorySlot : size_t { kSrcSlot, kDstSlot, kBiasSlot, kScaleSlot, kShiftSlot, kScratchSlot, kMemorySlots };
+
+// A memory object for `md` over `data`, kept per thread and slot: making one per call
+// allocated several times (the C object, its storage, the C++ handle). Each slot keeps the
+// last few descriptors (a transformer's GEMMs take turns with a handful of shapes). A later
+// call with the same slot and descriptor on this thread rebinds the same object, so a call
+// binds each of its arguments to a slot of its own and uses them before the next call.
+inline const dnnl::memory& thread_memory(MemorySlot slot, const dnnl::memory::desc& md, void* data) {
+  constexpr size_t kKeptPerSlot = 4;
+  struct Kept {
+    dnnl::memory::desc md;
+    dnnl::memory mem;
+  };
+  struct Slot {
+    Kept kept[kKeptPerSlot];
+    size_t next = 0;  // the entry to replace next, round robin
+  };
+  thread_local Slot slots[kMemorySlots];
+  Slot& sl = slots[slot];
+  for (Kept& k : sl.kept)
+    if (k.mem && k.md == md) {
+      k.mem.set_data_handle(data);
+      return k.mem;
+    }
+  Kept& k = sl.kept[sl.next];
+  sl.next = (sl.next + 1) % kKeptPerSlot;
+  k.mem = dnnl::memory(md, cpu_engine(), data);
+  k.md = md;
+  return k.mem;
+}
+
 // Scratchpad memory for one primitive run on the calling thread: one buffer per thread,
 // grown as needed and kept, so runs allocate nothing (an unbound memory would allocate per
 // call). Valid until this thread's next call; throws sy::Error when out of memory.
@@ -50,7 +82,7 @@ inline dnnl::memory thread_scratch(const dnnl::memory::desc& md) {
                       SY_ERROR_OUT_OF_MEMORY);
     capacity = rounded;
   }
-  return dnnl::memory(md, cpu_engine(), bytes > 0 ? buffer.get() : nullptr);
+  return thread_memory(kScratchSlot, md, bytes > 0 ? buffer.get() : nullptr);
 }
 
 // One argument of a primitive call: DNNL_ARG_* and the memory it names.

@@ -6,6 +6,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <array>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -30,7 +31,8 @@ dnnl::algorithm eltwise_of(Act act) {
 struct PackedB::State {
   std::mutex mutex;
   // per (m, lda, k, n, brs, bcs, bias or not, act)
-  std::map<std::vector<int64_t>, std::shared_ptr<const Entry>> cache;
+  using Key = std::array<int64_t, 8>;
+  std::map<Key, std::shared_ptr<const Entry>> cache;
   std::vector<std::pair<memory::desc, memory>> packed;  // B per layout asked for
   std::shared_ptr<const Entry> entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs,
                                      int64_t bcs, const Post& post);
@@ -41,7 +43,7 @@ PackedB::~PackedB() = default;
 
 std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n,
                                                    int64_t brs, int64_t bcs, const Post& post) {
-  const std::vector<int64_t> key{m, lda, k, n, brs, bcs, post.bias != nullptr, static_cast<int64_t>(post.act)};
+  const Key key{m, lda, k, n, brs, bcs, post.bias != nullptr, static_cast<int64_t>(post.act)};  // no allocation per call
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
@@ -88,12 +90,14 @@ void PackedB::gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n,
   sy_omp::Threads threads(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
   try {
     std::shared_ptr<const Entry> e = state_->entry(source_, m, lda, k, n, brs, bcs, post);
-    dnnl::engine& eng = sy_onednn::cpu_engine();
-    memory src(e->src, eng, const_cast<float*>(a)), dst(e->dst, eng, c);
-    memory scratch = sy_onednn::thread_scratch(e->scratch);
+    using sy_onednn::thread_memory;
+    const memory& src = thread_memory(sy_onednn::kSrcSlot, e->src, const_cast<float*>(a));
+    const memory& dst = thread_memory(sy_onednn::kDstSlot, e->dst, c);
+    const memory& scratch = sy_onednn::thread_scratch(e->scratch);
     dnnl::stream& s = sy_onednn::thread_stream();
-    memory bias;  // empty without one: an absent argument
-    if (post.bias != nullptr) bias = memory(e->bias, eng, const_cast<float*>(post.bias));
+    const memory none;  // an absent argument
+    const memory& bias =
+        post.bias != nullptr ? thread_memory(sy_onednn::kBiasSlot, e->bias, const_cast<float*>(post.bias)) : none;
     sy_onednn::execute(e->prim, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_BIAS, bias},
                                     {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
     s.wait();
