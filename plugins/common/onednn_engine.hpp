@@ -3,6 +3,7 @@
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <switchyard/huge_pages.hpp>
 #include <switchyard/plugin.hpp>
 
 #include <cstddef>
@@ -29,6 +30,26 @@ inline dnnl::engine& cpu_engine() {
 inline dnnl::stream& thread_stream() {
   thread_local dnnl::stream stream(cpu_engine());
   return stream;
+}
+
+// A constant that every run streams through (packed weights), with what keeps its memory.
+// From 2 MiB up it lies in a mapping of its own backed by huge pages (switchyard/
+// huge_pages.hpp): ResNet-50's last-stage convolutions at batch 1 read megabytes of
+// weights per run, and ran 5% faster so (docs/benchmarks.md, twelfth measurement).
+// Smaller ones are oneDNN's own allocation. Throws sy::Error when out of memory.
+struct ConstantMemory {
+  dnnl::memory::desc md;
+  dnnl::memory mem;
+  std::shared_ptr<void> owner;  // (optional) outlives `mem`'s use
+};
+
+inline ConstantMemory constant_memory(const dnnl::memory::desc& md) {
+  const size_t bytes = md.get_size();
+  if (bytes < sy::kHugePageBytes) return {md, dnnl::memory(md, cpu_engine()), nullptr};
+  void* data = nullptr;
+  std::shared_ptr<void> owner = sy::map_huge_pages(bytes, &data);
+  if (!owner) throw sy::Error("out of memory for " + std::to_string(bytes) + " bytes of packed weights", SY_ERROR_OUT_OF_MEMORY);
+  return {md, dnnl::memory(md, cpu_engine(), data), std::move(owner)};
 }
 
 // Argument slots of thread_memory(): one per argument a primitive call binds at once.

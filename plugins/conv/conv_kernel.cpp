@@ -471,16 +471,16 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
     if (!const_weights_) {
       p->wts_in = reorder(wts_user, p->wts);
     } else {
-      for (const auto& [md, mem] : weights_)
-        if (md == p->wts) p->weights = mem;
+      for (const sy_onednn::ConstantMemory& w : weights_)
+        if (w.md == p->wts) p->weights = w.mem;
       if (!p->weights) {  // the one-time reorder of constant weights
         memory user(wts_user, engine(), handle(*a[1]));
-        memory mine(p->wts, engine());
+        sy_onednn::ConstantMemory mine = sy_onednn::constant_memory(p->wts);
         dnnl::stream& s = thread_stream();
-        reorder_into(s, dnnl::reorder(user, mine), user, mine);
+        reorder_into(s, dnnl::reorder(user, mine.mem), user, mine.mem);
         s.wait();
-        weights_.emplace_back(p->wts, mine);
-        p->weights = mine;
+        p->weights = mine.mem;
+        weights_.push_back(std::move(mine));
       }
     }
   } catch (const dnnl::error& e) {

@@ -118,7 +118,7 @@ class ConvKernel {
   bool consts_finite_ = true;      // constant weights and bias hold no NaN or infinity
   // Constant weights per layout a primitive asked for (usually one); guarded by the
   // cache's lock, since only build() touches it.
-  std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> weights_;
+  std::vector<sy_onednn::ConstantMemory> weights_;
   dnnl::memory bias_;              // constant bias, compact
   ShapeCache<Prepared> cache_[3];  // per Ops
   std::mutex memo_mutex_;

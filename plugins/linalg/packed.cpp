@@ -33,7 +33,7 @@ struct PackedB::State {
   // per (m, lda, k, n, brs, bcs, bias or not, act)
   using Key = std::array<int64_t, 8>;
   std::map<Key, std::shared_ptr<const Entry>> cache;
-  std::vector<std::pair<memory::desc, memory>> packed;  // B per layout asked for
+  std::vector<sy_onednn::ConstantMemory> packed;  // B per layout asked for
   std::shared_ptr<const Entry> entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs,
                                      int64_t bcs, const Post& post);
 };
@@ -68,15 +68,16 @@ std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, in
                                   attr, eng);
   e->prim = dnnl::matmul(pd);
   e->scratch = pd.scratchpad_desc();
-  for (const auto& [md, mem] : packed)
-    if (md == pd.weights_desc()) e->weights = mem;
+  for (const sy_onednn::ConstantMemory& w : packed)
+    if (w.md == pd.weights_desc()) e->weights = w.mem;
   if (!e->weights) {  // pack B once for this layout
-    memory from(user, eng, const_cast<float*>(b)), to(pd.weights_desc(), eng);
+    memory from(user, eng, const_cast<float*>(b));
+    sy_onednn::ConstantMemory to = sy_onednn::constant_memory(pd.weights_desc());
     dnnl::stream s(eng);
-    dnnl::reorder(from, to).execute(s, from, to);
+    dnnl::reorder(from, to.mem).execute(s, from, to.mem);
     s.wait();
-    packed.emplace_back(pd.weights_desc(), to);
-    e->weights = to;
+    e->weights = to.mem;
+    packed.push_back(std::move(to));
   }
   cache.emplace(key, e);
   return e;

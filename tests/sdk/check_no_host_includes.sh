@@ -2,7 +2,7 @@
 # Layering check: no file under PLUGINS_DIR includes a host header.
 #   check_no_host_includes.sh PLUGINS_DIR HOST_DIR
 # Plugins may include the SDK's headers (switchyard/sdk.h, plugin.hpp, parallel.hpp, shapes.hpp,
-# aten_dtype.hpp) and
+# huge_pages.hpp, aten_dtype.hpp) and
 # nothing else named switchyard/..., nothing under host/, and no header that exists in
 # HOST_DIR/src (such as "loader/plugin_manager.hpp"). Prints each offending line; exits 1 if any.
 set -u
@@ -22,7 +22,8 @@ while IFS= read -r line; do
   header=$(printf '%s\n' "$line" | sed -E 's/^[^#]*#[[:space:]]*include[[:space:]]*[<"]([^>"]+)[>"].*/\1/')
   bad=0
   case "$header" in
-    switchyard/sdk.h | switchyard/plugin.hpp | switchyard/parallel.hpp | switchyard/shapes.hpp | switchyard/aten_dtype.hpp) ;;
+    switchyard/sdk.h | switchyard/plugin.hpp | switchyard/parallel.hpp | switchyard/shapes.hpp | \
+      switchyard/huge_pages.hpp | switchyard/aten_dtype.hpp) ;;
     switchyard/*) bad=1 ;;
     host/* | */host/*) bad=1 ;;
     *) [ -f "$host_dir/src/$header" ] && bad=1 ;;

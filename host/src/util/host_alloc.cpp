@@ -1,38 +1,17 @@
 #include "util/host_alloc.hpp"
 
 #include <switchyard/error.hpp>
+#include <switchyard/huge_pages.hpp>
 
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 namespace switchyard {
 namespace {
 
 std::atomic<uint64_t> g_calls{0};
 std::atomic<uint64_t> g_fail_at{0};  // 0: never
-
-// Linux backs memory with 4 KiB pages unless asked; where transparent huge pages are set to
-// `madvise` (Debian's default), a buffer gets 2 MiB pages only through madvise. Over an
-// arena of tens of megabytes the fewer TLB misses speed up streaming kernels: ResNet-50 at
-// batch 8 ran 2% faster (docs/benchmarks.md, twelfth measurement). Only the whole huge pages
-// inside the buffer are advised, so no memory is added. Best effort: a refusal changes nothing.
-void advise_huge_pages(void* p, size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
-  if (p == nullptr || bytes < 2 * kHugePage) return;  // holds at most one whole huge page
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHugePage - 1) & ~(kHugePage - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHugePage - 1);
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
 
 }  // namespace
 
@@ -44,7 +23,7 @@ void* host_aligned_alloc(size_t alignment, size_t bytes) {
   if (bytes > SIZE_MAX - alignment) return nullptr;  // the padding below would wrap
   const size_t padded = (bytes + alignment - 1) / alignment * alignment;
   void* p = std::aligned_alloc(alignment, padded == 0 ? alignment : padded);
-  advise_huge_pages(p, padded);  // before the first write, which is when pages are chosen
+  sy::advise_huge_pages(p, padded);  // an arena: fewer TLB misses; before its first write
   return p;
 }
 
