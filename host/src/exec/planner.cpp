@@ -321,8 +321,10 @@ RunResult Executor::plan_and_run(Plan& plan, const std::vector<Tensor>& inputs, 
     if (val.kind == ir::ValueKind::Constant || plan.value_fixed[static_cast<size_t>(v)].fixed != nullptr) return kHost;
     return pl.where[static_cast<size_t>(v)];
   };
-  // Metadata a kernel is asked about: the value itself in host memory, else a plain-host
-  // description of it (device kCPU, compact, no data): where it lives is storage's business.
+  // Metadata a kernel is asked about (sdk.h: data only for constants): a constant itself; a
+  // run-time value in host memory without its data, else a plain-host description of it
+  // (device kCPU, compact, no data): where it lives is storage's business. With the
+  // planning run's data, kernels kept run-time weights as constants.
   auto metadata = [&](const std::vector<ir::ValueId>& ids) {
     std::vector<const DLTensor*> out;
     pl.proxies.clear();
@@ -333,15 +335,19 @@ RunResult Executor::plan_and_run(Plan& plan, const std::vector<Tensor>& inputs, 
         continue;
       }
       const Tensor& t = tensor_of(v);
-      if (storage_of(v) == kHost) {
+      const bool host = storage_of(v) == kHost;
+      if (host && (graph_.values[static_cast<size_t>(v)].kind == ir::ValueKind::Constant ||
+                   plan.value_fixed[static_cast<size_t>(v)].fixed != nullptr)) {
         out.push_back(&t.dl());
         continue;
       }
       DLTensor proxy = t.dl();
       proxy.data = nullptr;
-      proxy.device = DLDevice{kDLCPU, 0};
-      proxy.strides = nullptr;
       proxy.byte_offset = 0;
+      if (!host) {
+        proxy.device = DLDevice{kDLCPU, 0};
+        proxy.strides = nullptr;
+      }
       pl.proxies.push_back(proxy);
       out.push_back(&pl.proxies.back());
     }

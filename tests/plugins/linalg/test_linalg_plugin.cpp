@@ -196,6 +196,27 @@ TEST(LinalgLinear, BiasAbsentOrAnInputOrBroadcast) {
   expect_matches_aten("aten::linear", {in(rand({4, 8})), weight(rand({5, 8})), in(rand({1}))});
 }
 
+TEST(LinalgLinear, WeightsFedPerRunAreReadEveryRun) {
+  // The first run plans; a weight fed at run time must not be packed then and kept.
+  for (const char* op : {"aten::linear", "aten::linear+aten::relu"}) {
+    SCOPED_TRACE(op);
+    std::vector<Tensor> first_linalg, first_aten;
+    const std::vector<Arg> args = {in(rand({6, 16})), in(rand({12, 16})), in(rand({12}))};
+    Runtime linalg(Options{linalg_config()}), aten(Options{aten_config()});
+    auto model = load_graph(linalg, chain({op}, args, {}, &first_linalg));
+    auto ref = load_graph(aten, chain(split_fused(op), args, {}, &first_aten));
+    std::vector<Tensor> feeds = {rand({6, 16}), rand({12, 16}), rand({12})};
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    for (int run = 0; run < 3; ++run) {  // the same buffers, new values: as a serving loop feeds them
+      for (Tensor& t : feeds)
+        for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng());
+      const Tensor got = model->run(feeds)[0], want = ref->run(feeds)[0];
+      for (int64_t i = 0; i < want.numel(); ++i)
+        ASSERT_NEAR(at(got, i), at(want, i), 1e-5 + 1e-5 * std::fabs(at(want, i))) << "run " << run << ", element " << i;
+    }
+  }
+}
+
 TEST(LinalgLinear, StridedInputsAndWeights) {
   // Transposed input and weight: BLAS transpose flags, no copy.
   expect_matches_aten("aten::linear", {in(transposed({6, 8})), weight(transposed({5, 8})), weight(rand({5}))});
