@@ -1,7 +1,8 @@
 // Conformance cases for the conv family's ops (see cases.hpp), float32 only:
 //   aten::conv1d, aten::conv2d, aten::convolution, aten::_convolution, each alone, fused
 //   with an activation ("<conv>+aten::relu" ... see activations()) and with a residual add
-//   ("<conv>+aten::add", "<conv>+aten::add+aten::relu"), and aten::max_pool2d,
+//   ("<conv>+aten::add", "<conv>+aten::add+aten::relu"), a 2-D one with relu and max pooling
+//   ("<conv>+aten::relu+aten::max_pool2d", ResNet's stem), and aten::max_pool2d,
 //   aten::avg_pool2d, aten::adaptive_avg_pool2d.
 // Shapes from the zoo (resnet stem and 3x3/1x1 layers, mobilenet_v3 depthwise and
 // squeeze-excite convolutions, the ViT patch embedding, resnet's max pool, global average
@@ -287,6 +288,73 @@ void add_residual_ops(CaseTable& table, const char* name, ConvOp which) {
   }
 }
 
+// "<conv>+aten::relu+aten::max_pool2d": max_pool2d(relu(conv(x))), the pool's attributes
+// as "post2.". ResNet's stem at full size (224 x 224: the conv plugin cuts each image into
+// bands of rows, and a band shares a row with the next) and small; pools without overlap,
+// with ceil_mode, dilation and padding; channel counts off the vector width; no bias;
+// groups; NaN and infinities; a strided input; batch 0; and run-time weights (declined by
+// the conv plugin, which then runs the ops unfused).
+Attributes pool(Shape kernel, Shape stride, Shape padding);  // pooling attributes, below
+
+void add_conv_pool_ops(CaseTable& table, const char* name, ConvOp which) {
+  if (which == ConvOp::Conv1d) return;
+  table.add(std::string(name) + "+aten::relu+aten::max_pool2d", [which](DLDataType dtype) {
+    std::vector<Case> cases;
+    if (!is_f32(dtype)) return cases;
+    Maker m(15);
+    auto add = [&](ConvSpec spec, Shape kernel, Shape stride, Shape padding, Attributes extra = {}) {
+      Case c = conv_case(m, which, spec, -3.0, 3.0);
+      c.label += ", max pool " + std::to_string(kernel[0]) + "x" + std::to_string(kernel[1]);
+      for (auto& [attr, value] : pool(std::move(kernel), std::move(stride), std::move(padding)))
+        c.attrs.push_back({"post2." + attr, std::move(value)});
+      for (auto& [attr, value] : extra) {
+        c.label += ", " + attr;
+        c.attrs.push_back({"post2." + attr, std::move(value)});
+      }
+      cases.push_back(std::move(c));
+      return &cases.back();
+    };
+    const ConvSpec stem = spec("resnet stem 7x7 s2 p3", {2, 3, 40, 40}, {16, 3, 7, 7}, 2, 3);
+    add(spec("resnet stem at full size", {1, 3, 224, 224}, {64, 3, 7, 7}, 2, 3), {3, 3}, {2, 2}, {1, 1});
+    add(stem, {3, 3}, {2, 2}, {1, 1});
+    ConvSpec one = stem;
+    one.label += ", batch 1";
+    one.x[0] = 1;
+    add(one, {3, 3}, {2, 2}, {1, 1});
+    add(spec("3x3 conv, odd sizes", {1, 8, 17, 19}, {48, 8, 3, 3}, 1, 1), {2, 2}, {2, 2}, {0, 0});
+    add(spec("3x3 conv, odd sizes", {3, 8, 17, 19}, {16, 8, 3, 3}, 1, 1), {2, 2}, {2, 2}, {0, 0},
+        {{"ceil_mode", integer(1)}});
+    add(spec("3x3 conv, 20 channels", {2, 4, 15, 13}, {20, 4, 3, 3}, 1, 1), {3, 3}, {1, 2}, {1, 1},
+        {{"dilation", ints({2, 2})}});
+    ConvSpec odd = spec("odd conv: stride (2, 1), padding (1, 2), dilation (1, 2)", {2, 5, 21, 17}, {16, 5, 3, 5}, 1, 0);
+    odd.stride = {2, 1};
+    odd.padding = {1, 2};
+    odd.dilation = {1, 2};
+    add(odd, {3, 2}, {2, 3}, {1, 0});
+    ConvSpec s = stem;
+    s.label += ", no bias";
+    s.bias = false;
+    add(s, {3, 3}, {2, 2}, {1, 1});
+    add(spec("groups 2", {2, 8, 20, 20}, {32, 4, 3, 3}, 1, 1, 1, 2), {3, 3}, {2, 2}, {1, 1});
+    Case* c = add(stem, {3, 3}, {2, 2}, {1, 1});
+    c->label += ", NaN and infinities in the input";
+    with_non_finite(*c->inputs[0]);
+    s = stem;
+    s.label += ", input with its last two dims swapped in memory";
+    s.layout = ConvSpec::kTransposed;
+    add(s, {3, 3}, {2, 2}, {1, 1});
+    s = stem;
+    s.label += ", batch 0";
+    s.x[0] = 0;
+    add(s, {3, 3}, {2, 2}, {1, 1});
+    s = stem;
+    s.label += ", weights and bias as run-time inputs";
+    s.const_weights = false;
+    add(s, {3, 3}, {2, 2}, {1, 1});
+    return cases;
+  });
+}
+
 const std::pair<const char*, ConvOp> kConvOps[] = {{"aten::conv1d", ConvOp::Conv1d},
                                                    {"aten::conv2d", ConvOp::Conv2d},
                                                    {"aten::convolution", ConvOp::Convolution},
@@ -337,6 +405,7 @@ void add_conv_ops(CaseTable& table) {
       });
     }
     add_residual_ops(table, name, which);
+    add_conv_pool_ops(table, name, which);
   }
 }
 

@@ -138,6 +138,28 @@ void append_key(Dims& key, const dnnl::memory::desc& md) {
   for (int i = 0; i < b.inner_nblks; ++i) key.push_back(b.inner_blks[i]), key.push_back(b.inner_idxs[i]);
 }
 
+// ---- per-thread buffers ----------------------------------------------------------------
+
+float* thread_buffer(ThreadBuffer use, size_t bytes) {
+  struct Buffer {
+    std::unique_ptr<float, decltype(&std::free)> data{nullptr, &std::free};
+    size_t bytes = 0;
+  };
+  static thread_local Buffer buffers[2];
+  Buffer& b = buffers[use == ThreadBuffer::kChunk ? 0 : 1];
+  if (b.bytes < bytes) {
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    b.data.reset(static_cast<float*>(std::aligned_alloc(64, rounded)));
+    if (!b.data) {
+      b.bytes = 0;
+      throw sy::Error("conv plugin: out of memory for " + std::to_string(bytes) + " bytes of scratch",
+                      SY_ERROR_OUT_OF_MEMORY);
+    }
+    b.bytes = rounded;
+  }
+  return b.data.get();
+}
+
 // ---- attributes --------------------------------------------------------------------------
 
 Dims int_list(const sy::Attrs& a, const char* name, size_t n, const Dims& fallback) {
@@ -175,12 +197,24 @@ void check_attr_names(const sy::Node& node, const std::vector<std::string>& know
   }
 }
 
+const std::vector<std::string>& max_pool_attr_names() {
+  static const std::vector<std::string> names = {"kernel_size", "stride", "padding", "dilation", "ceil_mode"};
+  return names;
+}
+
 Fusion fusion_of(const std::string& op, std::string* producer) {
   Fusion f;
   size_t plus = op.find('+');
   *producer = op.substr(0, plus);
   if (plus == std::string::npos) return f;
   std::string rest = op.substr(plus + 1);
+  const std::string pool = "+aten::max_pool2d";
+  if (rest.size() > pool.size() && rest.compare(rest.size() - pool.size(), pool.size(), pool) == 0 &&
+      rest.rfind("aten::add", 0) != 0) {
+    f.max_pool = true;
+    rest.resize(rest.size() - pool.size());
+    for (const std::string& a : max_pool_attr_names()) f.attrs.push_back("post2." + a);
+  }
   if (rest == "aten::add" || rest.rfind("aten::add+", 0) == 0) {
     f.residual = true;
     f.attrs = {"post.alpha"};

@@ -83,18 +83,28 @@ struct Consumer {
 const std::vector<Consumer>& consumers();
 
 // What follows the producer in a fused op: "<producer>+<activation>",
-// "<producer>+aten::add" (a residual added by oneDNN's sum post-op) or
-// "<producer>+aten::add+<activation>".
+// "<producer>+aten::add" (a residual added by oneDNN's sum post-op),
+// "<producer>+aten::add+<activation>" or "<producer>+aten::relu+aten::max_pool2d".
 struct Fusion {
   bool residual = false;               // "+aten::add": output = producer + alpha * residual
   const Consumer* activation = nullptr;
   std::string activation_prefix;       // "post." or "post2.": where its attributes are
+  bool max_pool = false;               // "+aten::max_pool2d" after the activation ("post2.")
   std::vector<std::string> attrs;      // every fused attribute name, prefixed
 };
+// aten::max_pool2d's attribute names.
+const std::vector<std::string>& max_pool_attr_names();
 // Splits `op` into the producer and what is fused; throws sy::Error for an unknown part.
 Fusion fusion_of(const std::string& op, std::string* producer);
 // The post-ops of `f` for a node's attributes: sum (scale alpha), then the activation.
 dnnl::post_ops post_ops_of(const Fusion& f, const sy::Attrs& attrs);
+
+// ---- per-thread buffers ----------------------------------------------------------------
+// A float buffer of at least `bytes` (64-byte aligned) kept per thread and use, grown as
+// needed: the runs that follow allocate nothing. Valid until this thread's next call for
+// the same use. Throws sy::Error when out of memory.
+enum class ThreadBuffer { kChunk, kInput };
+float* thread_buffer(ThreadBuffer use, size_t bytes);
 
 // ---- per-shape cache -----------------------------------------------------------------
 using sy_onednn::ShapeCache;  // prepared primitives per shape (common/onednn_engine.hpp)

@@ -189,19 +189,19 @@ struct ConvKernel::Prepared {
   double work = 0;                                  // multiply-adds per run
 };
 
-ConvKernel::Args ConvKernel::args_of(const DLTensor* const* inputs, size_t n) const {
+ConvKernel::Args ConvKernel::args_of(const Params& params, const DLTensor* const* inputs, size_t n) {
   Args a{};
-  if (params_.fusion.residual) {  // the last input, wherever the convolution's optional ones end
+  if (params.fusion.residual) {  // the last input, wherever the convolution's optional ones end
     if (n < 2) throw sy::Error("the residual (the add's other tensor) is missing");
     a[3] = inputs[--n];
   }
   size_t slot = 0;
   auto next = [&]() -> const DLTensor* { return slot < n ? inputs[slot++] : (++slot, nullptr); };
   a[0] = next();
-  a[1] = params_.weight_attr ? params_.weight_attr : next();
-  a[2] = params_.bias_attr ? params_.bias_attr : next();
+  a[1] = params.weight_attr ? params.weight_attr : next();
+  a[2] = params.bias_attr ? params.bias_attr : next();
   if (a[0] == nullptr) throw sy::Error("input is missing");
-  if (params_.fusion.residual && a[3] == nullptr) throw sy::Error("the residual (the add's other tensor) is missing");
+  if (params.fusion.residual && a[3] == nullptr) throw sy::Error("the residual (the add's other tensor) is missing");
   if (a[1] == nullptr) throw sy::Error("weight is missing");
   return a;
 }
@@ -218,6 +218,7 @@ Dims residual_strides(const ConvKernel::Geometry& g, const DLTensor& r) {
 
 void ConvKernel::supports(const sy::Node& node) {
   ConvKernel k(node, false);  // parses attributes and builds the post-ops: Unsupported on any doubt
+  if (k.params_.fusion.max_pool) throw sy::Unsupported("a fused max pool is ConvPoolKernel's (conv_pool.hpp)");
   const size_t slots = k.params_.num_slots + (k.params_.fusion.residual ? 1 : 0);
   if (node.num_inputs > slots)
     throw sy::Unsupported("expected at most " + std::to_string(slots) + " inputs" +
@@ -250,7 +251,7 @@ void ConvKernel::supports(const sy::Node& node) {
 
 ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_conv(node)) {
   post_ops_[kFused] = post_ops_of(params_.fusion, node.attrs);
-  post_ops_[kSum] = post_ops_of(Fusion{params_.fusion.residual, nullptr, "", {}}, node.attrs);
+  post_ops_[kSum] = post_ops_of(Fusion{params_.fusion.residual, nullptr, "", false, {}}, node.attrs);
   post_ops_[kBare] = dnnl::post_ops();
   nan_guard_ = params_.fusion.activation != nullptr && !params_.fusion.activation->keeps_nan;
   const bool relu = params_.fusion.activation != nullptr && std::string(params_.fusion.activation->op) == "aten::relu";

@@ -53,11 +53,14 @@ class ConvKernel {
     int64_t out_channels = 0;
   };
 
- private:
-  struct Prepared;
   // input, weight, bias (may be NULL), residual (NULL unless fused) of one call.
   using Args = std::array<const DLTensor*, 4>;
-  Args args_of(const DLTensor* const* inputs, size_t n) const;
+  // The node's or run's inputs in those roles (weight and bias may be attributes).
+  static Args args_of(const Params& p, const DLTensor* const* inputs, size_t n);
+
+ private:
+  struct Prepared;
+  Args args_of(const DLTensor* const* inputs, size_t n) const { return args_of(params_, inputs, n); }
   // prepare_now = false: parse only (for supports()).
   ConvKernel(const sy::Node& node, bool prepare_now);
   // Which of the node's post-ops a primitive runs.

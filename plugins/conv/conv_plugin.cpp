@@ -5,6 +5,7 @@
 //   aten::conv1d, aten::conv2d, aten::convolution, aten::_convolution     conv_kernel.hpp
 //   each of those + every activation in post_ops.cpp
 //   each + aten::add (+ aten::relu): a residual tail; some epilogues by loop: split_epilogue.cpp
+//   the 2-D ones + aten::relu + aten::max_pool2d (ResNet's stem)              conv_pool.hpp
 //   aten::max_pool2d, aten::avg_pool2d, aten::adaptive_avg_pool2d         pool_kernel.hpp
 //   aten::mul of an activation by a per-channel scale (squeeze-excitation) scale_kernel.hpp
 //
@@ -16,6 +17,7 @@
 #include "finite_memo.hpp"
 #include "formats.hpp"
 #include "conv_kernel.hpp"
+#include "conv_pool.hpp"
 #include "pool_kernel.hpp"
 #include "scale_kernel.hpp"
 
@@ -38,6 +40,9 @@ sy::PluginDef& conv_plugin() {
       // A ResNet block's tail: conv, residual add (oneDNN's sum post-op), relu.
       d.add(sy::kernel<Tracked<ConvKernel>>(std::string(op) + "+aten::add", kFamily, {sy::kFloat32}));
       d.add(sy::kernel<Tracked<ConvKernel>>(std::string(op) + "+aten::add+aten::relu", kFamily, {sy::kFloat32}));
+      if (std::string(op) != "aten::conv1d")
+        d.add(sy::kernel<Tracked<ConvPoolKernel>>(std::string(op) + "+aten::relu+aten::max_pool2d", kFamily,
+                                                  {sy::kFloat32}));
     }
     for (const char* op : kPoolOps) d.add(sy::kernel<Tracked<PoolKernel>>(op, kFamily, {sy::kFloat32}));
     d.add(sy::kernel<Tracked<ScaleKernel>>("aten::mul", kFamily, {sy::kFloat32}));

@@ -21,7 +21,7 @@ struct PoolOp {
 
 const std::vector<PoolOp>& pool_ops() {
   static const std::vector<PoolOp> table = {
-      {"aten::max_pool2d", PoolKernel::Kind::Max, {"kernel_size", "stride", "padding", "dilation", "ceil_mode"}},
+      {"aten::max_pool2d", PoolKernel::Kind::Max, max_pool_attr_names()},
       {"aten::avg_pool2d", PoolKernel::Kind::Avg,
        {"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"}},
       {"aten::adaptive_avg_pool2d", PoolKernel::Kind::AdaptiveAvg, {"output_size"}},
@@ -42,33 +42,43 @@ PoolKernel::Params parse_pool(const sy::Node& node) {
   if (node.num_inputs != 1) throw sy::Unsupported("expected one input");
   check_attr_names(node, op->attrs, {});
 
-  const sy::Attrs& a = node.attrs;
+  PoolKernel::Params p = pool_params(node.attrs, op->kind, "");
+  p.own_layouts = own_layouts_option(node.attrs);
+  return p;
+}
+
+PoolKernel::Params pool_params(const sy::Attrs& a, PoolKernel::Kind kind, const std::string& prefix) {
   PoolKernel::Params p;
-  p.kind = op->kind;
-  p.own_layouts = own_layouts_option(a);
+  p.kind = kind;
+  auto name = [&](const char* n) { return prefix + n; };
   auto positive = [](const Dims& v, const char* what) {
     for (int64_t x : v)
       if (x < 1) throw sy::Unsupported(std::string(what) + " must be positive, got " + to_string(v));
     return v;
   };
   if (p.kind == PoolKernel::Kind::AdaptiveAvg) {
-    p.output_size = positive(int_list(a, "output_size", 2, {}), "output_size");
+    p.output_size = positive(int_list(a, name("output_size").c_str(), 2, {}), "output_size");
     return p;
   }
-  p.kernel = positive(int_list(a, "kernel_size", 2, {}), "kernel_size");
+  p.kernel = positive(int_list(a, name("kernel_size").c_str(), 2, {}), "kernel_size");
   // An empty stride means "the kernel size" in ATen.
-  bool no_stride = !a.has("stride") || (a.kind("stride") == SY_ATTR_INTS && a.ints("stride").empty());
-  p.stride = no_stride ? p.kernel : positive(int_list(a, "stride", 2, {}), "stride");
-  p.padding = int_list(a, "padding", 2, {0, 0});
-  if (p.kind == PoolKernel::Kind::Max) p.dilation = positive(int_list(a, "dilation", 2, {1, 1}), "dilation");
+  const std::string stride = name("stride");
+  bool no_stride = !a.has(stride.c_str());
+  if (!no_stride && a.kind(stride.c_str()) == SY_ATTR_INTS) {
+    const Dims given = a.ints(stride.c_str());
+    no_stride = given.empty();
+  }
+  p.stride = no_stride ? p.kernel : positive(int_list(a, stride.c_str(), 2, {}), "stride");
+  p.padding = int_list(a, name("padding").c_str(), 2, {0, 0});
+  if (p.kind == PoolKernel::Kind::Max) p.dilation = positive(int_list(a, name("dilation").c_str(), 2, {1, 1}), "dilation");
   for (size_t d = 0; d < 2; ++d)
     if (p.padding[d] < 0 || p.padding[d] > p.kernel[d] / 2)
       throw sy::Unsupported("padding " + to_string(p.padding) + " must be between 0 and half the kernel size " +
                             to_string(p.kernel));
-  p.ceil_mode = a.i("ceil_mode", 0) != 0;
-  p.count_include_pad = a.i("count_include_pad", 1) != 0;
-  p.divisor = a.i("divisor_override", 0);
-  if (a.has("divisor_override") && p.divisor == 0) throw sy::Unsupported("divisor_override must not be zero");
+  p.ceil_mode = a.i(name("ceil_mode").c_str(), 0) != 0;
+  p.count_include_pad = a.i(name("count_include_pad").c_str(), 1) != 0;
+  p.divisor = a.i(name("divisor_override").c_str(), 0);
+  if (a.has(name("divisor_override").c_str()) && p.divisor == 0) throw sy::Unsupported("divisor_override must not be zero");
   return p;
 }
 

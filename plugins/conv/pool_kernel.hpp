@@ -52,9 +52,18 @@ class PoolKernel {
 };
 
 PoolKernel::Params parse_pool(const sy::Node& node);
+// The pooling attributes of `kind`, each named `prefix` + its ATen name ("post2." after a
+// fused convolution and relu, conv_pool.hpp); Unsupported for values it cannot run.
+PoolKernel::Params pool_params(const sy::Attrs& attrs, PoolKernel::Kind kind, const std::string& prefix);
 PoolKernel::Geometry pool_geometry(const PoolKernel::Params& p, const DLTensor& x);
 // Max pooling of `x` in storage `in` into compact nhwc `y` by the plugin's own loop (NaN
 // kept); false, with nothing written, unless `in` is nChw16c or nhwc (max_pool_loop.cpp).
 bool max_pool_into_nhwc(const PoolKernel::Geometry& g, const float* x, SY_StorageIndex in, float* y);
+// Output rows [begin, end) of one image's max pooling by the same loop, from its input rows
+// [first, ...) in nhwc at `x` ([rows, W, C], holding every tap of those windows), then
+// relu when `relu` (NaN kept by both): pixel (oh, ow) channel c goes to
+// y[oh * ys[0] + ow * ys[1] + c * ys[2]]. For a convolution fused with it (conv_pool.hpp).
+void max_pool_rows(const PoolKernel::Geometry& g, const float* x, int64_t first, int64_t begin, int64_t end, bool relu,
+                   float* y, const int64_t ys[3]);
 
 }  // namespace syconv

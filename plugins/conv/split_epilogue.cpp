@@ -38,26 +38,6 @@ constexpr int64_t kThinMacsPerOutput = 256;
 // cache between the convolution and the loop, and the residual's scratch stays small.
 constexpr uint64_t kChunkBytes = uint64_t{4} << 20;
 
-// The calling thread's scratch for one chunk, grown as needed and kept (64-byte aligned).
-float* chunk_scratch(size_t bytes) {
-  struct Buffer {
-    std::unique_ptr<float, decltype(&std::free)> data{nullptr, &std::free};
-    size_t bytes = 0;
-  };
-  static thread_local Buffer buffer;
-  if (buffer.bytes < bytes) {
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    buffer.data.reset(static_cast<float*>(std::aligned_alloc(64, rounded)));
-    if (!buffer.data) {
-      buffer.bytes = 0;
-      throw sy::Error("conv plugin: out of memory for a residual chunk of " + std::to_string(bytes) + " bytes",
-                      SY_ERROR_OUT_OF_MEMORY);
-    }
-    buffer.bytes = rounded;
-  }
-  return buffer.data.get();
-}
-
 // ATen's relu: NaN stays NaN.
 inline float relu_keeping_nan(float v) { return v > 0.f || v != v ? v : 0.f; }
 
@@ -125,7 +105,7 @@ bool ConvKernel::run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_
       break;
     }
   const uint64_t chunk_bytes = per_image * static_cast<uint64_t>(chunk);
-  float* scratch = residual ? chunk_scratch(chunk_bytes) : nullptr;
+  float* scratch = residual ? thread_buffer(ThreadBuffer::kChunk, chunk_bytes) : nullptr;
   int64_t x_shape[4], out_shape[4];
   std::copy(a[0]->shape, a[0]->shape + 4, x_shape);
   std::copy(out.shape, out.shape + 4, out_shape);

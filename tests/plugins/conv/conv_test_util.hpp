@@ -218,6 +218,11 @@ inline ir::Attributes conv_attrs(std::vector<int64_t> stride, std::vector<int64_
           {"groups", integer(groups)}};
 }
 
+// A 2-D pooling's attributes.
+inline ir::Attributes pool_attrs(std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> padding) {
+  return {{"kernel_size", ints(std::move(kernel))}, {"stride", ints(std::move(stride))}, {"padding", ints(std::move(padding))}};
+}
+
 // aten::_convolution's attributes as TorchScript records them.
 inline ir::Attributes convolution_attrs(std::vector<int64_t> stride, std::vector<int64_t> padding,
                                         std::vector<int64_t> dilation, int64_t groups, bool underscore) {

@@ -111,6 +111,28 @@ TEST(ConvPlugin, WeightsAsGraphInputs) {
           {in(random({2, 3, 9, 9}, 1)), in(transposed_view({4, 3, 3, 2}, 2)), in(random({4}, 3))}, {});
 }
 
+TEST(ConvPlugin, WeightsAsGraphInputsChangeBetweenRuns) {
+  // The planning run hands the kernel its run-time weights with their data: they must
+  // still be read anew on every later run, never kept as if constant.
+  for (const bool pooled : {false, true}) {
+    std::vector<Step> steps = {{"aten::conv2d", conv_attrs({1, 1}, {1, 1}, {1, 1}, 1)}, {"aten::relu", {}}};
+    if (pooled) steps.push_back({"aten::max_pool2d", pool_attrs({3, 3}, {2, 2}, {1, 1})});
+    const std::vector<std::optional<Arg>> args = {in(random({2, 4, 12, 12}, 1)), in(random({8, 4, 3, 3}, 2)),
+                                                  in(random({8}, 3))};
+    Built b = chain(steps, args), r = chain(steps, args);
+    auto model = load_graph(runtime("conv"), std::move(b.graph));
+    auto ref = load_graph(runtime("aten"), std::move(r.graph));
+    for (const switchyard::PlanEntry& e : model->plan(b.feeds))
+      EXPECT_NE(e.op, "aten::conv2d+aten::relu+aten::max_pool2d") << "the fused pool declines run-time weights";
+    for (uint32_t seed = 10; seed < 40; seed += 10) {
+      const std::vector<Tensor> feeds = {random({2, 4, 12, 12}, seed), random({8, 4, 3, 3}, seed + 1),
+                                         random({8}, seed + 2)};
+      expect_close(model->run(feeds)[0], ref->run(feeds)[0],
+                   std::string(pooled ? "conv, relu, pool" : "conv, relu") + ", weights from seed " + std::to_string(seed));
+    }
+  }
+}
+
 TEST(ConvPlugin, NonContiguousInputs) {
   compare("H and W swapped in memory", "aten::conv2d",
           {in(transposed_view({2, 4, 9, 7}, 1)), weight(random({5, 4, 3, 3}, 2)), weight(random({5}, 3))},

@@ -8,10 +8,6 @@ using namespace convtest;
 
 namespace {
 
-ir::Attributes pool_attrs(std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> padding) {
-  return {{"kernel_size", ints(std::move(kernel))}, {"stride", ints(std::move(stride))}, {"padding", ints(std::move(padding))}};
-}
-
 ir::Attributes with(ir::Attributes a, const std::string& name, ir::Attribute v) {
   a.push_back({name, std::move(v)});
   return a;
