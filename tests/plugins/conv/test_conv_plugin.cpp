@@ -311,6 +311,47 @@ TEST(ConvPlugin, AReluAfterAWideInputKeepsNaNWithoutAScan) {
   }
 }
 
+TEST(ConvPlugin, ANaNOrAnOverflowPassesThroughABottleneckAsInAten) {
+  // A bottleneck: a 1x1 convolution to a quarter of the channels runs bare with relu by
+  // the plugin's loop; the 3x3 convolution with relu after it scans that value (in the
+  // plugin's storage from the second run) before oneDNN's relu could turn NaN into 0. A
+  // NaN, or an infinity from overflow, must reach ATen's result through both, every run.
+  const ir::Attributes reduce = conv_attrs({1, 1}, {0, 0}, {1, 1}, 1), conv3 = conv_attrs({1, 1}, {1, 1}, {1, 1}, 1);
+  Tensor w1 = random({8, 32, 1, 1}, 2), b1 = random({8}, 3), w2 = random({8, 8, 3, 3}, 4), b2 = random({8}, 5);
+  for (const std::string& where : {"none", "NaN", "overflow"}) {
+    Tensor x = random({2, 32, 14, 15}, 1, -2.f, 2.f);
+    if (where == "NaN") x.data<float>()[777] = std::numeric_limits<float>::quiet_NaN();
+    if (where == "overflow")  // one pixel, every channel: its sums overflow to infinity
+      for (int64_t c = 0; c < 32; ++c) x.data<float>()[c * 14 * 15 + 15 * 3 + 4] = 3e38f;
+    auto graph = [&](bool fused) {
+      ir::Graph g;
+      const ir::ValueId in = g.add_input("x", sytest::kF32);
+      g.add_node("reduce", fused ? "aten::conv2d+aten::relu" : "aten::conv2d",
+                 {in, g.add_constant("w1", w1), g.add_constant("b1", b1)}, {"r"}, reduce);
+      ir::ValueId h = g.find_value("r");
+      if (!fused) {
+        g.add_node("relu1", "aten::relu", {h}, {"r1"});
+        h = g.find_value("r1");
+      }
+      g.add_node("conv", fused ? "aten::conv2d+aten::relu" : "aten::conv2d",
+                 {h, g.add_constant("w2", w2), g.add_constant("b2", b2)}, {"c"}, conv3);
+      h = g.find_value("c");
+      if (!fused) {
+        g.add_node("relu2", "aten::relu", {h}, {"y"});
+        h = g.find_value("y");
+      }
+      g.outputs = {h};
+      return g;
+    };
+    Tensor ref = load_graph(runtime("aten"), graph(false))->run({x})[0];
+    size_t odd = 0;
+    for (float v : sytest::values(ref)) odd += std::isfinite(v) ? 0 : 1;
+    EXPECT_EQ(odd > 0, where != "none") << where << ": the reference carries it";
+    auto model = load_graph(runtime("conv"), graph(true));
+    for (int run = 0; run < 3; ++run) expect_close(model->run({x})[0], ref, where + ", run " + std::to_string(run));
+  }
+}
+
 TEST(ConvPlugin, ANaNInALargeInputIsFoundWhereverItLies) {
   // Inputs of 2^17 floats and more are scanned for NaN in chunks across threads: a NaN in
   // the first chunk, in the last (shorter) chunk, or in none must each give ATen's result.
