@@ -3,6 +3,7 @@
 
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace syconv {
 namespace {
@@ -43,6 +44,29 @@ void forget_finite(const void* data) {
   Memo& m = memo();
   std::lock_guard<std::mutex> lock(m.mutex);
   m.finite.erase(data);
+}
+
+namespace {
+struct Vouched {
+  const void* data;
+  size_t bytes;
+  SY_StorageIndex storage;
+};
+std::vector<Vouched>& vouched() {
+  thread_local std::vector<Vouched> pending;
+  return pending;
+}
+}  // namespace
+
+void remember_written(const void* data, size_t bytes, SY_StorageIndex storage) {
+  vouched().push_back({data, bytes, storage});
+}
+
+void apply_written(bool keep) {
+  std::vector<Vouched>& pending = vouched();
+  if (keep)
+    for (const Vouched& v : pending) remember_finite(v.data, v.bytes, v.storage);
+  pending.clear();
 }
 
 }  // namespace syconv

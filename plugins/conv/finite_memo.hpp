@@ -5,13 +5,15 @@
 // Why this is sound: only this plugin writes a value in its own storages (its kernels and
 // its from_host conversion), each such write forgets the buffer once it has finished
 // (Tracked<K> below, format_convert), and the host never writes a live value's buffer.
-// So an entry is only ever found for the bytes a scan saw. Host-memory values are never
-// remembered: any plugin may write them.
+// So an entry is only ever found for the bytes a scan saw, or a loop of this plugin checked
+// as it read them (remember_written). Host-memory values are never remembered: any plugin
+// may write them.
 #pragma once
 
 #include <switchyard/plugin.hpp>
 
 #include <cstddef>
+#include <exception>
 
 namespace syconv {
 
@@ -22,6 +24,12 @@ bool known_finite(const void* data, size_t bytes, SY_StorageIndex storage);
 void remember_finite(const void* data, size_t bytes, SY_StorageIndex storage);
 // Drops whatever is known about the buffer starting at `data` (a write into it).
 void forget_finite(const void* data);
+// A kernel's own loop found these bytes finite during this run (its output, or an input
+// it can vouch for): Tracked<K> remembers them once it has forgotten the run's outputs.
+// Per calling thread.
+void remember_written(const void* data, size_t bytes, SY_StorageIndex storage);
+// Remembers what this thread's kernel noted, and clears it; `keep` false: only clears.
+void apply_written(bool keep);
 
 // A conv-plugin kernel whose run forgets its outputs' buffers after writing them, so no
 // later reader trusts a scan of what they held before. Every kernel is registered as one.
@@ -31,10 +39,12 @@ struct Tracked : K {
   void run(sy::Run& r) {
     struct Forget {
       sy::Run& r;
+      const int unwinding = std::uncaught_exceptions();
       ~Forget() {
         for (size_t o = 0; o < r.num_outputs(); ++o)
           if (r.args->outputs != nullptr && r.args->outputs[o] != nullptr)
             forget_finite(static_cast<const char*>(r.args->outputs[o]->data) + r.args->outputs[o]->byte_offset);
+        apply_written(std::uncaught_exceptions() == unwinding);  // a run that threw vouches for nothing
       }
     } forget{r};
     K::run(r);

@@ -352,6 +352,49 @@ TEST(ConvPlugin, ANaNOrAnOverflowPassesThroughABottleneckAsInAten) {
   }
 }
 
+TEST(ConvPlugin, OnlyAnInputThatReachesEveryOutputIsVouchedFor) {
+  // A relu loop that saw its convolution's output finite vouches for the input too when
+  // every input element reaches the output (1x1, stride 1): the input's next guarded reader
+  // then skips its NaN scan (finite_memo.hpp). A stride-2 1x1 convolution skips every
+  // other pixel, so a NaN there must still be found by the 3x3 convolution reading the
+  // same value. A NaN at a pixel both read is found either way.
+  const ir::Attributes one = conv_attrs({1, 1}, {0, 0}, {1, 1}, 1), three = conv_attrs({1, 1}, {1, 1}, {1, 1}, 1);
+  for (const bool strided : {true, false})
+    for (const int64_t pixel : {int64_t{1 * 14 + 1}, int64_t{2 * 14 + 2}}) {  // skipped by stride 2, or not
+      Tensor input = random({2, 32, 14, 14}, 1, -2.f, 2.f);
+      for (int64_t c = 0; c < 32; ++c) input.data<float>()[c * 14 * 14 + pixel] = std::numeric_limits<float>::quiet_NaN();
+      auto graph = [&](bool fused) {
+        ir::Graph g;
+        uint32_t seed = 40;
+        auto constant = [&](Shape shape) { return g.add_constant("k" + std::to_string(seed), random(shape, seed++, -0.3f, 0.3f)); };
+        const ir::ValueId in = g.add_input("input", sytest::kF32);
+        // x: a 1x1 convolution's output, in the plugin's storage, NaN at the same pixel.
+        g.add_node("mix", "aten::conv2d", {in, constant({32, 32, 1, 1}), constant({32})}, {"x"}, one);
+        const ir::ValueId x = g.find_value("x");
+        ir::Attributes reduce = conv_attrs({strided ? 2 : 1, strided ? 2 : 1}, {0, 0}, {1, 1}, 1);
+        auto conv_relu = [&](const std::string& name, ir::ValueId from, Shape w, const ir::Attributes& attrs) {
+          g.add_node(name, fused ? "aten::conv2d+aten::relu" : "aten::conv2d", {from, constant(w), constant({w[0]})},
+                     {name}, attrs);
+          if (fused) return g.find_value(name);
+          g.add_node(name + ".relu", "aten::relu", {g.find_value(name)}, {name + ".r"});
+          return g.find_value(name + ".r");
+        };
+        const ir::ValueId a = conv_relu("reduce", x, {8, 32, 1, 1}, reduce);  // runs first: bare, then the relu loop
+        const ir::ValueId b = conv_relu("guarded", x, {32, 32, 3, 3}, three);   // as many channels out as in: guarded
+        g.outputs = {a, b};
+        return g;
+      };
+      const std::vector<Tensor> ref = load_graph(runtime("aten"), graph(false))->run({input});
+      auto model = load_graph(runtime("conv"), graph(true));
+      const std::string what = std::string(strided ? "stride 2" : "stride 1") + ", NaN at pixel " + std::to_string(pixel);
+      for (int run = 0; run < 3; ++run) {
+        const std::vector<Tensor> got = model->run({input});
+        expect_close(got[0], ref[0], what + ", the reduce, run " + std::to_string(run));
+        expect_close(got[1], ref[1], what + ", the guarded 3x3, run " + std::to_string(run));
+      }
+    }
+}
+
 TEST(ConvPlugin, ANaNInALargeInputIsFoundWhereverItLies) {
   // Inputs of 2^17 floats and more are scanned for NaN in chunks across threads: a NaN in
   // the first chunk, in the last (shorter) chunk, or in none must each give ATen's result.
