@@ -111,16 +111,12 @@ void ConvPoolKernel::storage(sy::StorageQuery& q) {
   q.writes(0, SY_STORAGE_MASK(ChannelsLast::kIndex) | SY_STORAGE_MASK_HOST);
 }
 
-memory ConvPoolKernel::weights_in(const memory::desc& md, const DLTensor& w) {
+memory ConvPoolKernel::weights_in(const memory::desc& md, const memory::desc& user_md, const DLTensor& w) {
   std::lock_guard<std::mutex> lock(weights_mutex_);
   for (const sy_onednn::ConstantMemory& c : weights_)
     if (c.md == md) return c.mem;
   sy_onednn::ConstantMemory mine = sy_onednn::constant_memory(md);
-  // [OC, IC/g, kh, kw] as the primitive sees it: a leading group dim when grouped.
-  const Dims dims = md.dims();
-  Dims strides = strides_of(w);
-  if (dims.size() == 5) strides.insert(strides.begin(), strides[0] * dims[1]);
-  memory user(strided_desc(dims, strides), engine(), handle(w));
+  memory user(user_md, engine(), handle(w));
   dnnl::stream& s = thread_stream();
   reorder_into(s, dnnl::reorder(user, mine.mem), user, mine.mem);
   s.wait();
@@ -128,7 +124,8 @@ memory ConvPoolKernel::weights_in(const memory::desc& md, const DLTensor& w) {
   return weights_.back().mem;
 }
 
-std::shared_ptr<const ConvPoolKernel::Prepared> ConvPoolKernel::prepare(const ConvKernel::Args& a, SY_StorageIndex in) {
+std::shared_ptr<const ConvPoolKernel::Prepared> ConvPoolKernel::prepare(const ConvKernel::Args& a,
+                                                                        SY_StorageIndex in) {
   const DLTensor& x = *a[0];
   Dims key = {in, x.ndim};
   const Dims strides = strides_of(x);
@@ -137,8 +134,9 @@ std::shared_ptr<const ConvPoolKernel::Prepared> ConvPoolKernel::prepare(const Co
     try {
       return std::shared_ptr<const Prepared>(build(a, in));
     } catch (const dnnl::error& e) {
-      throw sy::Error("conv plugin: oneDNN could not prepare " + conv_.producer + "+aten::relu+aten::max_pool2d for input " +
-                          to_string(sy::shape_of(x)) + ": " + error_message(e),
+      throw sy::Error("conv plugin: oneDNN could not prepare " + conv_.producer +
+                          "+aten::relu+aten::max_pool2d for input " + to_string(sy::shape_of(x)) + ": " +
+                          error_message(e),
                       error_status(e));
     }
   });
@@ -159,7 +157,8 @@ std::shared_ptr<ConvPoolKernel::Prepared> ConvPoolKernel::build(const ConvKernel
   p->src_nhwc = memory::desc(g.src, f32, tag::nhwc);
   const int threads = [&] {
     sy_omp::Threads team(p->work);  // as run() will size it
-    if (in != ChannelsLast::kIndex) p->to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->src_user, engine(), p->src_nhwc));
+    if (in != ChannelsLast::kIndex)
+      p->to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->src_user, engine(), p->src_nhwc));
     return omp_get_max_threads();
   }();
   if (a[2] != nullptr) {  // a compact copy: the primitive wants a dense bias
@@ -207,8 +206,9 @@ std::shared_ptr<ConvPoolKernel::Prepared> ConvPoolKernel::build(const ConvKernel
       const auto prop = dnnl::prop_kind::forward_inference;
       const auto alg = dnnl::algorithm::convolution_direct;
       const Dims pad_l = {pad_top, g.pad_l[1]}, pad_r = {pad_bottom, g.pad_r[1]};
-      fwd::desc d = a[2] != nullptr ? fwd::desc(prop, alg, q.src, wts, p->bias.get_desc(), q.dst, g.stride, g.dilation, pad_l, pad_r)
-                                    : fwd::desc(prop, alg, q.src, wts, q.dst, g.stride, g.dilation, pad_l, pad_r);
+      fwd::desc d = a[2] != nullptr
+                        ? fwd::desc(prop, alg, q.src, wts, p->bias.get_desc(), q.dst, g.stride, g.dilation, pad_l, pad_r)
+                        : fwd::desc(prop, alg, q.src, wts, q.dst, g.stride, g.dilation, pad_l, pad_r);
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-thread scratch: bands run at once
       return fwd::primitive_desc(d, attr, engine());
@@ -217,14 +217,16 @@ std::shared_ptr<ConvPoolKernel::Prepared> ConvPoolKernel::build(const ConvKernel
     std::unique_ptr<dnnl::convolution_forward::primitive_desc> pd;
     if (!p->primitives.empty()) {
       try {
-        pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(describe(p->primitives[0].weights.get_desc()));
+        pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(
+            describe(p->primitives[0].weights.get_desc()));
       } catch (const dnnl::error&) {
       }
     }
-    if (!pd) pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(describe(memory::desc(g.wts, f32, tag::any)));
+    if (!pd)
+      pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(describe(memory::desc(g.wts, f32, tag::any)));
     q.conv = dnnl::convolution_forward(*pd);
     q.scratch = pd->scratchpad_desc();
-    q.weights = weights_in(pd->weights_desc(), *a[1]);
+    q.weights = weights_in(pd->weights_desc(), strided_desc(g.wts, g.wts_strides), *a[1]);
     p->primitives.push_back(std::move(q));
   }
   return p;

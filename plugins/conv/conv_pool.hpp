@@ -42,8 +42,9 @@ class ConvPoolKernel {
   // Everything that depends on the input's shape and layout, built once per both.
   std::shared_ptr<const Prepared> prepare(const ConvKernel::Args& a, SY_StorageIndex in);
   std::shared_ptr<Prepared> build(const ConvKernel::Args& a, SY_StorageIndex in);
-  // The constant weights in layout `md`, reordered once per layout and kept.
-  dnnl::memory weights_in(const dnnl::memory::desc& md, const DLTensor& w);
+  // The constant weights `w` (laid out as `user_md`) in layout `md`, reordered once per
+  // layout and kept.
+  dnnl::memory weights_in(const dnnl::memory::desc& md, const dnnl::memory::desc& user_md, const DLTensor& w);
 
   ConvKernel::Params conv_;
   PoolKernel::Params pool_;

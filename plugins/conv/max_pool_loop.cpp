@@ -171,9 +171,13 @@ __attribute__((target("avx512f"))) bool nhwc_rows_avx512(const float* x, int64_t
             const __m512 v0 = _mm512_loadu_ps(p), v1 = _mm512_loadu_ps(p + 16), v2 = _mm512_loadu_ps(p + 32),
                          v3 = _mm512_loadu_ps(p + 48);
             nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(v2, v3, _CMP_UNORD_Q);
-            m0 = _mm512_max_ps(m0, v0), m1 = _mm512_max_ps(m1, v1), m2 = _mm512_max_ps(m2, v2), m3 = _mm512_max_ps(m3, v3);
+            m0 = _mm512_max_ps(m0, v0), m1 = _mm512_max_ps(m1, v1);
+            m2 = _mm512_max_ps(m2, v2), m3 = _mm512_max_ps(m3, v3);
           }
-        if (relu) m0 = _mm512_max_ps(m0, zero), m1 = _mm512_max_ps(m1, zero), m2 = _mm512_max_ps(m2, zero), m3 = _mm512_max_ps(m3, zero);
+        if (relu) {
+          m0 = _mm512_max_ps(m0, zero), m1 = _mm512_max_ps(m1, zero);
+          m2 = _mm512_max_ps(m2, zero), m3 = _mm512_max_ps(m3, zero);
+        }
         _mm512_storeu_ps(o + ch, m0), _mm512_storeu_ps(o + ch + 16, m1);
         _mm512_storeu_ps(o + ch + 32, m2), _mm512_storeu_ps(o + ch + 48, m3);
       }

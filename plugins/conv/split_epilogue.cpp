@@ -147,17 +147,17 @@ bool ConvKernel::run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_
     float* slice = static_cast<float*>(handle(y));
     run_bare({&x, a[1], a[2], nullptr}, y, in, to, residual ? scratch : slice);
     const int64_t n = static_cast<int64_t>(chunk_bytes / sizeof(float));
-    if (residual)
-      finite &= epilogue(slice, scratch, reinterpret_cast<const float*>(static_cast<const char*>(handle(*a[3])) + n0 * per_image),
-                         n, residual_alpha_, params_.fusion.activation != nullptr);
-    else
+    if (residual) {
+      const auto* chunk_residual = reinterpret_cast<const float*>(static_cast<const char*>(handle(*a[3])) + n0 * per_image);
+      finite &= epilogue(slice, scratch, chunk_residual, n, residual_alpha_, params_.fusion.activation != nullptr);
+    } else {
       finite &= epilogue(slice, nullptr, nullptr, n, 1.f, true);
+    }
   }
   // The loop saw every value before the relu finite: so is the output, and so are the
   // input (where each of its elements reaches the output) and the residual (for any alpha:
-  // 0 * inf is NaN).
-  // Their next guarded readers then skip their scans (finite_memo.hpp): at batch 1 a
-  // ResNet-50 run scanned 33 MB, most of it residuals that a 1x1 reduce had just read.
+  // 0 * inf is NaN). Their next guarded readers then skip their scans (finite_memo.hpp):
+  // at batch 1 a ResNet-50 run scanned 33 MB, most of it residuals a 1x1 reduce had read.
   if (finite) {
     remember_written(handle(out), per_image * static_cast<uint64_t>(batch), to);
     if (every_input_reaches_the_output(params_, *a[1]))

@@ -29,7 +29,8 @@ ir::Graph stem(int64_t channels, bool head) {
   g.outputs = {g.find_value("p")};
   if (!head) return g;
   const ir::ValueId wh = g.add_constant("wh", random({16, channels, 3, 3}, 63, -0.1f, 0.1f));
-  g.add_node("head", "aten::conv2d", {g.find_value("p"), wh, ir::kNoValue}, {"out"}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 1));
+  g.add_node("head", "aten::conv2d", {g.find_value("p"), wh, ir::kNoValue}, {"out"},
+             conv_attrs({1, 1}, {1, 1}, {1, 1}, 1));
   g.outputs = {g.find_value("out")};
   return g;
 }
