@@ -153,3 +153,42 @@ TEST(AttentionSoftmax, ScoresFarBelowTheMaxGiveTheirTrueWeightOrExactZero) {
     }
   }
 }
+
+// Scores large enough that the threads scan their own shares for NaN and +inf before
+// oneDNN's softmax (whose exp turns a NaN score into a weight of 0): a NaN score in the
+// last thread's share, or a +inf in the first's, makes its row NaN, as in ATen; the
+// other rows match.
+TEST(AttentionSoftmax, ANaNOrInfinityInAnyThreadsShareOfLargeScoresGivesANaNRow) {
+  constexpr int64_t kRows = 20000, kCols = 8;  // 160000 scores: past the serial scan's limit
+  struct Case {
+    const char* what;
+    int64_t row;
+    float value;
+  };
+  for (const Case& c : {Case{"NaN in the last share", kRows - 10, std::numeric_limits<float>::quiet_NaN()},
+                        Case{"+inf in the first share", 5, std::numeric_limits<float>::infinity()}}) {
+    SCOPED_TRACE(c.what);
+    auto softmax = [] {
+      ir::Graph g;
+      const ir::ValueId s = g.add_input("s", kF32);
+      g.add_node("softmax", "aten::softmax", {s}, {"w"}, {{"dim", ir::Attribute::of_int(-1)}});
+      g.outputs = {g.find_value("w")};
+      return g;
+    };
+    Tensor scores = uniform({kRows, kCols}, 11);
+    scores.data<float>()[c.row * kCols + 3] = c.value;
+    Runtime ours = runtime_with("\"attention\""), ref = runtime_with("\"aten\"");
+    const Tensor expected = load_graph(ref, softmax())->run({scores})[0];
+    const Tensor got = load_graph(ours, softmax())->run({scores})[0];
+    ASSERT_EQ(got.shape(), expected.shape());
+    for (int64_t r = 0; r < kRows; ++r)
+      for (int64_t j = 0; j < kCols; ++j) {
+        const float g = got.data<float>()[r * kCols + j], e = expected.data<float>()[r * kCols + j];
+        ASSERT_EQ(std::isnan(e), r == c.row) << "row " << r << ": aten's NaN rows";
+        if (std::isnan(e))
+          ASSERT_TRUE(std::isnan(g)) << "row " << r << ", column " << j << ": " << g << " where aten has NaN";
+        else
+          ASSERT_NEAR(g, e, 1e-6f) << "row " << r << ", column " << j;
+      }
+  }
+}
