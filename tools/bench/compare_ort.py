@@ -30,6 +30,13 @@ medians. Before timing, ORT's and switchyard's outputs are checked once against 
 module's: max|diff| and whether it is within 1e-4 * max(1, max|ref|), so that the
 contenders are known to do the same work. Batch 8 repeats the zoo's batch-4 inputs twice,
 as tools/bench/bench_models does.
+
+Before each round, tools/bench/host_probe (next to --switchyard; build it with
+`cmake --build build --target host_probe`) measures the cross-core round trip of the
+first two CPUs, and the table gives its min / max over the row's rounds. A virtual host
+may move its vCPUs further apart for minutes at a time (on the 2-vCPU EPYC of
+docs/benchmarks.md, about 80 ns then about 400 ns), and every contender's small-model
+times move with it: a spread across such a change is the host's.
 """
 import os
 
@@ -231,19 +238,36 @@ def spread_cell(values):
     return f"{fmt(min(values))} / {fmt(statistics.median(values))} / {fmt(max(values))}"
 
 
+def host_probe_path(args):
+    return os.path.join(os.path.dirname(args.switchyard), "host_probe")
+
+
+def cross_core_ns(args):
+    """The host's cross-core round trip now (host_probe), or None without the probe."""
+    try:
+        res = subprocess.run([host_probe_path(args)], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"cross_core_ns: ([0-9.]+)", res.stdout)
+    return float(m.group(1)) if res.returncode == 0 and m else None
+
+
 def row(stem, batch, res):
     sy, ox, lt = res["switchyard"], res["ort"], res["libtorch"]
     sy_med, ox_med, lt_med = (statistics.median(v) for v in (sy, ox, lt))
+    host = [ns for ns in res["cross_core_ns"] if ns is not None]
     return (f"| {stem} | {batch} | {spread_cell(sy)} | {spread_cell(ox)} | {spread_cell(lt)} | "
-            f"{max(sy) / min(sy):.2f} | {sy_med / ox_med:.2f} | {sy_med / lt_med:.2f} | "
+            f"{max(sy) / min(sy):.2f} | {max(ox) / min(ox):.2f} | {sy_med / ox_med:.2f} | {sy_med / lt_med:.2f} | "
             f"{res['sy_diff']:.2g}{'' if res['sy_ok'] else ' (over)'} | "
-            f"{res['ort_diff']:.2g}{'' if res['ort_ok'] else ' (over)'} |")
+            f"{res['ort_diff']:.2g}{'' if res['ort_ok'] else ' (over)'} | "
+            f"{f'{min(host):.0f} / {max(host):.0f}' if host else '-'} |")
 
 
 HEADER = ("| model | batch | switchyard ms (min / median / max) | ORT ms (min / median / max) | "
-          "LibTorch ms (min / median / max) | switchyard spread (max/min) | switchyard / ORT | "
-          "switchyard / LibTorch | switchyard max\\|Δ\\| | ORT max\\|Δ\\| |\n"
-          "|---|---|---|---|---|---|---|---|---|---|")
+          "LibTorch ms (min / median / max) | switchyard spread (max/min) | ORT spread (max/min) | "
+          "switchyard / ORT | switchyard / LibTorch | switchyard max\\|Δ\\| | ORT max\\|Δ\\| | "
+          "host cross-core ns (min / max) |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 # ----------------------------------------------------------------------------- main
@@ -273,8 +297,8 @@ def bench(args, zoo_dir, entry, batches, config, work):
         run_switchyard(args, zoo_module, in_path, config, 0, save_outputs=out_path)
         sy_diff, sy_ok = bound_check(tuple(torch.load(out_path)), ref)
 
-        res = {"switchyard": [], "ort": [], "libtorch": [], "sy_diff": sy_diff, "sy_ok": sy_ok,
-               "ort_diff": ort_diff, "ort_ok": ort_ok}
+        res = {"switchyard": [], "ort": [], "libtorch": [], "cross_core_ns": [], "sy_diff": sy_diff,
+               "sy_ok": sy_ok, "ort_diff": ort_diff, "ort_ok": ort_ok}
 
         def libtorch_forward():
             with torch.inference_mode():
@@ -284,11 +308,14 @@ def bench(args, zoo_dir, entry, batches, config, work):
         if runs != args.runs:
             log(f"{stem} b{batch}: {runs} timed runs per round (--min-round-ms {args.min_round_ms:g})")
         for r in range(args.rounds):
+            res["cross_core_ns"].append(cross_core_ns(args))
             res["ort"].append(time_runs(lambda: sess.run(None, feeds), args.warmup, runs))
             res["switchyard"].append(run_switchyard(args, zoo_module, in_path, config, runs))
             res["libtorch"].append(time_runs(libtorch_forward, args.warmup, runs))
+            ns = res["cross_core_ns"][-1]
             log(f"{stem} b{batch} round {r + 1}: switchyard {res['switchyard'][-1]:.3g} ms, "
-                f"ORT {res['ort'][-1]:.3g} ms, LibTorch {res['libtorch'][-1]:.3g} ms")
+                f"ORT {res['ort'][-1]:.3g} ms, LibTorch {res['libtorch'][-1]:.3g} ms"
+                + (f", host cross-core {ns:.0f} ns" if ns is not None else ""))
         rows.append(row(stem, batch, res))
         print(rows[-1], flush=True)
     return rows
@@ -357,7 +384,11 @@ def main(argv=None):
              f"of {args.warmup} warm-up + {args.runs} timed runs (more for fast models: about "
              f"{args.min_round_ms:g} ms of ORT per round, the same count for all); each cell is the min / median / "
              "max of the round medians; ratios use the medians; max|Δ| is against the eager "
-             "module (\"over\": outside 1e-4 * max(1, max|ref|)).", "", HEADER]
+             "module (\"over\": outside 1e-4 * max(1, max|ref|)); the host's cross-core round trip is "
+             "measured before each round (tools/bench/host_probe).", "", HEADER]
+    if not os.access(host_probe_path(args), os.X_OK):
+        lines.insert(-1, f"**Note:** {host_probe_path(args)} not built, so the host's cross-core round "
+                     "trip is not recorded; build it with `cmake --build build --target host_probe`.\n")
     missing = missing_plugins(args)
     if missing:
         lines.insert(-1, f"**Warning:** plugins not built: {', '.join(missing)} (their nodes run on "
@@ -367,7 +398,7 @@ def main(argv=None):
         try:
             lines += bench(args, args.zoo, entry, batches, config, args.work)
         except (RuntimeError, AssertionError) as e:  # one model failing does not end the run
-            lines.append(f"| {entry['stem']} | | failed: {str(e).strip()[:300]} | | | | | | | |")
+            lines.append(f"| {entry['stem']} | | failed: {str(e).strip()[:300]} | | | | | | | | | |")
             print(lines[-1], flush=True)
     lines += ["", f"Load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"]
     print(lines[-1], flush=True)
