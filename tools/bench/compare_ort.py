@@ -25,8 +25,9 @@ median. RUNS is --runs, raised for fast models so that a round of ORT takes abou
 --min-round-ms: the same count for all three contenders (a median of 5 sub-millisecond runs
 swings with every hiccup of the machine).
 The table gives, per contender, the min / median / max of the round medians, the max/min
-spread of switchyard's round medians, and switchyard/ORT and switchyard/LibTorch from the
-medians. Before timing, ORT's and switchyard's outputs are checked once against the eager
+spread of switchyard's and ORT's round medians, switchyard/ORT and switchyard/LibTorch from
+the medians, and the median over rounds of switchyard/ORT within a round (the two ran
+back to back, so a change of the host's speed between rounds cancels out). Before timing, ORT's and switchyard's outputs are checked once against the eager
 module's: max|diff| and whether it is within 1e-4 * max(1, max|ref|), so that the
 contenders are known to do the same work. Batch 8 repeats the zoo's batch-4 inputs twice,
 as tools/bench/bench_models does.
@@ -257,7 +258,8 @@ def row(stem, batch, res):
     sy_med, ox_med, lt_med = (statistics.median(v) for v in (sy, ox, lt))
     host = [ns for ns in res["cross_core_ns"] if ns is not None]
     return (f"| {stem} | {batch} | {spread_cell(sy)} | {spread_cell(ox)} | {spread_cell(lt)} | "
-            f"{max(sy) / min(sy):.2f} | {max(ox) / min(ox):.2f} | {sy_med / ox_med:.2f} | {sy_med / lt_med:.2f} | "
+            f"{max(sy) / min(sy):.2f} | {max(ox) / min(ox):.2f} | {sy_med / ox_med:.2f} | "
+            f"{statistics.median(a / b for a, b in zip(sy, ox)):.2f} | {sy_med / lt_med:.2f} | "
             f"{res['sy_diff']:.2g}{'' if res['sy_ok'] else ' (over)'} | "
             f"{res['ort_diff']:.2g}{'' if res['ort_ok'] else ' (over)'} | "
             f"{f'{min(host):.0f} / {max(host):.0f}' if host else '-'} |")
@@ -265,9 +267,9 @@ def row(stem, batch, res):
 
 HEADER = ("| model | batch | switchyard ms (min / median / max) | ORT ms (min / median / max) | "
           "LibTorch ms (min / median / max) | switchyard spread (max/min) | ORT spread (max/min) | "
-          "switchyard / ORT | switchyard / LibTorch | switchyard max\\|Δ\\| | ORT max\\|Δ\\| | "
-          "host cross-core ns (min / max) |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "switchyard / ORT | switchyard / ORT, per round | switchyard / LibTorch | switchyard max\\|Δ\\| | "
+          "ORT max\\|Δ\\| | host cross-core ns (min / max) |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 # ----------------------------------------------------------------------------- main
@@ -398,7 +400,7 @@ def main(argv=None):
         try:
             lines += bench(args, args.zoo, entry, batches, config, args.work)
         except (RuntimeError, AssertionError) as e:  # one model failing does not end the run
-            lines.append(f"| {entry['stem']} | | failed: {str(e).strip()[:300]} | | | | | | | | | |")
+            lines.append(f"| {entry['stem']} | | failed: {str(e).strip()[:300]} | | | | | | | | | | |")
             print(lines[-1], flush=True)
     lines += ["", f"Load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"]
     print(lines[-1], flush=True)
