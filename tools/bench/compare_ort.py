@@ -27,9 +27,10 @@ swings with every hiccup of the machine).
 The table gives, per contender, the min / median / max of the round medians, the max/min
 spread of switchyard's and ORT's round medians, switchyard/ORT and switchyard/LibTorch from
 the medians, and the median over rounds of switchyard/ORT within a round (the two ran
-back to back, so a change of the host's speed between rounds cancels out). Before timing, ORT's and switchyard's outputs are checked once against the eager
-module's: max|diff| and whether it is within 1e-4 * max(1, max|ref|), so that the
-contenders are known to do the same work. Batch 8 repeats the zoo's batch-4 inputs twice,
+back to back, so a change of the host's speed between rounds cancels out). Before
+timing, ORT's and switchyard's outputs are checked once against the eager module's:
+max|diff| and whether it is within 1e-4 * max(1, max|ref|), so that the contenders are
+known to do the same work. Batch 8 repeats the zoo's batch-4 inputs twice,
 as tools/bench/bench_models does.
 
 Before each round, tools/bench/host_probe (next to --switchyard; build it with
