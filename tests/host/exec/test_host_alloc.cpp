@@ -43,7 +43,7 @@ class HostAlloc : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled"))
-      GTEST_SKIP() << "this kernel has no transparent huge pages to ask for";
+      GTEST_SKIP() << "missing resource: transparent huge pages (this kernel has no /sys/kernel/mm/transparent_hugepage)";
   }
 };
 
