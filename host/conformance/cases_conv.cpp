@@ -61,6 +61,26 @@ void with_non_finite(Tensor& t) {
   for (int64_t i = 29; i < n; i += 173) p[i] = -std::numeric_limits<float>::infinity();
 }
 
+// Writes one NaN and one +inf into the first channel of a contiguous [N, C, H, W] float32
+// tensor (H, W >= 10), far enough apart that most outputs of a 3x3 convolution see
+// neither: a kernel that spreads them (Winograd's tiles) leaves NaNs where ATen does not.
+void with_sparse_non_finite(Tensor& t) {
+  float* p = t.data<float>();
+  const int64_t width = t.shape().back();
+  p[2 * width + 2] = std::numeric_limits<float>::quiet_NaN();
+  p[8 * width + 9] = std::numeric_limits<float>::infinity();
+}
+
+// Writes 2^127 over a 4x4 block of the first image's first channel of a contiguous
+// [N, C, H, W] float32 tensor (H, W >= 8). A direct convolution's sums stay finite with
+// weights of order 1/sqrt(fan-in); Winograd's input transform would add two of them (inf).
+void with_huge_block(Tensor& t) {
+  float* p = t.data<float>();
+  const int64_t width = t.shape().back();
+  for (int64_t r = 4; r < 8; ++r)
+    for (int64_t c = 4; c < 8; ++c) p[r * width + c] = std::ldexp(1.f, 127);
+}
+
 ConvSpec spec(std::string label, Shape x, Shape w, int64_t stride, int64_t pad, int64_t dil = 1, int64_t groups = 1) {
   const size_t sp = w.size() - 2;
   ConvSpec s;
@@ -367,7 +387,20 @@ void add_conv_ops(CaseTable& table) {
       std::vector<Case> cases;
       if (!is_f32(dtype)) return cases;
       Maker m(11);
-      for (const auto& [o, s] : specs_for(which)) cases.push_back(conv_case(m, o, s));
+      const std::vector<std::pair<ConvOp, ConvSpec>> specs = specs_for(which);
+      for (const auto& [o, s] : specs) cases.push_back(conv_case(m, o, s));
+      // The 2-D 3x3 layer, which the conv plugin may run by Winograd (its input scanned
+      // first): NaN and infinities, and finite values too large for Winograd's transforms.
+      if (specs[1].second.x.size() == 4) {
+        Case c = conv_case(m, specs[1].first, specs[1].second);
+        c.label += ", a NaN and an infinity in the input";
+        with_sparse_non_finite(*c.inputs[0]);
+        cases.push_back(std::move(c));
+        c = conv_case(m, specs[1].first, specs[1].second);
+        c.label += ", 2^127 in a 4x4 block of the input";
+        with_huge_block(*c.inputs[0]);
+        cases.push_back(std::move(c));
+      }
       return cases;
     });
     for (const Activation& act : activations()) {
@@ -401,6 +434,12 @@ void add_conv_ops(CaseTable& table) {
         c.label += ", NaN and infinities in the input";
         with_non_finite(*c.inputs[0]);
         cases.push_back(std::move(c));
+        if (specs[1].second.x.size() == 4) {  // a 3x3 that the conv plugin may run by Winograd
+          c = conv_case(m, specs[1].first, specs[1].second, -3.0, 3.0);
+          c.label += ", a NaN and an infinity in the input";
+          with_sparse_non_finite(*c.inputs[0]);
+          cases.push_back(std::move(c));
+        }
         return cases;
       });
     }

@@ -83,44 +83,44 @@ void describable(const Dims& dims, const Dims& strides, const char* what) {
   }
 }
 
-// Runs on every call of a guarded kernel, over every input: an integer test of the
-// exponent bits (all ones: inf or NaN) with an OR reduction, which vectorizes exactly.
+// Runs on every call of a guarded kernel, over every input: an integer max of the exponent
+// bits with a max reduction, which vectorizes exactly.
 namespace {
-SY_VECTOR_CLONES bool all_finite_serial(const float* p, size_t n) {
-  constexpr size_t kBlock = 4096;  // stop early, not only at the end
+SY_VECTOR_CLONES uint32_t max_exponent_serial(const float* p, size_t n) {
+  constexpr size_t kBlock = 4096;  // stop early at a NaN or infinity, not only at the end
+  uint32_t top = 0;
   for (size_t i = 0; i < n; i += kBlock) {
     const size_t end = std::min(n, i + kBlock);
-    uint32_t bad = 0;
-#pragma omp simd reduction(| : bad)
+#pragma omp simd reduction(max : top)
     for (size_t j = i; j < end; ++j) {
       uint32_t bits;
       std::memcpy(&bits, p + j, sizeof bits);
-      bad |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+      top = std::max(top, bits & kNonFinite);
     }
-    if (bad != 0) return false;
+    if (top == kNonFinite) break;
   }
-  return true;
+  return top;
 }
 }  // namespace
 
 // Large inputs are scanned by the calling thread's OpenMP team (as sized for the kernel
 // that follows): a serial scan left the other threads idle before every guarded conv.
-bool all_finite(const float* p, size_t n) {
+uint32_t max_exponent(const float* p, size_t n) {
   constexpr size_t kChunk = size_t{1} << 16;
   const int threads = omp_get_max_threads();
-  if (n < 2 * kChunk || threads < 2) return all_finite_serial(p, n);
+  if (n < 2 * kChunk || threads < 2) return max_exponent_serial(p, n);
   const int64_t chunks = static_cast<int64_t>((n + kChunk - 1) / kChunk);
-  int bad = 0;
-#pragma omp parallel for num_threads(threads) reduction(| : bad) schedule(static)
+  uint32_t top = 0;
+#pragma omp parallel for num_threads(threads) reduction(max : top) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
     const size_t begin = static_cast<size_t>(c) * kChunk;
-    bad |= all_finite_serial(p + begin, std::min(kChunk, n - begin)) ? 0 : 1;
+    top = std::max(top, max_exponent_serial(p + begin, std::min(kChunk, n - begin)));
   }
-  return bad == 0;
+  return top;
 }
 
-bool all_finite(const dnnl::memory& m) {
-  return all_finite(static_cast<const float*>(m.get_data_handle()), m.get_desc().get_size() / sizeof(float));
+uint32_t max_exponent(const dnnl::memory& m) {
+  return max_exponent(static_cast<const float*>(m.get_data_handle()), m.get_desc().get_size() / sizeof(float));
 }
 
 void* handle(const DLTensor& t) {

@@ -55,10 +55,15 @@ void describable(const Dims& dims, const Dims& strides, const char* what);
 // The tensor's first element, for oneDNN memory handles (inputs are never written).
 void* handle(const DLTensor& t);
 
-// True if `m`'s buffer holds no NaN or infinity (a strided buffer's gaps are read too, so
-// a stray NaN there only costs the careful path).
-bool all_finite(const dnnl::memory& m);
-bool all_finite(const float* p, size_t n);
+// The largest exponent field (bits & kNonFinite) of the floats in `m`'s buffer: kNonFinite
+// when one is NaN or infinite (a strided buffer's gaps are read too, so a stray NaN there
+// only costs the careful path). The NaN guards need it below kNonFinite, Winograd's below
+// kWinogradInputBelow (conv_kernel.cpp).
+constexpr uint32_t kNonFinite = 0x7f800000u;
+constexpr uint32_t kLargestFinite = 0x7f000000u;  // what "finite" alone says of a buffer
+uint32_t max_exponent(const dnnl::memory& m);
+uint32_t max_exponent(const float* p, size_t n);
+inline bool all_finite(const dnnl::memory& m) { return max_exponent(m) < kNonFinite; }
 
 // ---- attributes --------------------------------------------------------------------
 // An int list attribute expanded to `n` values (one value is repeated, as ATen's int[2]);

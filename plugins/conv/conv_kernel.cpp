@@ -3,6 +3,7 @@
 
 #include "finite_memo.hpp"
 #include "formats.hpp"
+#include "winograd.hpp"
 
 #include <cmath>
 #include <algorithm>
@@ -83,6 +84,7 @@ ConvKernel::Params parse_conv(const sy::Node& node) {
   // Config option `layout`: "onednn" (default) lets values stay in oneDNN's layouts between
   // convolutions; "plain" keeps every value NCHW (to compare, or to rule the formats out).
   p.own_layouts = own_layouts_option(a);
+  p.winograd_tiles = winograd_option(a);
   if (p.groups < 1) throw sy::Unsupported("groups must be positive, got " + std::to_string(p.groups));
   if (a.i("transposed", 0) != 0) throw sy::Unsupported("transposed convolution is not supported");
   if (a.has("output_padding")) {
@@ -206,15 +208,11 @@ ConvKernel::Args ConvKernel::args_of(const Params& params, const DLTensor* const
   return a;
 }
 
-namespace {
-// The residual's element strides as oneDNN sees it, over the dst dims (a batch stride of
-// 0 when the node is unbatched).
 Dims residual_strides(const ConvKernel::Geometry& g, const DLTensor& r) {
   Dims s = strides_of(r);
   if (g.out_shape.size() != g.dst.size()) s.insert(s.begin(), 0);
   return s;
 }
-}  // namespace
 
 void ConvKernel::supports(const sy::Node& node) {
   ConvKernel k(node, false);  // parses attributes and builds the post-ops: Unsupported on any doubt
@@ -253,6 +251,7 @@ ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_c
   post_ops_[kFused] = post_ops_of(params_.fusion, node.attrs);
   post_ops_[kSum] = post_ops_of(Fusion{params_.fusion.residual, nullptr, "", false, {}}, node.attrs);
   post_ops_[kBare] = dnnl::post_ops();
+  post_ops_[kWinograd] = post_ops_[kFused];
   nan_guard_ = params_.fusion.activation != nullptr && !params_.fusion.activation->keeps_nan;
   const bool relu = params_.fusion.activation != nullptr && std::string(params_.fusion.activation->op) == "aten::relu";
   splits_ = params_.fusion.residual ? params_.fusion.activation == nullptr || relu : relu;
@@ -263,7 +262,11 @@ ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_c
   const_bias_ = a[2] != nullptr && a[2]->data != nullptr;
   Geometry g = conv_geometry(params_, *a[0], *a[1], a[2]);
   try {
-    if (const_weights_) consts_finite_ = all_finite(memory(plain_desc(*a[1]), engine(), handle(*a[1])));
+    if (const_weights_) {
+      const uint32_t exponent = max_exponent(memory(plain_desc(*a[1]), engine(), handle(*a[1])));
+      consts_finite_ = exponent < kNonFinite;
+      winograd_weights_ = exponent < kWinogradWeightsBelow;
+    }
     if (const_bias_) {  // compact copy once; the primitive wants a dense bias
       memory user(plain_desc(*a[2]), engine(), handle(*a[2]));
       bias_ = memory(memory::desc({g.out_channels}, memory::data_type::f32, tag::a), engine());
@@ -276,7 +279,7 @@ ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_c
     throw sy::Error("conv plugin: could not copy the bias: " + error_message(e), error_status(e));
   }
   // The create-time shapes are those of the first run: prepare (and reorder weights) now.
-  if (sy::numel(*a[0]) > 0) prepare(a, nullptr);
+  if (sy::numel(*a[0]) > 0 && !prepare_winograd(a)) prepare(a, nullptr);
 }
 
 void ConvKernel::infer(sy::Infer& infer) {
@@ -292,14 +295,13 @@ void ConvKernel::storage(sy::StorageQuery& q) {
   if (!format_holds(a[0]->dtype, a[0]->ndim) || a[1]->ndim != 4) return;  // plain only
   q.reads(0, SY_STORAGE_MASK_HOST | SY_STORAGE_MASK(Blocked16::kIndex) | SY_STORAGE_MASK(ChannelsLast::kIndex));
   const Geometry g = conv_geometry(params_, *a[0], *a[1], a[2]);
-  const SY_StorageIndex mine = storage_of_layout(preferred_dst(g, a[2] != nullptr), g.dst);
+  Geometry call;
+  const SY_StorageIndex mine = preferred_storage(g, a[2] != nullptr, winograd_call(a, &call));
   if (mine != SY_STORAGE_HOST) q.writes(0, SY_STORAGE_MASK(mine) | SY_STORAGE_MASK_HOST);
   if (a[3] != nullptr)  // any layout: it is reordered into the output's unless already there
     q.reads(res, SY_STORAGE_MASK_HOST | SY_STORAGE_MASK(Blocked16::kIndex) | SY_STORAGE_MASK(ChannelsLast::kIndex));
 }
 
-namespace {
-// Multiply-adds of one run: what decides whether it is worth more than one thread.
 double conv_work(const ConvKernel::Geometry& g) {
   double work = static_cast<double>(g.src[0]);
   for (int64_t d : g.wts) work *= static_cast<double>(d);
@@ -307,6 +309,7 @@ double conv_work(const ConvKernel::Geometry& g) {
   return work;
 }
 
+namespace {
 // Multiply-adds per input element from which a few-channel input is reordered to nhwc.
 constexpr double kNhwcStemMacsPerInput = 256;
 
@@ -317,8 +320,7 @@ double elements(const Dims& dims) {
 }
 }  // namespace
 
-dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g, bool has_bias,
-                                                               const dnnl::post_ops& ops) const {
+dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g, bool has_bias, Ops ops) const {
   using fwd = dnnl::convolution_forward;
   const auto f32 = memory::data_type::f32;
   // `any`: oneDNN picks the layouts its fastest implementation wants. Except for a few
@@ -333,23 +335,29 @@ dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g
                          : few_channels ? memory::desc(g.src, f32, tag::nhwc)
                                         : memory::desc(g.src, f32, tag::any);
   memory::desc wts_any(g.wts, f32, tag::any), dst_any(g.dst, f32, tag::any);
-  const auto prop = dnnl::prop_kind::forward_inference;
-  const auto alg = dnnl::algorithm::convolution_direct;
-  fwd::desc d = has_bias ? fwd::desc(prop, alg, src_any, wts_any, memory::desc({g.out_channels}, f32, tag::a), dst_any,
-                                     g.stride, g.dilation, g.pad_l, g.pad_r)
-                         : fwd::desc(prop, alg, src_any, wts_any, dst_any, g.stride, g.dilation, g.pad_l, g.pad_r);
   dnnl::primitive_attr attr;
-  attr.set_post_ops(ops);
+  attr.set_post_ops(post_ops_[ops]);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-run scratch: runs may overlap
-  return fwd::primitive_desc(d, attr, engine());
+  auto make = [&](dnnl::algorithm alg, const memory::desc& src) {
+    const auto prop = dnnl::prop_kind::forward_inference;
+    fwd::desc d = has_bias ? fwd::desc(prop, alg, src, wts_any, memory::desc({g.out_channels}, f32, tag::a), dst_any,
+                                       g.stride, g.dilation, g.pad_l, g.pad_r)
+                           : fwd::desc(prop, alg, src, wts_any, dst_any, g.stride, g.dilation, g.pad_l, g.pad_r);
+    return fwd::primitive_desc(d, attr, engine());
+  };
+  if (ops == kWinograd)  // throws where oneDNN has none for these shapes (winograd.cpp asks first)
+    return make(dnnl::algorithm::convolution_winograd, memory::desc(g.src, f32, tag::any));
+  return make(dnnl::algorithm::convolution_direct, src_any);
 }
 
-dnnl::memory::desc ConvKernel::preferred_dst(const Geometry& g, bool has_bias) const {
+SY_StorageIndex ConvKernel::preferred_storage(const Geometry& g, bool has_bias, int64_t winograd_chunk) const {
   try {
-    sy_omp::Threads threads(conv_work(g));  // as build() will make it: same implementation
-    return describe(g, has_bias, post_ops_[kFused]).dst_desc();
+    Geometry call = g;  // what one primitive call sees
+    if (winograd_chunk > 0) call.src[0] = call.dst[0] = winograd_chunk;
+    sy_omp::Threads threads(conv_work(call));  // as build() will make it: same implementation
+    return storage_of_layout(describe(call, has_bias, winograd_chunk > 0 ? kWinograd : kFused).dst_desc(), call.dst);
   } catch (const dnnl::error&) {
-    return memory::desc();  // no layout to offer: stay plain (run() reports real failures)
+    return SY_STORAGE_HOST;  // no layout to offer: stay plain (run() reports real failures)
   }
 }
 
@@ -433,7 +441,7 @@ std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare_uncached(const A
   if (a[2] != nullptr) append_key(key, bias_user);
   if (a[3] != nullptr) append_key(key, res_user);
   return cache_[ops].get(key, [&] {
-    return build(a, g, src_user, wts_user, bias_user, dst_user, res_user, post_ops_[ops]);
+    return build(a, g, src_user, wts_user, bias_user, dst_user, res_user, ops);
   });
 }
 
@@ -442,8 +450,7 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
                                                         const memory::desc& wts_user,
                                                         const memory::desc& bias_user,
                                                         const memory::desc& dst_user,
-                                                        const memory::desc& res_user,
-                                                        const dnnl::post_ops& ops) {
+                                                        const memory::desc& res_user, Ops ops) {
   using fwd = dnnl::convolution_forward;
   auto p = std::make_shared<Prepared>();
   p->has_bias = a[2] != nullptr;
@@ -498,6 +505,7 @@ void ConvKernel::run(sy::Run& run) {
   if (sy::numel(out) == 0) return;  // empty batch: nothing to compute
   const SY_StorageIndex in = run.input_storage(0), to = run.output_storage(0);
   const SY_StorageIndex res = a[3] != nullptr ? run.input_storage(run.num_inputs() - 1) : SY_STORAGE_HOST;
+  if (run_winograd(a, out, in, to, res)) return;
   if (splits_ && run_split(a, out, in, to, res)) return;
   std::shared_ptr<const Prepared> p = prepare(a, &out, kFused, in, to, res);
   sy_omp::Threads threads(p->work);
@@ -545,16 +553,9 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
     if (check_finite) {
       s.wait();  // the reorders above have filled src (and weights, bias)
       // `src` may be a reordered copy: the memo is keyed by the user's tensor.
-      auto input_finite = [](const DLTensor& t, const memory::desc& user_md, SY_StorageIndex storage,
-                             const memory& scanned) {
-        if (known_finite(handle(t), user_md.get_size(), storage)) return true;
-        if (!all_finite(scanned)) return false;
-        remember_finite(handle(t), user_md.get_size(), storage);
-        return true;
-      };
-      const bool finite = consts_finite_ && input_finite(*a[0], p.src_user, in, src) &&
+      const bool finite = consts_finite_ && values_below(*a[0], p.src_user, in, src, kNonFinite) &&
                           (p.weights || all_finite(wts)) && (!p.has_bias || const_bias_ || all_finite(bias)) &&
-                          (a[3] == nullptr || input_finite(*a[3], p.res_user, res, residual));
+                          (a[3] == nullptr || values_below(*a[3], p.res_user, res, residual, kNonFinite));
       if (!finite) return false;  // nothing written: run() takes the careful path
     }
     // The sum post-op adds onto what dst holds: the residual, unless the output already is

@@ -17,6 +17,8 @@
 #include "conv_common.hpp"
 
 #include <array>
+#include <map>
+#include <mutex>
 
 namespace syconv {
 
@@ -42,6 +44,7 @@ class ConvKernel {
     const DLTensor* bias_attr = nullptr;
     size_t num_slots = 0;          // input slots the tensors take (2 or 3, fewer with attrs)
     bool own_layouts = true;       // option "@layout": values may stay in oneDNN's layouts
+    int winograd_tiles = 2;        // option "@winograd": 0 none, 2 F(2x2,3x3), 4 also F(4x4,3x3)
   };
 
   struct Geometry {
@@ -68,7 +71,9 @@ class ConvKernel {
     kFused = 0,  // all: the sum (residual), then the activation
     kSum = 1,    // the sum alone (the NaN path)
     kBare = 2,   // none: the convolution and its bias (split_epilogue.cpp)
+    kWinograd = 3,  // all, by Winograd's algorithm (winograd.cpp); the others are direct
   };
+  static constexpr int kNumOps = 4;
   // The primitive for these tensors (`out` NULL: a compact output), built once per layout.
   // `in` / `to` / `res`: the storage of the input / the output / the residual
   // (SY_STORAGE_HOST: plain, strided as the tensor says).
@@ -79,14 +84,14 @@ class ConvKernel {
                                                    SY_StorageIndex in, SY_StorageIndex to, SY_StorageIndex res);
   // The convolution for these shapes, formats left to oneDNN; callers hold the thread
   // count the runs will use (oneDNN picks its implementation for it).
-  dnnl::convolution_forward::primitive_desc describe(const Geometry& g, bool has_bias,
-                                                     const dnnl::post_ops& ops) const;
-  // The layout that convolution writes (an empty desc where oneDNN has none).
-  dnnl::memory::desc preferred_dst(const Geometry& g, bool has_bias) const;
+  dnnl::convolution_forward::primitive_desc describe(const Geometry& g, bool has_bias, Ops ops) const;
+  // The storage whose layout that convolution writes (by Winograd, `winograd_chunk` images
+  // at a time, when > 0), or SY_STORAGE_HOST where oneDNN has none.
+  SY_StorageIndex preferred_storage(const Geometry& g, bool has_bias, int64_t winograd_chunk) const;
   std::shared_ptr<Prepared> build(const Args& a, const Geometry& g, const dnnl::memory::desc& src_user,
                                   const dnnl::memory::desc& wts_user, const dnnl::memory::desc& bias_user,
                                   const dnnl::memory::desc& dst_user, const dnnl::memory::desc& res_user,
-                                  const dnnl::post_ops& ops);
+                                  Ops ops);
   // The bare convolution a batch chunk at a time, then the plugin's own loop for what
   // follows it: a residual tail (`+aten::add`, `+aten::add+aten::relu`) on a large output,
   // or a relu after a convolution that reads twice what it writes (split_epilogue.cpp).
@@ -94,6 +99,19 @@ class ConvKernel {
   bool run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_StorageIndex to, SY_StorageIndex res);
   // The convolution alone (kBare; `a` without residual) into `dst`, laid out as `out` in `to`.
   void run_bare(const Args& a, const DLTensor& out, SY_StorageIndex in, SY_StorageIndex to, void* dst);
+  // A 3x3 convolution by Winograd's algorithm where winograd.hpp allows it and oneDNN has
+  // a kernel, a batch chunk at a time if need be (winograd.cpp). False when it does not
+  // apply, or the input is one Winograd may not take: run() goes on.
+  bool run_winograd(const Args& a, DLTensor& out, SY_StorageIndex in, SY_StorageIndex to, SY_StorageIndex res);
+  // Images per Winograd primitive for this call, 0 where the option, the tensors or the
+  // shapes rule Winograd out (winograd.hpp); fills `g` when it gets that far.
+  int64_t winograd_call(const Args& a, Geometry* g) const;
+  // At create: prepares the Winograd primitive of the first run's shapes; false where
+  // Winograd does not apply.
+  bool prepare_winograd(const Args& a);
+  // Images per Winograd primitive for these shapes (the whole batch, or a divisor of it for
+  // which oneDNN picks the tiles the option allows); 0: none. Memoized per input shape.
+  int64_t winograd_chunk(const Geometry& g, bool has_bias) const;
   // Runs `p` into `out` (laid out as p's dst_user); with check_finite, returns whether the
   // input, weights, bias and residual were all finite (else true). `in` / `res`: the
   // storages of the input and the residual (finite_memo.hpp).
@@ -113,20 +131,23 @@ class ConvKernel {
                        SY_StorageIndex res, CallKey& key);
 
   Params params_;
-  dnnl::post_ops post_ops_[3];     // per Ops
+  dnnl::post_ops post_ops_[kNumOps];  // per Ops
   bool nan_guard_ = false;         // the activation may turn a NaN into a number
   bool splits_ = false;            // run_split() may take it: a residual tail or a relu, nothing else
   float residual_alpha_ = 1.f;     // aten::add's alpha: output = conv + alpha * residual
   bool const_weights_ = false, const_bias_ = false;
   bool consts_finite_ = true;      // constant weights and bias hold no NaN or infinity
+  bool winograd_weights_ = false;  // constant weights small enough for Winograd (winograd.hpp)
   // Constant weights per layout a primitive asked for (usually one); guarded by the
   // cache's lock, since only build() touches it.
   std::vector<sy_onednn::ConstantMemory> weights_;
   dnnl::memory bias_;              // constant bias, compact
-  ShapeCache<Prepared> cache_[3];  // per Ops
+  ShapeCache<Prepared> cache_[kNumOps];  // per Ops
   std::mutex memo_mutex_;
-  CallKey memo_key_[3];
-  std::shared_ptr<const Prepared> memo_[3];  // per Ops
+  CallKey memo_key_[kNumOps];
+  std::shared_ptr<const Prepared> memo_[kNumOps];  // per Ops
+  mutable std::mutex chunks_mutex_;
+  mutable std::map<Dims, int64_t> winograd_chunks_;  // per input dims
 };
 
 // Parses and checks everything but the tensors' shapes; throws sy::Unsupported.
@@ -134,5 +155,10 @@ ConvKernel::Params parse_conv(const sy::Node& node);
 // Shapes of one call; throws sy::Error naming what does not fit.
 ConvKernel::Geometry conv_geometry(const ConvKernel::Params& p, const DLTensor& x,
                                    const DLTensor& w, const DLTensor* b);
+// Multiply-adds of one run: what decides whether it is worth more than one thread.
+double conv_work(const ConvKernel::Geometry& g);
+// The residual's element strides as oneDNN sees it, over the dst dims (a batch stride of
+// 0 when the node is unbatched).
+Dims residual_strides(const ConvKernel::Geometry& g, const DLTensor& r);
 
 }  // namespace syconv

@@ -10,7 +10,11 @@ namespace {
 
 struct Memo {
   std::mutex mutex;
-  std::unordered_map<const void*, size_t> finite;  // buffer start -> bytes found finite
+  struct Found {
+    size_t bytes;       // how many bytes from the buffer's start were scanned
+    uint32_t exponent;  // their largest exponent field, below kNonFinite
+  };
+  std::unordered_map<const void*, Found> finite;  // buffer start -> what a scan found
 };
 
 Memo& memo() {
@@ -24,20 +28,30 @@ constexpr size_t kMaxEntries = 4096;
 
 }  // namespace
 
-bool known_finite(const void* data, size_t bytes, SY_StorageIndex storage) {
-  if (storage == SY_STORAGE_HOST || data == nullptr) return false;
+uint32_t known_exponent(const void* data, size_t bytes, SY_StorageIndex storage) {
+  if (storage == SY_STORAGE_HOST || data == nullptr) return kNonFinite;
   Memo& m = memo();
   std::lock_guard<std::mutex> lock(m.mutex);
   auto it = m.finite.find(data);
-  return it != m.finite.end() && it->second == bytes;
+  return it != m.finite.end() && it->second.bytes == bytes ? it->second.exponent : kNonFinite;
 }
 
-void remember_finite(const void* data, size_t bytes, SY_StorageIndex storage) {
-  if (storage == SY_STORAGE_HOST || data == nullptr) return;
+void remember_exponent(const void* data, size_t bytes, SY_StorageIndex storage, uint32_t exponent) {
+  if (storage == SY_STORAGE_HOST || data == nullptr || exponent >= kNonFinite) return;
   Memo& m = memo();
   std::lock_guard<std::mutex> lock(m.mutex);
   if (m.finite.size() >= kMaxEntries) m.finite.clear();
-  m.finite[data] = bytes;
+  m.finite[data] = {bytes, exponent};
+}
+
+bool values_below(const DLTensor& t, const dnnl::memory::desc& user_md, SY_StorageIndex storage,
+                  const dnnl::memory& scanned, uint32_t bound) {
+  uint32_t exponent = known_exponent(handle(t), user_md.get_size(), storage);
+  if (exponent >= kNonFinite) {  // nothing known: scan
+    exponent = max_exponent(scanned);
+    remember_exponent(handle(t), user_md.get_size(), storage, exponent);
+  }
+  return exponent < bound;
 }
 
 void forget_finite(const void* data) {
@@ -51,6 +65,7 @@ struct Vouched {
   const void* data;
   size_t bytes;
   SY_StorageIndex storage;
+  uint32_t exponent;
 };
 std::vector<Vouched>& vouched() {
   thread_local std::vector<Vouched> pending;
@@ -58,14 +73,14 @@ std::vector<Vouched>& vouched() {
 }
 }  // namespace
 
-void remember_written(const void* data, size_t bytes, SY_StorageIndex storage) {
-  vouched().push_back({data, bytes, storage});
+void remember_written(const void* data, size_t bytes, SY_StorageIndex storage, uint32_t exponent) {
+  vouched().push_back({data, bytes, storage, exponent});
 }
 
 void apply_written(bool keep) {
   std::vector<Vouched>& pending = vouched();
   if (keep)
-    for (const Vouched& v : pending) remember_finite(v.data, v.bytes, v.storage);
+    for (const Vouched& v : pending) remember_exponent(v.data, v.bytes, v.storage, v.exponent);
   pending.clear();
 }
 

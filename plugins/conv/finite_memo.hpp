@@ -1,6 +1,7 @@
 // conv plugin: which values in the plugin's own storages are known to hold no NaN or
-// infinity, so that a value's second guarded reader skips the scan its first reader did
-// (a ResNet block's input is read by conv1 and, as the residual, by conv3).
+// infinity, and how large they may be, so that a value's second guarded reader skips the
+// scan its first reader did (a ResNet block's input is read by conv1 and, as the
+// residual, by conv3).
 //
 // Why this is sound: only this plugin writes a value in its own storages (its kernels and
 // its from_host conversion), each such write forgets the buffer once it has finished
@@ -12,22 +13,32 @@
 
 #include <switchyard/plugin.hpp>
 
+#include "conv_common.hpp"
+
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 
 namespace syconv {
 
-// True when a scan found `bytes` bytes at `data`, in own storage `storage`, finite and
-// nothing has written them since.
-bool known_finite(const void* data, size_t bytes, SY_StorageIndex storage);
-// Records a finished scan that found them finite (host memory: ignored).
-void remember_finite(const void* data, size_t bytes, SY_StorageIndex storage);
+// What a scan found of `bytes` bytes at `data`, in own storage `storage`, if nothing has
+// written them since: their largest exponent field (conv_common.hpp's max_exponent). Else
+// kNonFinite: nothing known.
+uint32_t known_exponent(const void* data, size_t bytes, SY_StorageIndex storage);
+// Records a finished scan's max_exponent (host memory, or kNonFinite: ignored).
+void remember_exponent(const void* data, size_t bytes, SY_StorageIndex storage, uint32_t exponent);
 // Drops whatever is known about the buffer starting at `data` (a write into it).
 void forget_finite(const void* data);
+// Whether every float of tensor `t` (laid out as `user_md`, in storage `storage`) has an
+// exponent field below `bound`: what the memo knows, else a scan of `scanned` (the same
+// values, perhaps a reordered copy), whose result the memo keeps.
+bool values_below(const DLTensor& t, const dnnl::memory::desc& user_md, SY_StorageIndex storage,
+                  const dnnl::memory& scanned, uint32_t bound);
 // A kernel's own loop found these bytes finite during this run (its output, or an input
-// it can vouch for): Tracked<K> remembers them once it has forgotten the run's outputs.
+// it can vouch for), with no exponent field above `exponent` (kLargestFinite: finite is
+// all it knows): Tracked<K> remembers them once it has forgotten the run's outputs.
 // Per calling thread.
-void remember_written(const void* data, size_t bytes, SY_StorageIndex storage);
+void remember_written(const void* data, size_t bytes, SY_StorageIndex storage, uint32_t exponent = kLargestFinite);
 // Remembers what this thread's kernel noted, and clears it; `keep` false: only clears.
 void apply_written(bool keep);
 

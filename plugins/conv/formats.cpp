@@ -47,6 +47,13 @@ bool own_layouts_option(const sy::Attrs& attrs) {
   return layout == "onednn";
 }
 
+uint64_t image_bytes(const DLTensor& t, SY_StorageIndex storage) {
+  Dims one = sy::shape_of(t);
+  one[0] = 1;
+  if (storage != SY_STORAGE_HOST) return layout_of_storage(storage, one).get_size();
+  return static_cast<uint64_t>(strides_of(t)[0]) * sizeof(float);
+}
+
 SY_StorageIndex storage_of_layout(const dnnl::memory::desc& md, const Dims& shape) {
   if (shape.size() != 4 || md.data.ndims != 4) return SY_STORAGE_HOST;
   if (md == Blocked16::desc(shape)) return Blocked16::kIndex;

@@ -39,6 +39,9 @@ using ChannelsLast = OneDnnFormat<dnnl::memory::format_tag::nhwc, 1>;
 // storages; "plain" (false) keeps every value NCHW. Another value is an error.
 bool own_layouts_option(const sy::Attrs& attrs);
 
+// Bytes from one image to the next of a [N, ...] tensor in `storage` (or as its strides say).
+uint64_t image_bytes(const DLTensor& t, SY_StorageIndex storage);
+
 // The storage whose layout is `md` (of a [N, C, H, W] shape), or SY_STORAGE_HOST.
 SY_StorageIndex storage_of_layout(const dnnl::memory::desc& md, const Dims& shape);
 // The layout of a tensor in storage `index` (SY_STORAGE_HOST: none, an empty desc).

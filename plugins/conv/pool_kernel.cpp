@@ -267,10 +267,7 @@ static void propagate_nan(const PoolKernel::Geometry& g, const memory& src, memo
 // Whether the pooling's input holds no NaN or infinity, asking the memo first (`src` may be
 // a reordered copy of `x`: the memo is keyed by the user's tensor).
 static bool src_finite(const DLTensor& x, SY_StorageIndex storage, const memory::desc& user_md, const memory& src) {
-  if (known_finite(handle(x), user_md.get_size(), storage)) return true;
-  if (!all_finite(src)) return false;
-  remember_finite(handle(x), user_md.get_size(), storage);
-  return true;
+  return values_below(x, user_md, storage, src, kNonFinite);
 }
 
 void PoolKernel::run(sy::Run& run) {

@@ -18,6 +18,7 @@
 #include "finite_memo.hpp"
 #include "formats.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace syconv {
@@ -42,44 +43,45 @@ constexpr uint64_t kChunkBytes = uint64_t{4} << 20;
 inline float relu_keeping_nan(float v) { return v > 0.f || v != v ? v : 0.f; }
 
 // out[i] = conv[i] + alpha * residual[i], then relu; `conv` NULL: out[i] = relu(out[i]).
-// Elementwise, so `out` may be `residual`. Returns whether every value before the relu was
-// finite (an exponent test while it is in a register; see run_split).
-SY_VECTOR_CLONES bool epilogue_range(float* out, const float* conv, const float* residual, float alpha, bool relu,
+// Elementwise, so `out` may be `residual`. Returns the largest exponent field of the values
+// before the relu (kNonFinite: one was NaN or infinite), taken while each is in a register
+// (see run_split).
+SY_VECTOR_CLONES uint32_t epilogue_range(float* out, const float* conv, const float* residual, float alpha, bool relu,
                                      int64_t from, int64_t to) {
-  uint32_t bad = 0;
-  auto non_finite = [](float v) {
+  uint32_t top = 0;
+  auto exponent = [](float v) {
     uint32_t bits;
     std::memcpy(&bits, &v, sizeof bits);
-    return static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    return bits & kNonFinite;
   };
   if (conv == nullptr) {
-#pragma omp simd reduction(| : bad)
+#pragma omp simd reduction(max : top)
     for (int64_t i = from; i < to; ++i) {
-      bad |= non_finite(out[i]);
+      top = std::max(top, exponent(out[i]));
       out[i] = relu_keeping_nan(out[i]);
     }
   } else {
-#pragma omp simd reduction(| : bad)
+#pragma omp simd reduction(max : top)
     for (int64_t i = from; i < to; ++i) {
       const float v = conv[i] + alpha * residual[i];
-      bad |= non_finite(v);
+      top = std::max(top, exponent(v));
       out[i] = relu ? relu_keeping_nan(v) : v;
     }
   }
-  return bad == 0;
+  return top;
 }
 
-bool epilogue(float* out, const float* conv, const float* residual, int64_t n, float alpha, bool relu) {
+uint32_t epilogue(float* out, const float* conv, const float* residual, int64_t n, float alpha, bool relu) {
   const double work = static_cast<double>(n);
   if (work < sy_omp::kSerialWork) return epilogue_range(out, conv, residual, alpha, relu, 0, n);
   sy_omp::Threads threads(work);
-  int bad = 0;
-#pragma omp parallel reduction(| : bad)
+  uint32_t top = 0;
+#pragma omp parallel reduction(max : top)
   {
     const int64_t t = omp_get_thread_num(), team = omp_get_num_threads();
-    bad |= epilogue_range(out, conv, residual, alpha, relu, n * t / team, n * (t + 1) / team) ? 0 : 1;
+    top = std::max(top, epilogue_range(out, conv, residual, alpha, relu, n * t / team, n * (t + 1) / team));
   }
-  return bad == 0;
+  return top;
 }
 
 // True for a 1x1, stride-1, unpadded convolution: every input element then feeds every
@@ -93,14 +95,6 @@ bool every_input_reaches_the_output(const ConvKernel::Params& p, const DLTensor&
   for (int64_t v : p.padding)
     if (v != 0) return false;
   return weights.ndim > 2;
-}
-
-// Bytes from one image to the next of a [N, ...] tensor in `storage` (or as its strides say).
-uint64_t image_bytes(const DLTensor& t, SY_StorageIndex storage) {
-  Dims one = sy::shape_of(t);
-  one[0] = 1;
-  if (storage != SY_STORAGE_HOST) return layout_of_storage(storage, one).get_size();
-  return static_cast<uint64_t>(strides_of(t)[0]) * sizeof(float);
 }
 
 // The output size from which a residual tail runs split, for these weights [O, I/g, kh, kw].
@@ -137,7 +131,7 @@ bool ConvKernel::run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_
   std::copy(a[0]->shape, a[0]->shape + 4, x_shape);
   std::copy(out.shape, out.shape + 4, out_shape);
   x_shape[0] = out_shape[0] = chunk;
-  bool finite = true;
+  uint32_t top = 0;  // the largest exponent field before the relu
   for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
     DLTensor x = *a[0], y = out;
     x.shape = x_shape;
@@ -149,17 +143,18 @@ bool ConvKernel::run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_
     const int64_t n = static_cast<int64_t>(chunk_bytes / sizeof(float));
     if (residual) {
       const auto* chunk_residual = reinterpret_cast<const float*>(static_cast<const char*>(handle(*a[3])) + n0 * per_image);
-      finite &= epilogue(slice, scratch, chunk_residual, n, residual_alpha_, params_.fusion.activation != nullptr);
+      top = std::max(top, epilogue(slice, scratch, chunk_residual, n, residual_alpha_, params_.fusion.activation != nullptr));
     } else {
-      finite &= epilogue(slice, nullptr, nullptr, n, 1.f, true);
+      top = std::max(top, epilogue(slice, nullptr, nullptr, n, 1.f, true));
     }
   }
   // The loop saw every value before the relu finite: so is the output, and so are the
   // input (where each of its elements reaches the output) and the residual (for any alpha:
   // 0 * inf is NaN). Their next guarded readers then skip their scans (finite_memo.hpp):
   // at batch 1 a ResNet-50 run scanned 33 MB, most of it residuals a 1x1 reduce had read.
-  if (finite) {
-    remember_written(handle(out), per_image * static_cast<uint64_t>(batch), to);
+  // A relu only lowers magnitudes, so the output's exponents are at most `top`.
+  if (top < kNonFinite) {
+    remember_written(handle(out), per_image * static_cast<uint64_t>(batch), to, top);
     if (every_input_reaches_the_output(params_, *a[1]))
       remember_written(handle(*a[0]), x_image * static_cast<uint64_t>(batch), in);
     if (residual)
