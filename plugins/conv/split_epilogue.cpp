@@ -14,6 +14,7 @@
 //    larger input for NaN first (ConvKernel::run's guard); the loop keeps NaN as ATen does.
 #include "conv_kernel.hpp"
 
+#include "batch_chunk.hpp"
 #include "common/vector_clones.hpp"
 #include "finite_memo.hpp"
 #include "formats.hpp"
@@ -127,22 +128,16 @@ bool ConvKernel::run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_
     }
   const uint64_t chunk_bytes = per_image * static_cast<uint64_t>(chunk);
   float* scratch = residual ? thread_buffer(ThreadBuffer::kChunk, chunk_bytes) : nullptr;
-  int64_t x_shape[4], out_shape[4];
-  std::copy(a[0]->shape, a[0]->shape + 4, x_shape);
-  std::copy(out.shape, out.shape + 4, out_shape);
-  x_shape[0] = out_shape[0] = chunk;
+  BatchChunk part(a, &out, chunk, in, to, res);
   uint32_t top = 0;  // the largest exponent field before the relu
   for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
-    DLTensor x = *a[0], y = out;
-    x.shape = x_shape;
-    y.shape = out_shape;
-    x.byte_offset += static_cast<uint64_t>(n0) * x_image;
-    y.byte_offset += static_cast<uint64_t>(n0) * per_image;
-    float* slice = static_cast<float*>(handle(y));
-    run_bare({&x, a[1], a[2], nullptr}, y, in, to, residual ? scratch : slice);
+    part.at(n0);
+    const Args& c = part.args();
+    float* slice = static_cast<float*>(handle(part.out()));
+    run_bare({c[0], c[1], c[2], nullptr}, part.out(), in, to, residual ? scratch : slice);
     const int64_t n = static_cast<int64_t>(chunk_bytes / sizeof(float));
     if (residual) {
-      const auto* chunk_residual = reinterpret_cast<const float*>(static_cast<const char*>(handle(*a[3])) + n0 * per_image);
+      const auto* chunk_residual = static_cast<const float*>(handle(*c[3]));
       top = std::max(top, epilogue(slice, scratch, chunk_residual, n, residual_alpha_, params_.fusion.activation != nullptr));
     } else {
       top = std::max(top, epilogue(slice, nullptr, nullptr, n, 1.f, true));
