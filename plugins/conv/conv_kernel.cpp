@@ -44,6 +44,7 @@ const DLTensor* tensor_attr(const sy::Attrs& a, const char* name) {
 
 ConvKernel::Params parse_conv(const sy::Node& node) {
   ConvKernel::Params p;
+  p.node = node.name != nullptr ? node.name : "";
   p.fusion = fusion_of(node.op, &p.producer);
   const Producer* prod = nullptr;
   for (const Producer& q : producers())

@@ -33,6 +33,7 @@ class ConvKernel {
   void run(sy::Run& run);
 
   struct Params {
+    std::string node;              // the node's name, for the log
     std::string producer;          // "aten::conv2d"
     int spatial = 0;               // 1 or 2 (conv1d/conv2d); 0: from the weight's rank
     bool unbatched_ok = false;     // conv1d/conv2d accept an input without batch dim

@@ -45,6 +45,9 @@ int64_t ConvKernel::winograd_chunk(const Geometry& g, bool has_bias) const {
       break;  // no Winograd kernel for these channels on this CPU
     }
   }
+  sy::log(SY_LOG_DEBUG, "conv: node '" + params_.node + "' (" + params_.producer + ") on " + to_string(g.src) + ": " +
+                            (chunk == 0 ? std::string("direct (no Winograd kernel with the allowed tiles)")
+                                        : "Winograd, " + std::to_string(chunk) + " image(s) per call"));
   std::lock_guard<std::mutex> lock(chunks_mutex_);
   winograd_chunks_[g.src] = chunk;
   return chunk;
