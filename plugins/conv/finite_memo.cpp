@@ -47,7 +47,8 @@ void remember_exponent(const void* data, size_t bytes, SY_StorageIndex storage, 
 bool values_below(const DLTensor& t, const dnnl::memory::desc& user_md, SY_StorageIndex storage,
                   const dnnl::memory& scanned, uint32_t bound) {
   uint32_t exponent = known_exponent(handle(t), user_md.get_size(), storage);
-  if (exponent >= kNonFinite) {  // nothing known: scan
+  // Nothing known, or only that they are finite where the bound asks how large: scan.
+  if (exponent >= kNonFinite || (exponent == kLargestFinite && bound <= kLargestFinite)) {
     exponent = max_exponent(scanned);
     remember_exponent(handle(t), user_md.get_size(), storage, exponent);
   }

@@ -31,7 +31,8 @@ void remember_exponent(const void* data, size_t bytes, SY_StorageIndex storage, 
 void forget_finite(const void* data);
 // Whether every float of tensor `t` (laid out as `user_md`, in storage `storage`) has an
 // exponent field below `bound`: what the memo knows, else a scan of `scanned` (the same
-// values, perhaps a reordered copy), whose result the memo keeps.
+// values, perhaps a reordered copy), whose result the memo keeps. A value vouched for as
+// finite alone (kLargestFinite) is scanned again where `bound` asks for less.
 bool values_below(const DLTensor& t, const dnnl::memory::desc& user_md, SY_StorageIndex storage,
                   const dnnl::memory& scanned, uint32_t bound);
 // A kernel's own loop found these bytes finite during this run (its output, or an input

@@ -1,7 +1,8 @@
 // The conv plugin's Winograd path (plugins/conv/winograd.hpp): 3x3 convolutions at 14x14
 // and up, at batch 1 and in batch chunks, match the aten plugin with the config option
 // winograd at its default ("2x2"), "4x4" and false; the option changes what runs; an
-// unknown value is an error. Inputs Winograd may not take (NaN, infinities, values past 2^64) are
+// unknown value is an error; a value another kernel vouched for as finite still goes to
+// Winograd. Inputs Winograd may not take (NaN, infinities, values past 2^64) are
 // conformance cases (host/conformance/cases_conv.cpp), run by check_plugin_conv.
 #include "conv_test_util.hpp"
 
@@ -77,5 +78,40 @@ TEST(ConvWinograd, AnUnknownWinogradOptionIsAnError) {
     EXPECT_NE(std::string(e.what()).find("option winograd is not \"2x2\", \"4x4\" or \"off\" (or true / false): got \"yes\""),
               std::string::npos)
         << e.what();
+  }
+}
+
+// A value read first by a 1x1 convolution with a split relu, which vouches for its input as
+// finite without knowing how large it is (finite_memo.hpp), then by a 3x3 convolution:
+// Winograd needs the magnitude, so it scans instead of leaving the 3x3 to the direct path.
+TEST(ConvWinograd, AValueVouchedForAsFiniteStillGoesToWinograd) {
+  if (!cpu_has_winograd()) GTEST_SKIP() << "missing resource: an AVX-512 CPU (oneDNN's Winograd kernels)";
+  auto graph = [] {
+    ir::Graph g;
+    const ir::ValueId x = g.add_input("x", sytest::kF32);
+    const ir::ValueId w0 = g.add_constant("w0", random({32, 16, 1, 1}, 31, -0.2f, 0.2f));
+    const ir::ValueId w1 = g.add_constant("w1", random({8, 32, 1, 1}, 32, -0.3f, 0.3f));
+    const ir::ValueId w2 = g.add_constant("w2", random({32, 32, 3, 3}, 33, -0.1f, 0.1f));
+    const ir::ValueId b = g.add_constant("b", random({32}, 34));
+    // a 1x1, the same in both runtimes: the outputs differ only where "three" differs
+    g.add_node("first", "aten::conv2d", {x, w0, b}, {"h"}, conv_attrs({1, 1}, {0, 0}, {1, 1}, 1));
+    const ir::ValueId h = g.find_value("h");
+    // 32 -> 8 channels: it reads four times what it writes, so its relu runs by a loop
+    g.add_node("reduce", "aten::conv2d+aten::relu", {h, w1}, {"r"}, conv_attrs({1, 1}, {0, 0}, {1, 1}, 1));
+    g.add_node("three", "aten::conv2d", {h, w2, b}, {"y"}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 1));
+    g.outputs = {g.find_value("r"), g.find_value("y")};
+    return g;
+  };
+  const Tensor x = random({1, 16, 28, 28}, 35);
+  switchyard::Runtime direct(switchyard::Options{winograd_config("off_vouched", "false")});
+  auto fast = load_graph(runtime("conv"), graph());
+  auto slow = load_graph(direct, graph());
+  for (int run = 0; run < 3; ++run) {  // the planning run, then runs in the planned storages
+    const std::vector<Tensor> a = fast->run({x}), b = slow->run({x});
+    std::vector<float> ya = sytest::values(a[1]), yb = sytest::values(b[1]);
+    expect_close(a[1], b[1], "run " + std::to_string(run));
+    size_t differ = 0;
+    for (size_t i = 0; i < ya.size(); ++i) differ += ya[i] != yb[i];
+    EXPECT_GT(differ, 0u) << "run " << run << ": the 3x3 convolution ran direct";
   }
 }
