@@ -188,6 +188,7 @@ struct ConvKernel::Prepared {
   dnnl::reorder src_in, wts_in, bias_in, dst_out;  // empty when the layouts already agree
   dnnl::reorder res_in;                             // residual into dst (a copy at least), when fused
   memory weights;                                   // constant weights in `wts` layout
+  memory const_bias;                                // the constant bias's channels of this call
   bool has_bias = false;
   double work = 0;                                  // multiply-adds per run
 };
@@ -269,6 +270,7 @@ ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_c
       winograd_weights_ = exponent < kWinogradWeightsBelow;
     }
     if (const_bias_) {  // compact copy once; the primitive wants a dense bias
+      bias_offset_ = a[2]->byte_offset;
       memory user(plain_desc(*a[2]), engine(), handle(*a[2]));
       bias_ = memory(memory::desc({g.out_channels}, memory::data_type::f32, tag::a), engine());
       dnnl::stream& s = thread_stream();
@@ -351,12 +353,11 @@ dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g
   return make(dnnl::algorithm::convolution_direct, src_any);
 }
 
-SY_StorageIndex ConvKernel::preferred_storage(const Geometry& g, bool has_bias, int64_t winograd_chunk) const {
+SY_StorageIndex ConvKernel::preferred_storage(const Geometry& g, bool has_bias, const WinogradPlan& winograd) const {
   try {
-    Geometry call = g;  // what one primitive call sees
-    if (winograd_chunk > 0) call.src[0] = call.dst[0] = winograd_chunk;
+    const Geometry call = winograd.images > 0 ? winograd_geometry(g, winograd) : g;  // what one primitive call sees
     sy_omp::Threads threads(conv_work(call));  // as build() will make it: same implementation
-    return storage_of_layout(describe(call, has_bias, winograd_chunk > 0 ? kWinograd : kFused).dst_desc(), call.dst);
+    return storage_of_layout(describe(call, has_bias, winograd.images > 0 ? kWinograd : kFused).dst_desc(), call.dst);
   } catch (const dnnl::error&) {
     return SY_STORAGE_HOST;  // no layout to offer: stay plain (run() reports real failures)
   }
@@ -374,7 +375,9 @@ bool ConvKernel::call_key(const Args& a, const DLTensor* out, SY_StorageIndex in
     key.v[key.n++] = x;
     return true;
   };
-  bool fits = push(in) && push(to) && push(res);
+  // Where the weight and bias start: a Winograd call may take a part of their channels.
+  bool fits = push(in) && push(to) && push(res) && push(static_cast<int64_t>(a[1]->byte_offset)) &&
+              push(a[2] != nullptr ? static_cast<int64_t>(a[2]->byte_offset) : -1);
   for (const DLTensor* t : {a[0], a[1], a[2], a[3], out}) {
     if (t == nullptr) {
       fits = fits && push(-1);
@@ -434,7 +437,7 @@ std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare_uncached(const A
                       to_string(g.out_shape));
     res_user = res != SY_STORAGE_HOST ? layout_of_storage(res, g.dst) : strided_desc(g.dst, residual_strides(g, *a[3]));
   }
-  Dims key;
+  Dims key = {static_cast<int64_t>(a[1]->byte_offset), a[2] != nullptr ? static_cast<int64_t>(a[2]->byte_offset) : -1};
   append_key(key, src_user);
   append_key(key, dst_user);
   append_key(key, wts_user);
@@ -477,11 +480,15 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
     p->dst_out = reorder(p->dst, p->dst_user);
     if (a[3] != nullptr) p->res_in = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->res_user, engine(), p->dst));
     if (p->has_bias && !const_bias_) p->bias_in = reorder(bias_user, p->bias);
+    if (p->has_bias && const_bias_) {  // bias_ from the call's first channel on
+      const uint64_t first = (a[2]->byte_offset - bias_offset_) / sizeof(float) / static_cast<uint64_t>(strides_of(*a[2])[0]);
+      p->const_bias = memory(p->bias, engine(), static_cast<float*>(bias_.get_data_handle()) + first);
+    }
     if (!const_weights_) {
       p->wts_in = reorder(wts_user, p->wts);
     } else {
-      for (const sy_onednn::ConstantMemory& w : weights_)
-        if (w.md == p->wts) p->weights = w.mem;
+      for (const PackedWeights& w : weights_)
+        if (w.packed.md == p->wts && w.source_offset == a[1]->byte_offset) p->weights = w.packed.mem;
       if (!p->weights) {  // the one-time reorder of constant weights
         memory user(wts_user, engine(), handle(*a[1]));
         sy_onednn::ConstantMemory mine = sy_onednn::constant_memory(p->wts);
@@ -489,7 +496,7 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
         reorder_into(s, dnnl::reorder(user, mine.mem), user, mine.mem);
         s.wait();
         p->weights = mine.mem;
-        weights_.push_back(std::move(mine));
+        weights_.push_back({a[1]->byte_offset, std::move(mine)});
       }
     }
   } catch (const dnnl::error& e) {
@@ -548,7 +555,7 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
     memory dst = p.dst_out ? memory(p.dst, eng) : dst_user;
     memory scratch = thread_scratch(p.scratch);
     memory bias;  // empty without one: an absent argument
-    if (p.has_bias) bias = const_bias_ ? bias_ : input(p.bias_user, *a[2], p.bias_in, p.bias);
+    if (p.has_bias) bias = const_bias_ ? p.const_bias : input(p.bias_user, *a[2], p.bias_in, p.bias);
     memory residual;
     if (a[3] != nullptr) residual = memory(p.res_user, eng, handle(*a[3]));
     if (check_finite) {

@@ -86,9 +86,17 @@ class ConvKernel {
   // The convolution for these shapes, formats left to oneDNN; callers hold the thread
   // count the runs will use (oneDNN picks its implementation for it).
   dnnl::convolution_forward::primitive_desc describe(const Geometry& g, bool has_bias, Ops ops) const;
-  // The storage whose layout that convolution writes (by Winograd, `winograd_chunk` images
-  // at a time, when > 0), or SY_STORAGE_HOST where oneDNN has none.
-  SY_StorageIndex preferred_storage(const Geometry& g, bool has_bias, int64_t winograd_chunk) const;
+  // How a Winograd convolution is cut into primitive calls: `images` images per call (0: no
+  // Winograd), each call taking 1 / `parts` of the output channels.
+  struct WinogradPlan {
+    int64_t images = 0;
+    int64_t parts = 1;
+  };
+  // What one primitive call of `plan` sees of the convolution `g`.
+  static Geometry winograd_geometry(const Geometry& g, const WinogradPlan& plan);
+  // The storage whose layout that convolution writes (cut as `winograd` says), or
+  // SY_STORAGE_HOST where oneDNN has none.
+  SY_StorageIndex preferred_storage(const Geometry& g, bool has_bias, const WinogradPlan& winograd) const;
   std::shared_ptr<Prepared> build(const Args& a, const Geometry& g, const dnnl::memory::desc& src_user,
                                   const dnnl::memory::desc& wts_user, const dnnl::memory::desc& bias_user,
                                   const dnnl::memory::desc& dst_user, const dnnl::memory::desc& res_user,
@@ -104,15 +112,16 @@ class ConvKernel {
   // a kernel, a batch chunk at a time if need be (winograd.cpp). False when it does not
   // apply, or the input is one Winograd may not take: run() goes on.
   bool run_winograd(const Args& a, DLTensor& out, SY_StorageIndex in, SY_StorageIndex to, SY_StorageIndex res);
-  // Images per Winograd primitive for this call, 0 where the option, the tensors or the
-  // shapes rule Winograd out (winograd.hpp); fills `g` when it gets that far.
-  int64_t winograd_call(const Args& a, Geometry* g) const;
+  // The Winograd plan for this call, none where the option, the tensors or the shapes rule
+  // Winograd out (winograd.hpp); fills `g` when it gets that far.
+  WinogradPlan winograd_call(const Args& a, Geometry* g) const;
   // At create: prepares the Winograd primitive of the first run's shapes; false where
   // Winograd does not apply.
   bool prepare_winograd(const Args& a);
-  // Images per Winograd primitive for these shapes (the whole batch, or a divisor of it for
-  // which oneDNN picks the tiles the option allows); 0: none. Memoized per input shape.
-  int64_t winograd_chunk(const Geometry& g, bool has_bias) const;
+  // The Winograd plan for these shapes: the whole batch, else the largest divisor of it,
+  // else one image and the fewest parts of the output channels, for which oneDNN picks the
+  // tiles the option allows. Memoized per input shape.
+  WinogradPlan winograd_plan(const Geometry& g, bool has_bias) const;
   // Runs `p` into `out` (laid out as p's dst_user); with check_finite, returns whether the
   // input, weights, bias and residual were all finite (else true). `in` / `res`: the
   // storages of the input and the residual (finite_memo.hpp).
@@ -139,16 +148,22 @@ class ConvKernel {
   bool const_weights_ = false, const_bias_ = false;
   bool consts_finite_ = true;      // constant weights and bias hold no NaN or infinity
   bool winograd_weights_ = false;  // constant weights small enough for Winograd (winograd.hpp)
-  // Constant weights per layout a primitive asked for (usually one); guarded by the
-  // cache's lock, since only build() touches it.
-  std::vector<sy_onednn::ConstantMemory> weights_;
+  // Constant weights per layout a primitive asked for (usually one), and per part of the
+  // output channels (Winograd may take a part per call); guarded by the cache's lock,
+  // since only build() touches it.
+  struct PackedWeights {
+    uint64_t source_offset;        // the weight tensor's byte_offset of the part
+    sy_onednn::ConstantMemory packed;
+  };
+  std::vector<PackedWeights> weights_;
   dnnl::memory bias_;              // constant bias, compact
+  uint64_t bias_offset_ = 0;       // the constant bias tensor's byte_offset
   ShapeCache<Prepared> cache_[kNumOps];  // per Ops
   std::mutex memo_mutex_;
   CallKey memo_key_[kNumOps];
   std::shared_ptr<const Prepared> memo_[kNumOps];  // per Ops
   mutable std::mutex chunks_mutex_;
-  mutable std::map<Dims, int64_t> winograd_chunks_;  // per input dims
+  mutable std::map<Dims, WinogradPlan> winograd_plans_;  // per input dims
 };
 
 // Parses and checks everything but the tensors' shapes; throws sy::Unsupported.

@@ -48,8 +48,10 @@ TEST(ConvWinograd, ThreeByThreeLayersMatchAtenWithEveryWinogradOption) {
     int64_t n, c, side;
   };
   // Batch 4 at 56x56: oneDNN would take F(4x4,3x3) for the whole batch, so the default
-  // runs F(2x2,3x3) on chunks of it.
-  for (const Shape4 s : {Shape4{1, 64, 56}, Shape4{2, 32, 14}, Shape4{4, 64, 56}, Shape4{1, 48, 28}}) {
+  // runs F(2x2,3x3) on chunks of it. 128 channels at 28x28: on a part of the output
+  // channels per call (one image each at batch 2).
+  for (const Shape4 s : {Shape4{1, 64, 56}, Shape4{2, 32, 14}, Shape4{4, 64, 56}, Shape4{1, 48, 28}, Shape4{1, 128, 28},
+                         Shape4{2, 128, 28}}) {
     const std::string what = "[" + std::to_string(s.n) + ", " + std::to_string(s.c) + ", " +
                              std::to_string(s.side) + ", " + std::to_string(s.side) + "]";
     Tensor ref = run_twice(runtime("aten"), conv_relu(s.n, s.c, s.side, false));
