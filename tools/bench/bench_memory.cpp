@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   switchyard::Runtime runtime(with_config(config));
 
   std::printf("LibTorch %s, frozen, %d ATen threads. Peak activation memory in MiB: malloc's bytes in use as each "
-              "op returns, less those before the forward (switchyard: each graph node, after a planning run; "
+              "op returns, less those before the forward (switchyard: each graph node, after a planning run and a warm-up run; "
               "LibTorch: each ATen op, nested ones included, after a warm-up forward).\n\n",
               TORCH_VERSION, at::get_num_threads());
   std::printf("| model | batch | no reuse (sum of activations) | switchyard planned | switchyard measured | "
@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
         const std::vector<switchyard::Tensor> inputs = zoo_inputs(zoo, entry, batch);
         auto model = runtime.load(zoo + "/" + stem + ".pt");
         model->run(inputs);  // plans
+        model->run(inputs);  // warm-up, as LibTorch's: kernels build their primitives for the planned storages
         switchyard::RunContext ctx;
         ctx.set_memory_measurement(true);
         model->run(inputs, ctx);
