@@ -109,6 +109,8 @@ std::vector<ConvSpec> conv_specs(size_t sp) {
     v.push_back(spec("groups 4", {2, 8, 9, 9}, {12, 2, 3, 3}, 1, 1, 1, 4));
     v.push_back(spec("depthwise multiplier 2", {1, 6, 10, 11}, {12, 1, 3, 3}, 1, 1, 1, 6));
     v.push_back(spec("dilation 2", {1, 4, 15, 13}, {6, 4, 3, 3}, 1, 2, 2));
+    // The conv plugin runs it by Winograd on parts of the output channels (winograd.cpp).
+    v.push_back(spec("resnet 3x3 layer at 28x28, 128 channels", {1, 128, 28, 28}, {128, 128, 3, 3}, 1, 1));
     ConvSpec odd = spec("odd sizes, stride (2, 1), padding (1, 2), dilation (1, 2)", {3, 5, 13, 17}, {7, 5, 3, 5}, 1, 0);
     odd.stride = {2, 1};
     odd.padding = {1, 2};
