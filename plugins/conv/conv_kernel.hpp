@@ -162,7 +162,7 @@ class ConvKernel {
   std::mutex memo_mutex_;
   CallKey memo_key_[kNumOps];
   std::shared_ptr<const Prepared> memo_[kNumOps];  // per Ops
-  mutable std::mutex chunks_mutex_;
+  mutable std::mutex plans_mutex_;
   mutable std::map<Dims, WinogradPlan> winograd_plans_;  // per input dims
 };
 

@@ -34,7 +34,7 @@ ConvKernel::Geometry ConvKernel::winograd_geometry(const Geometry& g, const Wino
 
 ConvKernel::WinogradPlan ConvKernel::winograd_plan(const Geometry& g, bool has_bias) const {
   {
-    std::lock_guard<std::mutex> lock(chunks_mutex_);
+    std::lock_guard<std::mutex> lock(plans_mutex_);
     auto it = winograd_plans_.find(g.src);
     if (it != winograd_plans_.end()) return it->second;
   }
@@ -42,8 +42,9 @@ ConvKernel::WinogradPlan ConvKernel::winograd_plan(const Geometry& g, bool has_b
   // call, then (one image) fewer output channels, until it takes the tiles the option
   // allows. Parts keep 16-channel blocks whole, so that a part of an image is contiguous.
   auto takes = [&](const WinogradPlan& plan) {
-    sy_omp::Threads threads(conv_work(winograd_geometry(g, plan)));  // oneDNN picks its kernel for the thread count
-    const std::string impl = describe(winograd_geometry(g, plan), has_bias, kWinograd).impl_info_str();
+    const Geometry call = winograd_geometry(g, plan);
+    sy_omp::Threads threads(conv_work(call));  // oneDNN picks its kernel for the thread count
+    const std::string impl = describe(call, has_bias, kWinograd).impl_info_str();
     return params_.winograd_tiles >= 4 || impl.find("wino_2x3") != std::string::npos;
   };
   WinogradPlan plan, found;
@@ -61,7 +62,7 @@ ConvKernel::WinogradPlan ConvKernel::winograd_plan(const Geometry& g, bool has_b
                             (found.images == 0 ? std::string("direct (no Winograd kernel with the allowed tiles)")
                                                : "Winograd, " + std::to_string(found.images) + " image(s) and " +
                                                      std::to_string(channels / found.parts) + " output channels per call"));
-  std::lock_guard<std::mutex> lock(chunks_mutex_);
+  std::lock_guard<std::mutex> lock(plans_mutex_);
   winograd_plans_[g.src] = found;
   return found;
 }
