@@ -31,6 +31,8 @@ class BatchChunk {
   }
   // input, weight, bias, residual (NULL unless the call has one)
   const ConvKernel::Args& args() const { return args_; }
+  // The first output channel of part `part` (ConvKernel::prepare's `first_channel`).
+  int64_t first_channel(int64_t part) const { return part * y_.shape[1]; }
   DLTensor& out() { return y_.view; }
   void at(int64_t n0, int64_t part = 0) {
     for (View* v : {&x_, &y_, &r_, &w_, &b_})

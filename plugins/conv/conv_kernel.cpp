@@ -270,7 +270,6 @@ ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_c
       winograd_weights_ = exponent < kWinogradWeightsBelow;
     }
     if (const_bias_) {  // compact copy once; the primitive wants a dense bias
-      bias_offset_ = a[2]->byte_offset;
       memory user(plain_desc(*a[2]), engine(), handle(*a[2]));
       bias_ = memory(memory::desc({g.out_channels}, memory::data_type::f32, tag::a), engine());
       dnnl::stream& s = thread_stream();
@@ -368,16 +367,14 @@ bool ConvKernel::CallKey::operator==(const CallKey& o) const {
 }
 
 bool ConvKernel::call_key(const Args& a, const DLTensor* out, SY_StorageIndex in, SY_StorageIndex to,
-                          SY_StorageIndex res, CallKey& key) {
+                          SY_StorageIndex res, int64_t first_channel, CallKey& key) {
   key.n = 0;
   auto push = [&](int64_t x) {
     if (key.n == key.v.size()) return false;
     key.v[key.n++] = x;
     return true;
   };
-  // Where the weight and bias start: a Winograd call may take a part of their channels.
-  bool fits = push(in) && push(to) && push(res) && push(static_cast<int64_t>(a[1]->byte_offset)) &&
-              push(a[2] != nullptr ? static_cast<int64_t>(a[2]->byte_offset) : -1);
+  bool fits = push(in) && push(to) && push(res) && push(first_channel);
   for (const DLTensor* t : {a[0], a[1], a[2], a[3], out}) {
     if (t == nullptr) {
       fits = fits && push(-1);
@@ -392,14 +389,14 @@ bool ConvKernel::call_key(const Args& a, const DLTensor* out, SY_StorageIndex in
 
 std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare(const Args& a, const DLTensor* out, Ops ops,
                                                                 SY_StorageIndex in, SY_StorageIndex to,
-                                                                SY_StorageIndex res) {
+                                                                SY_StorageIndex res, int64_t first_channel) {
   CallKey call;
-  const bool memo = call_key(a, out, in, to, res, call);
+  const bool memo = call_key(a, out, in, to, res, first_channel, call);
   if (memo) {
     std::lock_guard<std::mutex> lock(memo_mutex_);
     if (memo_[ops] && memo_key_[ops] == call) return memo_[ops];
   }
-  std::shared_ptr<const Prepared> p = prepare_uncached(a, out, ops, in, to, res);
+  std::shared_ptr<const Prepared> p = prepare_uncached(a, out, ops, in, to, res, first_channel);
   if (memo) {
     std::lock_guard<std::mutex> lock(memo_mutex_);
     memo_key_[ops] = call;
@@ -410,7 +407,8 @@ std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare(const Args& a, c
 
 std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare_uncached(const Args& a, const DLTensor* out,
                                                                          Ops ops, SY_StorageIndex in,
-                                                                         SY_StorageIndex to, SY_StorageIndex res) {
+                                                                         SY_StorageIndex to, SY_StorageIndex res,
+                                                                         int64_t first_channel) {
   check_tensor(*a[0], "input");  // layouts may differ from those supports() saw
   check_tensor(*a[1], "weight");
   if (a[2] != nullptr) check_tensor(*a[2], "bias");
@@ -437,7 +435,7 @@ std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare_uncached(const A
                       to_string(g.out_shape));
     res_user = res != SY_STORAGE_HOST ? layout_of_storage(res, g.dst) : strided_desc(g.dst, residual_strides(g, *a[3]));
   }
-  Dims key = {static_cast<int64_t>(a[1]->byte_offset), a[2] != nullptr ? static_cast<int64_t>(a[2]->byte_offset) : -1};
+  Dims key = {first_channel};
   append_key(key, src_user);
   append_key(key, dst_user);
   append_key(key, wts_user);
@@ -445,7 +443,7 @@ std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare_uncached(const A
   if (a[2] != nullptr) append_key(key, bias_user);
   if (a[3] != nullptr) append_key(key, res_user);
   return cache_[ops].get(key, [&] {
-    return build(a, g, src_user, wts_user, bias_user, dst_user, res_user, ops);
+    return build(a, g, src_user, wts_user, bias_user, dst_user, res_user, ops, first_channel);
   });
 }
 
@@ -454,7 +452,8 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
                                                         const memory::desc& wts_user,
                                                         const memory::desc& bias_user,
                                                         const memory::desc& dst_user,
-                                                        const memory::desc& res_user, Ops ops) {
+                                                        const memory::desc& res_user, Ops ops,
+                                                        int64_t first_channel) {
   using fwd = dnnl::convolution_forward;
   auto p = std::make_shared<Prepared>();
   p->has_bias = a[2] != nullptr;
@@ -480,15 +479,13 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
     p->dst_out = reorder(p->dst, p->dst_user);
     if (a[3] != nullptr) p->res_in = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->res_user, engine(), p->dst));
     if (p->has_bias && !const_bias_) p->bias_in = reorder(bias_user, p->bias);
-    if (p->has_bias && const_bias_) {  // bias_ from the call's first channel on
-      const uint64_t first = (a[2]->byte_offset - bias_offset_) / sizeof(float) / static_cast<uint64_t>(strides_of(*a[2])[0]);
-      p->const_bias = memory(p->bias, engine(), static_cast<float*>(bias_.get_data_handle()) + first);
-    }
+    if (p->has_bias && const_bias_)  // bias_ from the call's first channel on
+      p->const_bias = memory(p->bias, engine(), static_cast<float*>(bias_.get_data_handle()) + first_channel);
     if (!const_weights_) {
       p->wts_in = reorder(wts_user, p->wts);
     } else {
       for (const PackedWeights& w : weights_)
-        if (w.packed.md == p->wts && w.source_offset == a[1]->byte_offset) p->weights = w.packed.mem;
+        if (w.packed.md == p->wts && w.first_channel == first_channel) p->weights = w.packed.mem;
       if (!p->weights) {  // the one-time reorder of constant weights
         memory user(wts_user, engine(), handle(*a[1]));
         sy_onednn::ConstantMemory mine = sy_onednn::constant_memory(p->wts);
@@ -496,7 +493,7 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
         reorder_into(s, dnnl::reorder(user, mine.mem), user, mine.mem);
         s.wait();
         p->weights = mine.mem;
-        weights_.push_back({a[1]->byte_offset, std::move(mine)});
+        weights_.push_back({first_channel, std::move(mine)});
       }
     }
   } catch (const dnnl::error& e) {

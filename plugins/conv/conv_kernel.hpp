@@ -77,12 +77,14 @@ class ConvKernel {
   static constexpr int kNumOps = 4;
   // The primitive for these tensors (`out` NULL: a compact output), built once per layout.
   // `in` / `to` / `res`: the storage of the input / the output / the residual
-  // (SY_STORAGE_HOST: plain, strided as the tensor says).
+  // (SY_STORAGE_HOST: plain, strided as the tensor says). `first_channel`: where the call's
+  // output channels start, when it takes a part of them (its weight and bias are views of
+  // those rows; winograd.cpp).
   std::shared_ptr<const Prepared> prepare(const Args& a, const DLTensor* out, Ops ops = kFused,
                                           SY_StorageIndex in = SY_STORAGE_HOST, SY_StorageIndex to = SY_STORAGE_HOST,
-                                          SY_StorageIndex res = SY_STORAGE_HOST);
-  std::shared_ptr<const Prepared> prepare_uncached(const Args& a, const DLTensor* out, Ops ops,
-                                                   SY_StorageIndex in, SY_StorageIndex to, SY_StorageIndex res);
+                                          SY_StorageIndex res = SY_STORAGE_HOST, int64_t first_channel = 0);
+  std::shared_ptr<const Prepared> prepare_uncached(const Args& a, const DLTensor* out, Ops ops, SY_StorageIndex in,
+                                                   SY_StorageIndex to, SY_StorageIndex res, int64_t first_channel);
   // The convolution for these shapes, formats left to oneDNN; callers hold the thread
   // count the runs will use (oneDNN picks its implementation for it).
   dnnl::convolution_forward::primitive_desc describe(const Geometry& g, bool has_bias, Ops ops) const;
@@ -100,7 +102,7 @@ class ConvKernel {
   std::shared_ptr<Prepared> build(const Args& a, const Geometry& g, const dnnl::memory::desc& src_user,
                                   const dnnl::memory::desc& wts_user, const dnnl::memory::desc& bias_user,
                                   const dnnl::memory::desc& dst_user, const dnnl::memory::desc& res_user,
-                                  Ops ops);
+                                  Ops ops, int64_t first_channel);
   // The bare convolution a batch chunk at a time, then the plugin's own loop for what
   // follows it: a residual tail (`+aten::add`, `+aten::add+aten::relu`) on a large output,
   // or a relu after a convolution that reads twice what it writes (split_epilogue.cpp).
@@ -138,7 +140,7 @@ class ConvKernel {
   };
   // False when the layouts do not fit a key (no memo then).
   static bool call_key(const Args& a, const DLTensor* out, SY_StorageIndex in, SY_StorageIndex to,
-                       SY_StorageIndex res, CallKey& key);
+                       SY_StorageIndex res, int64_t first_channel, CallKey& key);
 
   Params params_;
   dnnl::post_ops post_ops_[kNumOps];  // per Ops
@@ -152,12 +154,11 @@ class ConvKernel {
   // output channels (Winograd may take a part per call); guarded by the cache's lock,
   // since only build() touches it.
   struct PackedWeights {
-    uint64_t source_offset;        // the weight tensor's byte_offset of the part
+    int64_t first_channel;         // the part's first output channel (0: all of them)
     sy_onednn::ConstantMemory packed;
   };
   std::vector<PackedWeights> weights_;
   dnnl::memory bias_;              // constant bias, compact
-  uint64_t bias_offset_ = 0;       // the constant bias tensor's byte_offset
   ShapeCache<Prepared> cache_[kNumOps];  // per Ops
   std::mutex memo_mutex_;
   CallKey memo_key_[kNumOps];

@@ -83,7 +83,8 @@ bool ConvKernel::prepare_winograd(const Args& a) {
   BatchChunk cut(a, nullptr, plan.images, SY_STORAGE_HOST, SY_STORAGE_HOST, SY_STORAGE_HOST, plan.parts);
   for (int64_t part = 0; part < plan.parts; ++part) {
     cut.at(0, part);
-    prepare(cut.args(), nullptr, kWinograd);
+    prepare(cut.args(), nullptr, kWinograd, SY_STORAGE_HOST, SY_STORAGE_HOST, SY_STORAGE_HOST,
+            part * g.out_channels / plan.parts);
   }
   return true;
 }
@@ -117,7 +118,7 @@ bool ConvKernel::run_winograd(const Args& a, DLTensor& out, SY_StorageIndex in, 
   for (int64_t n0 = 0; n0 < batch; n0 += plan.images)
     for (int64_t part = 0; part < plan.parts; ++part) {
       cut.at(n0, part);
-      std::shared_ptr<const Prepared> p = prepare(cut.args(), &cut.out(), kWinograd, in, to, res);
+      std::shared_ptr<const Prepared> p = prepare(cut.args(), &cut.out(), kWinograd, in, to, res, cut.first_channel(part));
       execute(*p, cut.args(), handle(cut.out()), /*check_finite=*/false, in, res);
     }
   return true;
