@@ -102,8 +102,10 @@ struct RunStats {
 struct MemoryValue {
   std::string value, producer;             // the value and the node that makes it
   size_t bytes = 0;                        // its own bytes (0 for a view)
-  // "arena", "heap" (kernel-produced memory, or a host-allocated value that fits under the
-  // heap's peak), "output" (a graph output or what one views, on the heap), or "view of
+  // "arena", "arena, at the end of X" (its bytes end where X's do: X's producer writes X
+  // over it), "heap" (kernel-produced memory, or a host-allocated value that fits under the
+  // heap's peak), "output" (a graph output or what one views, on the heap), "output, in
+  // the arena" (the arena is no larger than it: holding it holds the arena), or "view of
   // X" (it owns nothing; X lives as long as it does).
   std::string placement;
   int64_t offset = -1;                     // in the arena; -1 elsewhere

@@ -281,8 +281,10 @@ MemoryReport Model::memory_plan(const std::vector<Tensor>& inputs) const {
                    group->last.size() > slot ? node_of(group->last[slot]) : -1};
     if (life.kind == exec::ValueLife::Kind::View)
       mv.placement = life.view_of == ir::kNoValue ? "view of an input" : "view of " + plan.slot_names[static_cast<size_t>(life.view_of)];
+    else if (mv.offset >= 0 && group->tail_host.size() > slot && group->tail_host[slot] >= 0)
+      mv.placement = "arena, at the end of " + plan.slot_names[static_cast<size_t>(group->tail_host[slot])];
     else if (mv.offset >= 0)
-      mv.placement = "arena";
+      mv.placement = group->last.size() > slot && group->last[slot] == exec::kForever ? "output, in the arena" : "arena";
     else
       mv.placement = group->last.size() > slot && group->last[slot] == exec::kForever ? "output" : "heap";
     if (plan.slot_storage[slot] != exec::kHost) mv.placement += " (" + impl_->executor->storages().name_of(plan.slot_storage[slot]) + ")";

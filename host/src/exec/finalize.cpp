@@ -262,6 +262,17 @@ void Executor::finalize(Plan& plan) const {
   for (size_t slot = 0; slot < num_slots; ++slot) buffer_bytes[slot] = plan.lives[slot].bytes;
   for (const ValueLife& l : plan.lives)
     if (l.kind == ValueLife::Kind::View && l.view_of != ir::kNoValue) viewed[static_cast<size_t>(l.view_of)] = 1;
+  // Input r of step s is an owned buffer, read here once and never after, in output o's storage and dtype.
+  auto dies_here = [&](const Step& s, size_t i, const InputRef& r, size_t o) {
+    const auto src = static_cast<size_t>(r.slot);
+    const ValueLife& sl = plan.lives[src];
+    const bool owned = sl.kind == ValueLife::Kind::HostArena || sl.kind == ValueLife::Kind::Kernel || written_in_place[src];
+    const auto here = std::count_if(s.inputs.begin(), s.inputs.end(), [&](const InputRef& x) { return x.slot == r.slot; });
+    return owned && here == 1 && !(parallel_ && reads[src] != 1) && last[src] == static_cast<int32_t>(i) && !viewed[src] &&
+           plan.slot_storage[src] == s.outputs[o].storage &&
+           same_dtype(plan.infos[static_cast<size_t>(slot_value[src])].dtype,
+                      plan.infos[static_cast<size_t>(s.outputs[o].slot)].dtype);
+  };
   for (size_t i = 0; i < steps.size(); ++i) {
     Step& s = steps[i];
     if (s.kind != Step::Kind::Kernel || s.kernel->kernel.def->output_mode != SY_OUTPUT_HOST_ALLOCATED) continue;
@@ -272,13 +283,7 @@ void Executor::finalize(Plan& plan) const {
       const InputRef& r = s.inputs[static_cast<size_t>(in)];
       if (r.slot < 0) continue;
       const auto src = static_cast<size_t>(r.slot);
-      const ValueLife& sl = plan.lives[src];
-      const bool owned = sl.kind == ValueLife::Kind::HostArena || sl.kind == ValueLife::Kind::Kernel || written_in_place[src];
-      const auto here = std::count_if(s.inputs.begin(), s.inputs.end(), [&](const InputRef& x) { return x.slot == r.slot; });
-      if (!owned || here != 1 || (parallel_ && reads[src] != 1) || last[src] != static_cast<int32_t>(i) || viewed[src] ||
-          plan.slot_storage[src] != s.outputs[o].storage || buffer_bytes[src] != plan.lives[static_cast<size_t>(out_slot)].bytes ||
-          !same_dtype(plan.infos[static_cast<size_t>(slot_value[src])].dtype, plan.infos[static_cast<size_t>(out_slot)].dtype))
-        continue;
+      if (!dies_here(s, i, r, o) || buffer_bytes[src] != plan.lives[static_cast<size_t>(out_slot)].bytes) continue;
       s.outputs[o].inplace_input = in;
       ValueLife& ol = plan.lives[static_cast<size_t>(out_slot)];
       ol.kind = ValueLife::Kind::View;  // it owns nothing: its bytes are the input's
@@ -287,6 +292,24 @@ void Executor::finalize(Plan& plan) const {
       viewed[src] = 1;
       written_in_place[static_cast<size_t>(out_slot)] = 1;
       buffer_bytes[static_cast<size_t>(out_slot)] = buffer_bytes[src];
+    }
+  }
+  // In-place at the end (SDK 1.2): a smaller input's buffer may sit at the end of the
+  // output's; the memory planner places it there where it can (plan_memory).
+  for (size_t i = 0; i < steps.size() && !parallel_; ++i) {
+    const Step& s = steps[i];
+    if (s.kind != Step::Kind::Kernel || s.kernel->kernel.def->output_mode != SY_OUTPUT_HOST_ALLOCATED) continue;
+    for (size_t o = 0; o < s.outputs.size(); ++o) {
+      const int32_t in = s.kernel->output_inplace_tail[o];
+      const int32_t out_slot = s.outputs[o].slot;
+      if (in < 0 || out_slot < 0 || s.outputs[o].inplace_input >= 0 || s.outputs[o].storage != kHost) continue;
+      const InputRef& r = s.inputs[static_cast<size_t>(in)];
+      if (r.slot < 0 || !dies_here(s, i, r, static_cast<size_t>(o))) continue;
+      int32_t root = r.slot;  // the buffer's owner: through the values written in place over it
+      while (written_in_place[static_cast<size_t>(root)]) root = plan.lives[static_cast<size_t>(root)].view_of;
+      ValueLife& owner = plan.lives[static_cast<size_t>(root)];
+      if (owner.kind == ValueLife::Kind::HostArena && owner.bytes < plan.lives[static_cast<size_t>(out_slot)].bytes)
+        owner.tail_of = out_slot;
     }
   }
 
@@ -324,8 +347,10 @@ void Executor::finalize(Plan& plan) const {
       s.arena_offset = offset[static_cast<size_t>(s.dst)];
       continue;
     }
-    for (OutputPlan& o : s.outputs)
+    for (OutputPlan& o : s.outputs) {
       if (o.slot >= 0 && o.inplace_input < 0) o.arena_offset = offset[static_cast<size_t>(o.slot)];
+      o.holds_arena = o.arena_offset >= 0 && plan.memory.last[static_cast<size_t>(o.slot)] == kForever;
+    }
   }
 
   // ---- 5. guards: sizes the sym nodes read were fixed from these shapes

@@ -69,13 +69,14 @@ std::vector<size_t> use_heap_headroom(const std::vector<ValueLife>& values, cons
   return kept;
 }
 
-}  // namespace
-
-MemoryPlan plan_memory(std::vector<ValueLife> values, bool use_arena) {
+// One plan. With `tail_outputs`, graph outputs that some value may sit at the end of
+// (tail_of) are placed in the arena too, alive to the last step.
+MemoryPlan place(const std::vector<ValueLife>& values, bool use_arena, bool tail_outputs) {
   const size_t n = values.size();
   MemoryPlan plan;
   plan.arena_on = use_arena;
   plan.offset.assign(n, -1);
+  plan.tail_host.assign(n, -1);
   plan.last.resize(n);
   for (size_t v = 0; v < n; ++v) plan.last[v] = values[v].last;
 
@@ -91,6 +92,11 @@ MemoryPlan plan_memory(std::vector<ValueLife> values, bool use_arena) {
     parent_last = std::max(parent_last, plan.last[v]);
   }
 
+  std::vector<char> tail_host(n, 0);
+  if (tail_outputs)
+    for (const ValueLife& life : values)
+      if (life.tail_of >= 0) tail_host[static_cast<size_t>(life.tail_of)] = 1;
+
   // Arena values, largest first; ties by producer, for a plan that does not depend on sort internals.
   std::vector<size_t> arena;
   int32_t steps = 0;
@@ -100,7 +106,7 @@ MemoryPlan plan_memory(std::vector<ValueLife> values, bool use_arena) {
     plan.total_activation_bytes += life.bytes;
     steps = std::max(steps, life.first + 1);
     if (plan.last[v] != kForever) steps = std::max(steps, plan.last[v] + 1);
-    if (use_arena && life.kind == ValueLife::Kind::HostArena && plan.last[v] != kForever && life.bytes > 0)
+    if (use_arena && life.kind == ValueLife::Kind::HostArena && (plan.last[v] != kForever || tail_host[v]) && life.bytes > 0)
       arena.push_back(v);
   }
   std::stable_sort(arena.begin(), arena.end(), [&](size_t a, size_t b) {
@@ -109,18 +115,40 @@ MemoryPlan plan_memory(std::vector<ValueLife> values, bool use_arena) {
   arena = use_heap_headroom(values, plan.last, std::move(arena), steps);
   std::vector<Placed> placed;
   placed.reserve(arena.size());
+  std::vector<int64_t> placed_at(n, -1);  // index into `placed`
   std::vector<const Placed*> overlapping;
   for (size_t v : arena) {
-    const int32_t first = values[v].first, end = end_of(values[v], plan.last[v]);
+    const int32_t first = values[v].first, end = plan.last[v] == kForever ? steps : end_of(values[v], plan.last[v]);
     const size_t bytes = aligned(values[v].bytes);
+    const Placed* host = nullptr;  // the value whose buffer's end this one may take, if placed
+    if (const int32_t h = values[v].tail_of; h >= 0 && placed_at[static_cast<size_t>(h)] >= 0 &&
+                                             end == values[static_cast<size_t>(h)].first)
+      host = &placed[static_cast<size_t>(placed_at[static_cast<size_t>(h)])];
     overlapping.clear();
     for (const Placed& p : placed)
-      if (p.first <= end && first <= p.end) overlapping.push_back(&p);
-    const size_t offset = lowest_fit(overlapping, bytes);
+      if (p.first <= end && first <= p.end && &p != host) overlapping.push_back(&p);
+    size_t offset = 0;
+    bool at_tail = false;
+    // The kernel is promised exactly the end: the two sizes must differ by whole alignments.
+    if (host != nullptr && values[v].bytes < values[static_cast<size_t>(values[v].tail_of)].bytes &&
+        (values[static_cast<size_t>(values[v].tail_of)].bytes - values[v].bytes) % kArenaAlignment == 0) {
+      offset = host->offset + host->bytes - bytes;
+      at_tail = std::none_of(overlapping.begin(), overlapping.end(), [&](const Placed* p) {
+        return p->offset < offset + bytes && offset < p->offset + p->bytes;
+      });
+    }
+    if (at_tail) {
+      plan.tail_host[v] = values[v].tail_of;
+    } else {
+      if (host != nullptr) overlapping.push_back(host);  // alive at the same step: apart
+      offset = lowest_fit(overlapping, bytes);
+    }
+    placed_at[v] = static_cast<int64_t>(placed.size());
     placed.push_back(Placed{first, end, offset, bytes});
     plan.offset[v] = static_cast<int64_t>(offset);
     plan.arena_bytes = std::max(plan.arena_bytes, offset + bytes);
     plan.arena_values_bytes += values[v].bytes;
+    if (plan.last[v] == kForever) plan.arena_outputs.push_back(static_cast<int32_t>(v));
   }
 
   // Everything else lives on the heap from its producer to its (extended) last reader.
@@ -137,6 +165,24 @@ MemoryPlan plan_memory(std::vector<ValueLife> values, bool use_arena) {
     plan.heap_peak_bytes = std::max(plan.heap_peak_bytes, static_cast<size_t>(std::max<int64_t>(live, 0)));
   }
   return plan;
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(std::vector<ValueLife> values, bool use_arena) {
+  MemoryPlan plain = place(values, use_arena, false);
+  const bool output_host = std::any_of(values.begin(), values.end(), [&](const ValueLife& l) {
+    return l.tail_of >= 0 && plain.last[static_cast<size_t>(l.tail_of)] == kForever;
+  });
+  if (!use_arena || !output_host) return plain;
+  // The output's buffer as the arena: worth it only where it lowers the peak, and where a
+  // caller holding the output holds nothing more than the output.
+  MemoryPlan with_outputs = place(values, use_arena, true);
+  size_t output_bytes = 0;
+  for (int32_t v : with_outputs.arena_outputs) output_bytes += aligned(values[static_cast<size_t>(v)].bytes);
+  if (with_outputs.estimated_peak_bytes() < plain.estimated_peak_bytes() && with_outputs.arena_bytes <= output_bytes)
+    return with_outputs;
+  return plain;
 }
 
 ArenaPool::Buffer::Buffer(size_t bytes, const ArenaAllocator& allocate) {

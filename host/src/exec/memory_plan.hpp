@@ -29,6 +29,9 @@ struct ValueLife {
   int32_t first = -1;            // the node that produces it
   int32_t last = -1;             // its last reader; -1 none; kForever: a graph output
   ir::ValueId view_of = ir::kNoValue;
+  // The value whose producer may write it over a buffer that ends with this one (SDK 1.2
+  // output_inplace_tail; set on the buffer's owner). -1: none.
+  int32_t tail_of = -1;
 };
 
 inline constexpr int32_t kForever = INT32_MAX;
@@ -42,6 +45,11 @@ struct MemoryPlan {
   size_t arena_values_bytes = 0;      // what the arena's values would take unshared
   size_t heap_peak_bytes = 0;         // most bytes alive at once outside the arena
   size_t total_activation_bytes = 0;  // every activation's own bytes (views own none)
+  // Per value: the value in whose buffer's end it was placed (tail_of, granted); -1 none.
+  std::vector<int32_t> tail_host;
+  // Graph outputs placed in the arena: a caller who keeps one keeps the whole arena, so
+  // this happens only where the arena is no larger than those outputs themselves.
+  std::vector<int32_t> arena_outputs;
   // The estimate `plan --memory` prints: the arena plus the peak outside it.
   size_t estimated_peak_bytes() const { return arena_bytes + heap_peak_bytes; }
 };
@@ -50,7 +58,11 @@ struct MemoryPlan {
 // bytes in use), keeps out of the arena every value a graph output still reads (it
 // outlives the run), leaves on the heap the values that fit under the peak outside the
 // arena wherever they live (that peak is paid anyway), and places the rest largest
-// first, each at the lowest offset that no value alive at the same time occupies. With `use_arena` false nothing is placed and
+// first, each at the lowest offset that no value alive at the same time occupies. A
+// value with tail_of goes at the end of that value's bytes where nothing else is there.
+// When such a tail_of is a graph output, a second plan puts the output in the arena too,
+// and wins when its peak is lower and the arena is no larger than the output (then the
+// arena is, in effect, the output's buffer). With `use_arena` false nothing is placed and
 // the plan only estimates (every activation then lives on the heap).
 MemoryPlan plan_memory(std::vector<ValueLife> values, bool use_arena = true);
 

@@ -27,6 +27,7 @@ struct BoundKernel {
   std::vector<SY_StorageMask> input_reads;   // from `storage` (host only without it)
   std::vector<SY_StorageMask> output_writes;
   std::vector<int32_t> output_inplace;       // per output: an input index, or -1
+  std::vector<int32_t> output_inplace_tail;  // per output: an input its buffer may end with (1.2), or -1
   // The kernel's own cost of one run (SDK 1.1 `cost`), asked once when it is created;
   // has_cost is false without `cost` or when it failed (warned): the op's formula applies.
   bool has_cost = false;
@@ -77,6 +78,7 @@ struct OutputPlan {
   SY_StorageIndex local = SY_STORAGE_HOST; // the same, as the kernel's plugin names it
   int64_t arena_offset = -1;               // host-allocated outputs placed in the arena
   int32_t inplace_input = -1;              // host-allocated: takes this input's buffer
+  bool holds_arena = false;                // a graph output in the arena: it keeps the arena alive
 };
 
 // One step of a run: a kernel, or a conversion of a value between storages.

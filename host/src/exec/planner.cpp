@@ -176,6 +176,7 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
   bound->input_reads.assign(inputs.size(), SY_STORAGE_MASK_HOST);
   bound->output_writes.assign(node.outputs.size(), SY_STORAGE_MASK_HOST);
   bound->output_inplace.assign(node.outputs.size(), -1);
+  bound->output_inplace_tail.assign(node.outputs.size(), -1);
   if (SY_STRUCT_HAS(def, SY_KernelDef, storage) && def->storage != nullptr) {
     SY_KernelStorageArgs st{};
     st.struct_size = sizeof(st);
@@ -187,6 +188,7 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
     st.input_reads = bound->input_reads.data();
     st.output_writes = bound->output_writes.data();
     st.output_inplace = bound->output_inplace.data();
+    st.output_inplace_tail = bound->output_inplace_tail.data();
     s = def->storage(def->context, &st);
     if (s != SY_OK) fail("could not say which storages its kernel reads and writes", s, call);
     const size_t declared = bound->kernel.plugin->table().struct_size >= offsetof(SY_Plugin, num_storages) + sizeof(size_t)
@@ -206,6 +208,9 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
       const int32_t i = bound->output_inplace[o];
       if (i < -1 || i >= static_cast<int32_t>(inputs.size()) || def->output_mode != SY_OUTPUT_HOST_ALLOCATED)
         bound->output_inplace[o] = -1;
+      const int32_t t = bound->output_inplace_tail[o];
+      if (t < -1 || t >= static_cast<int32_t>(inputs.size()) || def->output_mode != SY_OUTPUT_HOST_ALLOCATED)
+        bound->output_inplace_tail[o] = -1;
     }
   }
   return bound;

@@ -298,7 +298,9 @@ void Executor::run_kernel(const Step& step, RunState& st, Scratch& sc) const {
         const Tensor& in = st.slots[static_cast<size_t>(step.inputs[static_cast<size_t>(op.inplace_input)].slot)];
         outs.push_back(storages_.place(op.storage, in.raw_data(), d.dtype, std::move(shape), in.owner()));
       } else if (const ArenaPool::Buffer* a = op.arena_offset >= 0 ? arena_for(st, storages_, op.storage) : nullptr) {
-        outs.push_back(storages_.place(op.storage, a->data + op.arena_offset, d.dtype, std::move(shape), nullptr));
+        // A graph output in the arena keeps it: the next run takes another buffer.
+        std::shared_ptr<void> keeps = op.holds_arena && st.arena ? std::shared_ptr<void>(st.arena, a->data) : nullptr;
+        outs.push_back(storages_.place(op.storage, a->data + op.arena_offset, d.dtype, std::move(shape), std::move(keeps)));
       } else {
         outs.push_back(storages_.allocate(op.storage, d.dtype, shape));
       }

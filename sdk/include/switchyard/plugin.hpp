@@ -246,6 +246,22 @@ struct Run {
     return args->outputs != nullptr && i < args->num_inputs && o < args->num_outputs && args->inputs[i] != nullptr &&
            args->outputs[o]->data == args->inputs[i]->data && args->outputs[o]->byte_offset == args->inputs[i]->byte_offset;
   }
+  // True when input i's bytes overlap output o's (in-place at the output's tail, SDK 1.2).
+  bool overlaps(size_t o, size_t i) const {
+    if (args->outputs == nullptr || i >= args->num_inputs || o >= args->num_outputs || args->inputs[i] == nullptr) return false;
+    const DLTensor& out = *args->outputs[o];
+    const DLTensor& in = *args->inputs[i];
+    const char* out_begin = static_cast<const char*>(out.data) + out.byte_offset;
+    const char* in_begin = static_cast<const char*>(in.data) + in.byte_offset;
+    return in_begin < out_begin + byte_size(out) && out_begin < in_begin + byte_size(in);
+  }
+
+ private:
+  static size_t byte_size(const DLTensor& t) {
+    size_t n = (t.dtype.bits * t.dtype.lanes + 7) / 8;
+    for (int32_t d = 0; d < t.ndim; ++d) n *= static_cast<size_t>(t.shape[d] > 0 ? t.shape[d] : 0);
+    return n;
+  }
 };
 
 // What K::storage() fills (SDK 1.1): per input the storages it reads, per output those it
@@ -272,6 +288,14 @@ struct StorageQuery {
     if (o >= args->num_outputs || i >= args->num_inputs)
       throw Error("storage: in-place index out of range", SY_ERROR_INTERNAL);
     args->output_inplace[o] = static_cast<int32_t>(i);
+  }
+  // Output o may be written over a buffer that ends with input i (SDK 1.2); a no-op on an
+  // older host, which does not offer it.
+  void in_place_tail(size_t o, size_t i) const {
+    if (o >= args->num_outputs || i >= args->num_inputs)
+      throw Error("storage: in-place index out of range", SY_ERROR_INTERNAL);
+    if (SY_STRUCT_HAS(args, SY_KernelStorageArgs, output_inplace_tail) && args->output_inplace_tail != nullptr)
+      args->output_inplace_tail[o] = static_cast<int32_t>(i);
   }
 };
 

@@ -54,7 +54,7 @@ extern "C" {
  * not what the host compiled against: the two sides negotiate at load time.
  */
 #define SY_SDK_VERSION_MAJOR 1
-#define SY_SDK_VERSION_MINOR 1
+#define SY_SDK_VERSION_MINOR 2
 
 /*
  * What each minor added (every addition is appended; a 1.0 plugin never sees them):
@@ -69,6 +69,9 @@ extern "C" {
  *       still be made exact without a bump (num_threads: per calling thread; cost: asked
  *       once per signature, its scratch_bytes counted by the memory pre-flight). No
  *       field, function or layout has changed since 1.1 was declared.
+ *  1.2  SY_KernelStorageArgs.output_inplace_tail: an output may be written over a buffer
+ *       whose end holds a smaller input (a linear whose output rows are wider than its
+ *       input rows), so that the two are not held side by side.
  */
 
 /* The one exported symbol of every plugin. Its type is SY_PluginInitFn. */
@@ -420,6 +423,16 @@ typedef struct SY_KernelStorageArgs {
    * as outputs[o]->data == inputs[i]->data and must then read input i before it writes
    * the same elements of output o (element-wise kernels do by nature). */
   int32_t* output_inplace;
+  /* ---- 1.2 ---- */
+  /* (optional) out: num_outputs entries, preset to -1; NULL from a host before 1.2 (check
+   * SY_STRUCT_HAS and NULL). i >= 0: output o may be written into a buffer whose last
+   * bytes hold input i, when that input is last read here and is smaller than the output
+   * (the other conditions are output_inplace's). The host decides, after output_inplace.
+   * The kernel sees it as (char*)inputs[i]->data + input bytes == (char*)outputs[o]->data
+   * + output bytes, and must read each part of input i before it writes output elements
+   * over it: a row-wise kernel whose output rows are at least as wide as its input rows
+   * can go row block by row block from the first, copying each input block first. */
+  int32_t* output_inplace_tail;
 } SY_KernelStorageArgs;
 
 /* The cost of one run at the given input metadata (1.1), for the roofline report and the

@@ -151,6 +151,79 @@ TEST(PlanMemory, WithoutTheArenaEverythingIsHeap) {
   EXPECT_EQ(p.estimated_peak_bytes(), 200u);
 }
 
+// ---- in-place at the end (SDK 1.2 output_inplace_tail) -----------------------------
+
+exec::ValueLife tail(exec::ValueLife l, int32_t of) {
+  l.tail_of = of;
+  return l;
+}
+
+TEST(PlanMemory, AValueTakesTheEndOfTheOutputWrittenOverIt) {
+  std::vector<exec::ValueLife> v = {
+      tail(life(Kind::HostArena, 256, 0, 1), 1),  // 0: the input, last read by node 1...
+      life(Kind::HostArena, 1024, 1, 2),          // 1: ...which writes this over it
+      life(Kind::HostArena, 512, 0, 1),           // 2: alive beside both at node 1
+  };
+  exec::MemoryPlan p = exec::plan_memory(v);
+  EXPECT_EQ(p.offset[0], p.offset[1] + 1024 - 256) << "the input's bytes end where the output's do";
+  EXPECT_EQ(p.tail_host[0], 1);
+  EXPECT_EQ(p.tail_host[2], -1);
+  EXPECT_FALSE(overlap(p, v, 2, 0));
+  EXPECT_FALSE(overlap(p, v, 2, 1));
+  EXPECT_EQ(p.arena_bytes, 1536u) << "without the end: 1024 + 512 + 256";
+}
+
+TEST(PlanMemory, AValueTakesTheEndOnlyWhereNothingElseIsThere) {
+  std::vector<exec::ValueLife> v = {
+      tail(life(Kind::HostArena, 256, 0, 1), 1),  // 0: may take 1's end...
+      life(Kind::HostArena, 1024, 1, 2),          // 1
+      life(Kind::HostArena, 1024, 0, 0),          // 2: ...but this one is there at node 0
+  };
+  exec::MemoryPlan p = exec::plan_memory(v);
+  EXPECT_EQ(p.offset[1], p.offset[2]) << "1 reuses 2's bytes";
+  EXPECT_EQ(p.tail_host[0], -1);
+  for (size_t b : {1u, 2u}) EXPECT_FALSE(overlap(p, v, 0, b)) << "0 and " << b;
+}
+
+TEST(PlanMemory, TheEndMustBeWholeAlignmentsAway) {
+  // 1000 - 300 is not a multiple of 64: the input could not end exactly where the output does.
+  std::vector<exec::ValueLife> v = {tail(life(Kind::HostArena, 300, 0, 1), 1), life(Kind::HostArena, 1000, 1, 2)};
+  exec::MemoryPlan p = exec::plan_memory(v);
+  EXPECT_EQ(p.tail_host[0], -1);
+  EXPECT_FALSE(overlap(p, v, 0, 1));
+}
+
+// The decoder again, now with a final linear that may write the logits over its input:
+// everything fits in the logits' own buffer, which becomes the arena.
+TEST(PlanMemory, AGraphOutputsBufferBecomesTheArenaWhereThatLowersThePeak) {
+  std::vector<exec::ValueLife> v = {
+      life(Kind::HostArena, 320, 0, 2),                        // 0: q, early
+      life(Kind::HostArena, 512, 1, 2),                        // 1: scores, early
+      tail(life(Kind::HostArena, 192, 2, 3), 3),               // 2: the last hidden state
+      life(Kind::HostArena, 1024, 3, exec::kForever),          // 3: the logits, a graph output
+  };
+  exec::MemoryPlan p = exec::plan_memory(v);
+  EXPECT_EQ(p.arena_outputs, std::vector<int32_t>{3});
+  EXPECT_EQ(p.arena_bytes, 1024u);
+  EXPECT_EQ(p.heap_peak_bytes, 0u);
+  EXPECT_EQ(p.offset[2], p.offset[3] + 1024 - 192);
+  for (size_t a = 0; a < v.size(); ++a)
+    for (size_t b = a + 1; b < v.size(); ++b)
+      if (!(a == 2 && b == 3)) EXPECT_FALSE(overlap(p, v, a, b)) << a << " and " << b;
+  EXPECT_EQ(p.estimated_peak_bytes(), 1024u) << "was 1216: the logits beside the last hidden state";
+}
+
+TEST(PlanMemory, AGraphOutputStaysOnTheHeapWhereTheArenaWouldOutgrowIt) {
+  std::vector<exec::ValueLife> v = {
+      life(Kind::HostArena, 2048, 0, 1),               // 0: larger than the output
+      tail(life(Kind::HostArena, 192, 1, 2), 2),       // 1
+      life(Kind::HostArena, 1024, 2, exec::kForever),  // 2: a graph output
+  };
+  exec::MemoryPlan p = exec::plan_memory(v);
+  EXPECT_TRUE(p.arena_outputs.empty()) << "a caller keeping the output would keep 2 KiB";
+  EXPECT_EQ(p.offset[2], -1);
+}
+
 // ---- the planner in the executor ---------------------------------------------------
 
 TEST(MemoryPlan, AViewOutlivesItsProducersLastDirectReader) {
@@ -248,4 +321,34 @@ TEST(MemoryPlan, AMeasuredRunCountsTheArena) {
   const double measured = static_cast<double>(ctx.last_stats().measured_peak_bytes);
   EXPECT_GE(measured, 0.9 * static_cast<double>(r.estimated_peak_bytes));
   EXPECT_LE(measured, 1.1 * static_cast<double>(r.estimated_peak_bytes));
+}
+
+// x -> a = 2x (arena) -> y = repeat2(a), a graph output twice a's size that its kernel may
+// write over a buffer ending with a: the arena is y's buffer, and a sits at its end.
+TEST(MemoryPlan, AGraphOutputWrittenOverItsInputsBufferKeepsItsValues) {
+  Runtime rt(Options{config()});
+  ir::Graph g;
+  ir::ValueId x = g.add_input("x", kF32, {-1});
+  g.add_node("a", "test::scale", {x}, {"a"}, k(2));
+  g.add_node("y", "test::repeat2", {g.find_value("a")}, {"y"});
+  g.outputs = {g.find_value("y")};
+  auto model = load_graph(rt, std::move(g));
+  std::vector<float> in(64);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i) - 20.5f;
+  std::vector<float> want;
+  for (float e : in) want.insert(want.end(), {2 * e, 2 * e});
+  std::vector<Tensor> kept;
+  for (int run = 0; run < 4; ++run) {  // run 0 plans; the others write y over a
+    auto out = model->run({f32({64}, run % 2 ? times(in, 3) : in)});
+    EXPECT_EQ(values(out[0]), run % 2 ? times(want, 3) : want) << "run " << run;
+    kept.push_back(out[0]);
+  }
+  for (size_t run = 0; run < kept.size(); ++run)  // each output kept its own buffer
+    EXPECT_EQ(values(kept[run]), run % 2 ? times(want, 3) : want) << "run " << run << ", read after the others";
+  MemoryReport r = model->memory_plan({f32({64}, in)});
+  EXPECT_EQ(value(r, "y").placement, "output, in the arena");
+  EXPECT_EQ(value(r, "a").placement, "arena, at the end of y");
+  EXPECT_EQ(value(r, "a").offset, value(r, "y").offset + 512 - 256);
+  EXPECT_EQ(r.arena_bytes, 512u);
+  EXPECT_EQ(r.estimated_peak_bytes, 512u) << "y beside a would be 768";
 }

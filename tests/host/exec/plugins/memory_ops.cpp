@@ -5,6 +5,8 @@
 //   test::late_alias(x) a copy of x on an instance's first run, x itself after: the
 //                       planning run sees no view, later runs return one (the host
 //                       must notice and copy it out of the arena)
+//   test::repeat2(x)    every element twice, [n] -> [2n]; may be written over a buffer
+//                       that ends with x (SDK 1.2 output_inplace_tail)
 #include <switchyard/plugin.hpp>
 
 #include <atomic>
@@ -46,6 +48,24 @@ class Add : public SameShape {
     const float* b = sy::data<float>(run.input(1));
     float* out = sy::data<float>(run.output(0));
     for (int64_t i = 0, n = numel(run.input(0)); i < n; ++i) out[i] = a[i] + b[i];
+  }
+};
+
+class Repeat2 {
+ public:
+  explicit Repeat2(const sy::Node&) {}
+  void infer(sy::Infer& infer) { infer.set_output(0, sy::kFloat32, {2 * numel(infer.input(0))}); }
+  void storage(sy::StorageQuery& q) { q.in_place_tail(0, 0); }
+  void run(sy::Run& run) {
+    const float* in = sy::data<float>(run.input(0));
+    float* out = sy::data<float>(run.output(0));
+    // Front to back, each element read before its two copies are written: over a buffer
+    // that ends with x, copy j lands at or before x[j]'s own place, never past it.
+    for (int64_t j = 0, n = numel(run.input(0)); j < n; ++j) {
+      const float v = in[j];
+      out[2 * j] = v;
+      out[2 * j + 1] = v;
+    }
   }
 };
 
@@ -97,4 +117,5 @@ SY_PLUGIN("memory_ops", "0.0.1", "switchyard tests",
           sy::kernel<Scale>("test::scale", "test", {sy::kFloat32}),
           sy::kernel<Add>("test::add", "test", {sy::kFloat32}),
           sy::kernel<Alias>("test::alias", "test", {sy::kFloat32}),
-          sy::kernel<LateAlias>("test::late_alias", "test", {sy::kFloat32}))
+          sy::kernel<LateAlias>("test::late_alias", "test", {sy::kFloat32}),
+          sy::kernel<Repeat2>("test::repeat2", "test", {sy::kFloat32}))
