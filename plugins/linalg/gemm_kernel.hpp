@@ -73,17 +73,24 @@ class GemmKernel {
   }
 
   void run(sy::Run& r) {
+    MatmulPlan p = plan_run(r);
+    DLTensor& out = r.output(0);
+    if (sy::numel(out) == 0) return;
+    run_gemm(b_.dtype, p.gemm, static_cast<char*>(out.data) + out.byte_offset);
+  }
+
+ protected:
+  // The plan of one run, its output checked (contiguous, of the planned shape).
+  MatmulPlan plan_run(sy::Run& r) const {
     MatmulPlan p = b_.op.plan(views(b_, r.args->inputs, r.args->num_inputs, &prepared_));
     DLTensor& out = r.output(0);
     if (sy::shape_of(out) != p.out || !sy::is_contiguous(out))
       throw sy::Error("output is " + str(sy::shape_of(out)) + (sy::is_contiguous(out) ? "" : " strided") +
                           ", expected contiguous " + str(p.out), SY_ERROR_INTERNAL);
-    if (sy::numel(out) == 0) return;
     p.gemm.packed = packed_.get();
-    run_gemm(b_.dtype, p.gemm, static_cast<char*>(out.data) + out.byte_offset);
+    return p;
   }
 
- private:
   static Args views(const Bound<Op>& b, const DLTensor* const* inputs, size_t n,
                     const std::vector<Prepared>* prepared) {
     std::vector<const DLTensor*> t = b.tensors(inputs, n);

@@ -143,6 +143,8 @@ class TensorArgs {
   TensorArgs(const sy::Node& node, const std::vector<std::string>& names,
              const std::vector<bool>& optional);
   size_t count() const { return slots_.size(); }
+  // The input slot of argument i, or -1 for an attribute or an absent argument.
+  int64_t slot(size_t i) const { return slots_[i]; }
   // Argument i for a call whose inputs are `inputs` (nullptr: absent optional argument).
   const DLTensor* get(size_t i, const DLTensor* const* inputs, size_t num_inputs) const;
 

@@ -8,7 +8,15 @@
 //   mm(Tensor self, Tensor mat2)                               self @ mat2
 //
 // The weight is read through BLAS's transpose flag, never transposed in memory.
+//
+// A linear whose output rows are at least as wide as its input rows (n >= k) lets the
+// host put its input at the end of the output's buffer (SDK 1.2, output_inplace_tail: an
+// LM head's input then takes no memory of its own); run() then goes over the rows from
+// the first, never writing output rows over input rows it has yet to read.
 #include "gemm_kernel.hpp"
+
+#include <algorithm>
+#include <cstring>
 
 namespace sy_linalg {
 namespace {
@@ -49,6 +57,92 @@ struct LinearOp {
     return p;
   }
   Act act;
+};
+
+// Scratch for the input rows the tail path copies before writing over them: per thread,
+// kept between runs (no allocation per run), and the block that fits it at most this
+// big, but at least kTailMinRows rows whatever k (fewer would make the GEMM inefficient).
+constexpr int64_t kTailScratchBytes = 64 * 1024;
+constexpr int64_t kTailMinRows = 32;
+
+// aten::linear and its fused epilogues: the GEMM kernel, plus output_inplace_tail.
+class LinearKernel : public GemmKernel<LinearOp> {
+ public:
+  using GemmKernel<LinearOp>::GemmKernel;
+
+  // The output may be written over a buffer whose end holds 'input' when that is a
+  // run-time input, contiguous, whose rows map 1:1 to output rows at least as wide.
+  void storage(sy::StorageQuery& q) {
+    const int64_t slot = b_.args.slot(0);
+    if (slot < 0 || !q.has_input(static_cast<size_t>(slot))) return;  // a constant attribute
+    const DLTensor& x = q.input(static_cast<size_t>(slot));
+    if (x.data != nullptr || !sy::is_contiguous(x) || x.ndim == 0) return;  // a constant, or strided
+    std::optional<MatmulPlan> p;
+    try {
+      p = b_.op.plan(views(b_, q.args->inputs, q.args->num_inputs, &prepared_));
+    } catch (const sy::Error&) {
+      return;  // run() would refuse these shapes anyway
+    }
+    Shape rows = sy::shape_of(x);
+    rows.back() = p->gemm.n;
+    if (p->out == rows && p->gemm.n >= p->gemm.k) q.in_place_tail(0, static_cast<size_t>(slot));
+  }
+
+  void run(sy::Run& r) {
+    const int64_t slot = b_.args.slot(0);
+    if (slot >= 0 && r.overlaps(0, static_cast<size_t>(slot))) return run_over_tail(r, static_cast<size_t>(slot));
+    GemmKernel<LinearOp>::run(r);
+  }
+
+ private:
+  // The input lies at the end of the output's buffer: output rows [r0, r1) end at byte
+  // r1*n*es, and input rows from r1 on start at (M*n - M*k + r1*k)*es, no earlier when
+  // n >= k. So rows go from the first, each block's input rows copied to scratch before
+  // the GEMM writes its output rows; while the output rows still end before the block's
+  // own input rows start (c rows: (r0 + c)*n <= M*n - M*k + r0*k) and c is at least half
+  // the rows left (n >= 2k), the GEMM reads them where they are, without a copy: most of
+  // an LM head's rows in one GEMM. Few row counts either way (a log of M direct steps,
+  // then whole blocks): the packed path keeps a primitive per row count.
+  void run_over_tail(sy::Run& r, size_t slot) {
+    MatmulPlan p = plan_run(r);
+    const DLTensor& x = r.input(slot);
+    DLTensor& out = r.output(0);
+    const int64_t n = p.gemm.n, k = p.gemm.k, es = static_cast<int64_t>(elem_size(b_.dtype));
+    const int64_t m = k > 0 ? sy::numel(x) / k : 0;
+    const char* src = sy::data<const char>(x);
+    char* dst = sy::data<char>(out);
+    bool shared = p.gemm.bias.data == nullptr || p.gemm.bias.rs == 0;  // B and bias the same for every row
+    for (const Operand* o : {&p.gemm.b, &p.gemm.bias})
+      shared = shared && std::all_of(o->bs.begin(), o->bs.end(), [](int64_t s) { return s == 0; });
+    for (size_t i = 0; i < r.num_inputs(); ++i) shared = shared && (i == slot || !r.overlaps(0, i));
+    if (!sy::is_contiguous(x) || n < k || m * n != sy::numel(out) || !shared ||
+        src + m * k * es != dst + m * n * es)
+      throw sy::Error("linear: input " + str(sy::shape_of(x)) + " overlaps output " + str(p.out) +
+                          " but is not a contiguous input at the end of its buffer, with output rows at least "
+                          "as wide and nothing else read there",
+                      SY_ERROR_INTERNAL);
+    Gemm g = p.gemm;  // one [rows, k] x [k, n] product per step, A contiguous
+    g.batch.clear();
+    g.c_bs.clear();
+    for (Operand* o : {&g.a, &g.b, &g.bias}) o->bs.clear();
+    g.a.rs = k, g.a.cs = 1;
+    const int64_t block = std::max(kTailMinRows, kTailScratchBytes / (k * es));
+    thread_local std::vector<double> scratch;  // 8-byte aligned, for float and double
+    for (int64_t r0 = 0; r0 < m;) {
+      const int64_t direct = (m - r0) * (n - k) / n;  // rows whose output ends before their input
+      const bool copy = direct < block || 2 * direct < m - r0;
+      g.m = copy ? std::min(block, m - r0) : direct;
+      g.a.data = src + r0 * k * es;
+      if (copy) {
+        const size_t bytes = static_cast<size_t>(g.m * k * es);
+        if (scratch.size() * sizeof(double) < bytes) scratch.resize((bytes + sizeof(double) - 1) / sizeof(double));
+        std::memcpy(scratch.data(), g.a.data, bytes);
+        g.a.data = reinterpret_cast<const char*>(scratch.data());
+      }
+      run_gemm(b_.dtype, g, dst + r0 * n * es);
+      r0 += g.m;
+    }
+  }
 };
 
 struct AddmmOp {
@@ -98,11 +192,10 @@ struct MmOp {
 }  // namespace
 
 void add_linear_kernels(KernelList& list) {
-  list.push_back(sy::kernel<GemmKernel<LinearOp>>("aten::linear", "linalg", dtypes()));
+  list.push_back(sy::kernel<LinearKernel>("aten::linear", "linalg", dtypes()));
   // Fused epilogues: the host rewrites linear -> act into one node (see linalg.hpp).
   for (const char* act : {"relu", "gelu", "silu", "hardswish"})
-    list.push_back(sy::kernel<GemmKernel<LinearOp>>(std::string("aten::linear+aten::") + act,
-                                                    "linalg", dtypes()));
+    list.push_back(sy::kernel<LinearKernel>(std::string("aten::linear+aten::") + act, "linalg", dtypes()));
   list.push_back(sy::kernel<GemmKernel<AddmmOp>>("aten::addmm", "linalg", dtypes()));
   list.push_back(sy::kernel<GemmKernel<MmOp>>("aten::mm", "linalg", dtypes()));
 }
