@@ -219,6 +219,37 @@ TEST(Zoo, GptMaskedAttentionWithoutScoresMatchesPyTorch) {
                          "one fused attention per decoder block");
 }
 
+// The GPT-like decoder's LM head may write the logits over a buffer ending with its input
+// (SDK 1.2 output_inplace_tail): the planned peak is the logits alone, every activation
+// living in their buffer before they are written, and an output kept by the caller stays
+// PyTorch's while later runs take other buffers.
+TEST(Zoo, DecoderActivationsLiveInTheLogitsBuffer) {
+  torchscript::register_loader();
+  const Case c = zoo_case("gpt_decomposed", 4);
+  ASSERT_FALSE(c.stem.empty()) << "gpt_decomposed at batch 4 is missing from " << zoo_dir();
+  const std::vector<Tensor> inputs = torchscript::load_tensors(zoo_dir() + "/" + c.inputs);
+  const Tensor expected = torchscript::load_tensors(zoo_dir() + "/" + c.expected).at(0);
+  Runtime rt(Options{config_path("default.toml")});
+  auto model = rt.load(zoo_dir() + "/" + c.module);
+  const MemoryReport plan = model->memory_plan(inputs);
+  const size_t logits = expected.nbytes();
+  int at_end = 0, in_arena = 0;
+  for (const MemoryValue& v : plan.values) {
+    at_end += v.placement.rfind("arena, at the end of ", 0) == 0;
+    in_arena += v.placement == "output, in the arena" && v.bytes == logits;
+  }
+  EXPECT_EQ(at_end, 1) << "the LM head's input at the end of the logits";
+  EXPECT_EQ(in_arena, 1) << "the logits in the arena";
+  EXPECT_EQ(plan.arena_bytes, logits);
+  EXPECT_LE(plan.heap_peak_bytes, 64u) << "beside the arena: a scalar or so, kernel-produced";
+  std::vector<Tensor> kept;
+  for (int run = 0; run < 3; ++run) kept.push_back(model->run(inputs).at(0));
+  for (size_t run = 0; run < kept.size(); ++run) {
+    auto [diff, scale] = diff_and_scale(kept[run], expected);
+    EXPECT_LE(diff, 1e-4 * std::max(1.0, scale)) << "run " << run << ", read after the last";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooParity, ::testing::ValuesIn(zoo_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name(); });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ZooParity);
