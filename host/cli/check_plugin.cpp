@@ -33,14 +33,15 @@ int cmd_check_plugin(const CommonFlags& common, const CheckPluginFlags& flags) {
   std::printf("check-plugin: %s %s (%s), %zu kernels, against '%s'\n", plugin.name.c_str(), plugin.version.c_str(),
               plugin.path.c_str(), plugin.kernels.size(), flags.reference.c_str());
   const Report report = check.run();
-  std::vector<std::vector<std::string>> rows = {{"result", "op", "dtype", "cases", "max_err", "also in storages", "detail"}};
+  std::vector<std::vector<std::string>> rows = {{"result", "op", "dtype", "cases", "max_err", "also in storages", "in place", "detail"}};
   for (const KernelResult& r : report.kernels) {
     const char* verdict = r.verdict == Verdict::Pass ? "PASS" : r.verdict == Verdict::Fail ? "FAIL" : "SKIP";
     std::string stored;  // e.g. "nChw16c 12, nhwc 8": cases rerun with values in the plugin's storages
     for (const auto& [storage, count] : r.storage_cases)
       stored += (stored.empty() ? "" : ", ") + storage.substr(storage.find('/') + 1) + " " + std::to_string(count);
     rows.push_back({verdict, r.op, r.dtype, std::to_string(r.passed) + "/" + std::to_string(r.passed + r.rejected),
-                    r.passed > 0 ? format_err(r.max_err) : "-", stored.empty() ? "-" : stored, r.detail});
+                    r.passed > 0 ? format_err(r.max_err) : "-", stored.empty() ? "-" : stored,
+                    r.in_place_cases > 0 ? std::to_string(r.in_place_cases) : "-", r.detail});
   }
   print_table(rows);
   const size_t skipped = report.count(Verdict::Skip);

@@ -1,6 +1,7 @@
 // The conformance kit's runner: for each kernel and dtype a plugin declares, builds one
 // single-node graph per generated case, runs it on the plugin and on the reference (a
-// fused "A+B" as A then B, "A+B+C" as three nodes), and compares the outputs. Public embedding API only.
+// fused "A+B" as A then B, "A+B+C" as three nodes), and compares the outputs; then again
+// per storage, and with inputs fed by a node (in place). Public embedding API only.
 #include "case_makers.hpp"
 
 #include <switchyard/error.hpp>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 namespace switchyard::conformance {
@@ -27,13 +29,15 @@ constexpr const char* kProbeOption = "check_plugin_probe";
 // A runtime loading only `plugin` (a name or a .so path): every node goes to it, or to nothing.
 // With `storage` ("plugin/storage"), values go there wherever the kernel reads or writes it.
 // With `probe` (the plugin's name), a rule routes every node to it with kProbeOption.
+// With `also`, that plugin is loaded too.
 Runtime runtime_for(const std::string& tag, const std::string& plugin, Options options,
-                    const std::string& storage = "", const std::string& probe = "") {
+                    const std::string& storage = "", const std::string& probe = "", const std::string& also = "") {
   const fs::path path =
       fs::temp_directory_path() / ("switchyard-check-" + tag + "-" + std::to_string(::getpid()) + ".toml");
   {
     std::ofstream out(path);
-    out << "[plugins]\nload = [\"" << plugin << "\"]\n[selection]\nstrict = false\n";
+    out << "[plugins]\nload = [\"" << plugin << "\"" << (also.empty() ? "" : ", \"" + also + "\"")
+        << "]\n[selection]\nstrict = false\n";
     if (!probe.empty())
       out << "[[rules]]\nnode = \"*\"\nbackends = [\"" << probe << "\"]\noptions = { " << kProbeOption << " = 1 }\n";
     out << "[runtime]\nnode_io = \"none\"\n";
@@ -112,9 +116,20 @@ struct Built {
   std::vector<Tensor> feeds;  // the non-constant inputs, in graph input order
 };
 
+// The in-place pass's helper plugin (feed_plugin.cpp), in switchyard-check/ beside this
+// library; "" where it is not there.
+std::string feed_plugin() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&feed_plugin), &info) == 0 || info.dli_fname == nullptr) return "";
+  const fs::path path = fs::path(info.dli_fname).parent_path() / "switchyard-check" / "libswitchyard-check_feed.so";
+  std::error_code ec;
+  return fs::exists(path, ec) ? fs::absolute(path, ec).string() : "";
+}
+
 // One node `op` over the case's inputs; for a fused "A+B" ("A+B+C"), A then B (then C)
-// when `split`. B (or C, Case::rest_inputs_to) takes the inputs after A's.
-Built build(const std::string& op, const Case& c, bool split) {
+// when `split`. B (or C, Case::rest_inputs_to) takes the inputs after A's. With `fed`,
+// each run-time input goes through a check::feed node first (the in-place pass).
+Built build(const std::string& op, const Case& c, bool split, bool fed = false) {
   Built b;
   std::vector<Graph::ValueId> ids;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
@@ -128,6 +143,7 @@ Built build(const std::string& op, const Case& c, bool split) {
     } else {
       ids.push_back(b.graph.add_input(name, c.inputs[i]->dtype(), c.inputs[i]->shape()));
       b.feeds.push_back(*c.inputs[i]);
+      if (fed) ids.back() = b.graph.add_node("feed" + std::to_string(i), "check::feed", {ids.back()}, {"fed" + std::to_string(i)})[0];
     }
   }
   std::vector<std::string> outs;
@@ -194,6 +210,7 @@ struct PluginCheck::Impl {
         : storage(std::move(name)), rt(runtime_for("storage", plugin, options, storage)) {}
   };
   std::vector<std::unique_ptr<InStorage>> storage_rts;
+  std::unique_ptr<Runtime> fed_rt;  // the plugin and check::feed; null without feed_plugin()
 
   Impl(CheckOptions o, CaseTable t)
       : options(std::move(o)),
@@ -228,6 +245,9 @@ PluginCheck::PluginCheck(CheckOptions options, CaseTable table) {
   for (const std::string& storage : impl_->plugin.storages)
     impl_->storage_rts.push_back(
         std::make_unique<Impl::InStorage>(fs::absolute(impl_->options.plugin).string(), impl_->options.runtime, storage));
+  if (const std::string feed = feed_plugin(); !feed.empty())
+    impl_->fed_rt.reset(
+        new Runtime(runtime_for("fed", fs::absolute(impl_->options.plugin).string(), impl_->options.runtime, "", "", feed)));
 }
 
 PluginCheck::~PluginCheck() = default;
@@ -327,10 +347,33 @@ KernelResult PluginCheck::check(const KernelInfo& kernel, const std::string& dty
           return finish(Verdict::Fail, where + "in storage " + storage + ": output " + std::to_string(i) + ": " + diff);
       }
       ++r.storage_cases[storage];
-      stored += ", " + storage;
+      stored += ", in " + storage;
+    }
+    // Again with inputs the host owns and that die here, where that lets the host grant
+    // an in-place output: the kernel must read each input before it writes over it.
+    if (s.fed_rt) {
+      Built fed = build(kernel.op, c, false, true);
+      auto model = s.fed_rt->load(std::move(fed.graph));
+      bool in_place = false;
+      try {
+        model->run(fed.feeds);  // plans: in-place writes begin with the next run
+        for (const MemoryValue& v : model->memory_plan(fed.feeds).values)
+          in_place = in_place || v.placement.rfind("view of fed", 0) == 0 || v.placement.rfind("arena, at the end of out", 0) == 0;
+        if (in_place) got = model->run(fed.feeds);
+      } catch (const Error& e) {
+        return finish(Verdict::Fail, where + "in place: the plugin failed: " + e.what());
+      }
+      for (size_t i = 0; in_place && i < got.size() && i < ref.size(); ++i) {
+        const std::string diff = compare(got[i], ref[i], c, r.max_err);
+        if (!diff.empty()) return finish(Verdict::Fail, where + "in place: output " + std::to_string(i) + ": " + diff);
+      }
+      if (in_place) {
+        ++r.in_place_cases;
+        stored += ", in place";
+      }
     }
     ++r.passed;
-    s.note(where + "ok" + (stored.empty() ? "" : " (also in " + stored.substr(2) + ")"));
+    s.note(where + "ok" + (stored.empty() ? "" : " (also " + stored.substr(2) + ")"));
   }
   if (r.passed == 0) return finish(Verdict::Skip, "every case rejected, e.g. " + first_rejection);
   return finish(Verdict::Pass, r.rejected > 0 ? std::to_string(r.rejected) + " cases rejected by supports" : "");

@@ -24,12 +24,13 @@ TEST(ConformanceKit, FailsSubtleBugsNamingTheKernelAndTheCase) {
   const Report report = check_plugin(options);
   EXPECT_EQ(report.plugin.name, "subtly_wrong");
   EXPECT_EQ(report.reference, "aten");
-  ASSERT_EQ(report.kernels.size(), 4u);
+  ASSERT_EQ(report.kernels.size(), 5u);
   const KernelResult* relu = result_for(report, "aten::relu");
   const KernelResult* sigmoid = result_for(report, "aten::sigmoid");
   const KernelResult* tanh = result_for(report, "aten::tanh");
   const KernelResult* neg = result_for(report, "aten::neg");
-  ASSERT_TRUE(relu && sigmoid && tanh && neg);
+  const KernelResult* exp = result_for(report, "aten::exp");
+  ASSERT_TRUE(relu && sigmoid && tanh && neg && exp);
   EXPECT_EQ(report.plugin.storages, (std::vector<std::string>{"subtly_wrong/reversed"}));
   EXPECT_EQ(relu->verdict, Verdict::Fail);
   EXPECT_NE(relu->detail.find("output 0: element"), std::string::npos) << relu->detail;
@@ -42,8 +43,13 @@ TEST(ConformanceKit, FailsSubtleBugsNamingTheKernelAndTheCase) {
   // value kept there shows it.
   EXPECT_EQ(neg->verdict, Verdict::Fail);
   EXPECT_NE(neg->detail.find("in storage subtly_wrong/reversed: output 0: element"), std::string::npos) << neg->detail;
+  EXPECT_EQ(tanh->in_place_cases, 0u) << "tanh declares no in-place output";
+  // exp is right on graph inputs; only inputs the host owns and that die at the kernel,
+  // so that the host grants the in-place output exp declares, show its bug.
+  EXPECT_EQ(exp->verdict, Verdict::Fail);
+  EXPECT_NE(exp->detail.find("in place: output 0: element"), std::string::npos) << exp->detail;
   EXPECT_EQ(report.count(Verdict::Pass), 1u);
-  EXPECT_EQ(report.count(Verdict::Fail), 3u);
+  EXPECT_EQ(report.count(Verdict::Fail), 4u);
   EXPECT_EQ(describe(*sigmoid).rfind("FAIL aten::sigmoid float32: case 'transposed", 0), 0u) << describe(*sigmoid);
 }
 

@@ -17,7 +17,10 @@
 //
 // (link switchyard::conformance; the reference plugin must be on the plugin path, e.g.
 // $SWITCHYARD_PLUGIN_PATH). Cases come from one generator per op (all_cases(), from the
-// kit's cases_<family>.cpp files); CaseTable::add() adds a vendor's own.
+// kit's cases_<family>.cpp files); CaseTable::add() adds a vendor's own. Each case also
+// runs in each storage the plugin declares, and with its run-time inputs made by a
+// `check::feed` node (lib/switchyard-check/, found beside this library), where the host
+// may grant the in-place outputs a kernel declares.
 #pragma once
 
 #include <switchyard/graph.hpp>
@@ -100,6 +103,10 @@ struct KernelResult {
   // Per storage the plugin declares ("conv/nChw16c"): passed cases that ran again with
   // values kept there, converted in and out by the plugin ([runtime] prefer_storage).
   std::map<std::string, size_t> storage_cases;
+  // Passed cases that ran again with each run-time input made by a node before (so the
+  // host owns it and it dies at the kernel) and the host granted an in-place output the
+  // kernel declares (sdk.h output_inplace, output_inplace_tail).
+  size_t in_place_cases = 0;
   std::string detail;               // the first failure, why nothing ran, or what was rejected
 };
 

@@ -6,9 +6,12 @@
 //   aten::neg      right on host memory; its storage "reversed" (elements in reverse
 //                  order) forgets to reverse them back in to_host: only a run with values
 //                  kept in that storage shows it
+//   aten::exp      declares that its output may take its input's buffer, then clears the
+//                  output before it reads the input: right unless the host grants it
 #include <switchyard/plugin.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -86,6 +89,21 @@ class Neg {
   }
 };
 
+class ClearingExp {
+ public:
+  static void supports(const sy::Node& node) { require_float32(node); }
+  explicit ClearingExp(const sy::Node&) {}
+  void infer(sy::Infer& infer) { infer.set_output(0, sy::kFloat32, sy::shape_of(infer.input(0))); }
+  void storage(sy::StorageQuery& q) { q.in_place(0, 0); }
+  void run(sy::Run& run) {
+    const DLTensor& x = run.input(0);
+    const int64_t n = sy::numel(x);
+    float* out = sy::data<float>(run.output(0));
+    std::memset(out, 0, static_cast<size_t>(n) * sizeof(float));  // the bug: in place, this clears x
+    for (int64_t i = 0; i < n; ++i) out[i] += std::exp(element(x, i));
+  }
+};
+
 float leaky_relu(float x) { return x < 0.0f ? 0.01f * x : x; }
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float tanh_(float x) { return std::tanh(x); }
@@ -101,6 +119,7 @@ sy::PluginDef& subtly_wrong() {
     d.add(sy::kernel<Unary<sigmoid, false>>("aten::sigmoid", "elementwise", {sy::kFloat32}));
     d.add(sy::kernel<Unary<tanh_, true>>("aten::tanh", "elementwise", {sy::kFloat32}));
     d.add(sy::kernel<Neg>("aten::neg", "elementwise", {sy::kFloat32}));
+    d.add(sy::kernel<ClearingExp>("aten::exp", "elementwise", {sy::kFloat32}));
     return d;
   }();
   return def;
