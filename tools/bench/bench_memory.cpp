@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
         std::printf("| %s | %d | %s | %s | %s | %s | %s | %s |\n", stem.c_str(), batch,
                     mib(plan.total_activation_bytes).c_str(), mib(plan.estimated_peak_bytes).c_str(),
                     mib(measured).c_str(), mib(libtorch).c_str(),
-                    fmt(static_cast<double>(measured) / static_cast<double>(libtorch)).c_str(),
+                    fmt(static_cast<double>(measured) / static_cast<double>(libtorch), 3).c_str(),
                     (mib(plan.arena_bytes) + " MiB for " + mib(plan.arena_values_bytes) + " MiB").c_str());
       } catch (const std::exception& e) {
         std::printf("| %s | %d | failed: %.300s | | | | | |\n", stem.c_str(), batch, e.what());
