@@ -18,11 +18,11 @@ class Feed {
     const DLTensor& x = io.input(0);
     DLTensor& out = io.output(0);
     const size_t element = (x.dtype.bits * x.dtype.lanes + 7) / 8;
-    const char* src = static_cast<const char*>(x.data) + x.byte_offset;
-    char* dst = static_cast<char*>(out.data) + out.byte_offset;
+    const char* src = sy::data<const char>(x);
+    char* dst = sy::data<char>(out);
     const int64_t n = sy::numel(x);
     if (sy::is_contiguous(x)) {
-      std::memcpy(dst, src, static_cast<size_t>(n) * element);
+      std::memcpy(dst, src, static_cast<size_t>(sy::byte_size(x)));
       return;
     }
     std::vector<int64_t> index(static_cast<size_t>(x.ndim), 0);  // row-major walk over a strided input

@@ -75,6 +75,9 @@ inline int64_t numel(const DLTensor& t) {
   return n;
 }
 
+// Bytes of a compact tensor's elements.
+inline int64_t byte_size(const DLTensor& t) { return numel(t) * ((t.dtype.bits * t.dtype.lanes + 7) / 8); }
+
 inline bool is_contiguous(const DLTensor& t) {
   if (t.strides == nullptr) return true;
   int64_t expected = 1;
@@ -246,21 +249,12 @@ struct Run {
     return args->outputs != nullptr && i < args->num_inputs && o < args->num_outputs && args->inputs[i] != nullptr &&
            args->outputs[o]->data == args->inputs[i]->data && args->outputs[o]->byte_offset == args->inputs[i]->byte_offset;
   }
-  // True when input i's bytes overlap output o's (in-place at the output's tail, SDK 1.2).
+  // True when input i's bytes overlap output o's (in place at the output's end, SDK 1.2).
   bool overlaps(size_t o, size_t i) const {
     if (args->outputs == nullptr || i >= args->num_inputs || o >= args->num_outputs || args->inputs[i] == nullptr) return false;
-    const DLTensor& out = *args->outputs[o];
-    const DLTensor& in = *args->inputs[i];
-    const char* out_begin = static_cast<const char*>(out.data) + out.byte_offset;
-    const char* in_begin = static_cast<const char*>(in.data) + in.byte_offset;
-    return in_begin < out_begin + byte_size(out) && out_begin < in_begin + byte_size(in);
-  }
-
- private:
-  static size_t byte_size(const DLTensor& t) {
-    size_t n = (t.dtype.bits * t.dtype.lanes + 7) / 8;
-    for (int32_t d = 0; d < t.ndim; ++d) n *= static_cast<size_t>(t.shape[d] > 0 ? t.shape[d] : 0);
-    return n;
+    const char* out = data<const char>(*args->outputs[o]);
+    const char* in = data<const char>(*args->inputs[i]);
+    return in < out + byte_size(*args->outputs[o]) && out < in + byte_size(*args->inputs[i]);
   }
 };
 
