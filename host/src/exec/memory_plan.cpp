@@ -92,10 +92,10 @@ MemoryPlan place(const std::vector<ValueLife>& values, bool use_arena, bool tail
     parent_last = std::max(parent_last, plan.last[v]);
   }
 
-  std::vector<char> tail_host(n, 0);
+  std::vector<char> hosts_a_tail(n, 0);
   if (tail_outputs)
     for (const ValueLife& life : values)
-      if (life.tail_of >= 0) tail_host[static_cast<size_t>(life.tail_of)] = 1;
+      if (life.tail_of >= 0) hosts_a_tail[static_cast<size_t>(life.tail_of)] = 1;
 
   // Arena values, largest first; ties by producer, for a plan that does not depend on sort internals.
   std::vector<size_t> arena;
@@ -106,7 +106,7 @@ MemoryPlan place(const std::vector<ValueLife>& values, bool use_arena, bool tail
     plan.total_activation_bytes += life.bytes;
     steps = std::max(steps, life.first + 1);
     if (plan.last[v] != kForever) steps = std::max(steps, plan.last[v] + 1);
-    if (use_arena && life.kind == ValueLife::Kind::HostArena && (plan.last[v] != kForever || tail_host[v]) && life.bytes > 0)
+    if (use_arena && life.kind == ValueLife::Kind::HostArena && (plan.last[v] != kForever || hosts_a_tail[v]) && life.bytes > 0)
       arena.push_back(v);
   }
   std::stable_sort(arena.begin(), arena.end(), [&](size_t a, size_t b) {
@@ -120,18 +120,20 @@ MemoryPlan place(const std::vector<ValueLife>& values, bool use_arena, bool tail
   for (size_t v : arena) {
     const int32_t first = values[v].first, end = plan.last[v] == kForever ? steps : end_of(values[v], plan.last[v]);
     const size_t bytes = aligned(values[v].bytes);
-    const Placed* host = nullptr;  // the value whose buffer's end this one may take, if placed
-    if (const int32_t h = values[v].tail_of; h >= 0 && placed_at[static_cast<size_t>(h)] >= 0 &&
-                                             end == values[static_cast<size_t>(h)].first)
-      host = &placed[static_cast<size_t>(placed_at[static_cast<size_t>(h)])];
+    // The value whose buffer's end this one may take: placed, produced where this one dies,
+    // and larger by whole alignments (the kernel is promised exactly the end).
+    const Placed* host = nullptr;
+    if (const int32_t h = values[v].tail_of; h >= 0 && placed_at[static_cast<size_t>(h)] >= 0) {
+      const ValueLife& hl = values[static_cast<size_t>(h)];
+      if (end == hl.first && values[v].bytes < hl.bytes && (hl.bytes - values[v].bytes) % kArenaAlignment == 0)
+        host = &placed[static_cast<size_t>(placed_at[static_cast<size_t>(h)])];
+    }
     overlapping.clear();
     for (const Placed& p : placed)
       if (p.first <= end && first <= p.end && &p != host) overlapping.push_back(&p);
     size_t offset = 0;
     bool at_tail = false;
-    // The kernel is promised exactly the end: the two sizes must differ by whole alignments.
-    if (host != nullptr && values[v].bytes < values[static_cast<size_t>(values[v].tail_of)].bytes &&
-        (values[static_cast<size_t>(values[v].tail_of)].bytes - values[v].bytes) % kArenaAlignment == 0) {
+    if (host != nullptr) {
       offset = host->offset + host->bytes - bytes;
       at_tail = std::none_of(overlapping.begin(), overlapping.end(), [&](const Placed* p) {
         return p->offset < offset + bytes && offset < p->offset + p->bytes;
