@@ -351,14 +351,14 @@ KernelResult PluginCheck::check(const KernelInfo& kernel, const std::string& dty
     }
     // Again with inputs the host owns and that die here, where that lets the host grant
     // an in-place output: the kernel must read each input before it writes over it.
-    if (s.fed_rt) {
+    if (s.fed_rt && kernel.host_allocated_outputs) {
       Built fed = build(kernel.op, c, false, true);
       auto model = s.fed_rt->load(std::move(fed.graph));
       bool in_place = false;
       try {
         model->run(fed.feeds);  // plans: in-place writes begin with the next run
         for (const MemoryValue& v : model->memory_plan(fed.feeds).values)
-          in_place = in_place || v.placement.rfind("view of fed", 0) == 0 || v.placement.rfind("arena, at the end of out", 0) == 0;
+          in_place = in_place || v.in_place || v.placement.rfind("arena, at the end of ", 0) == 0;
         if (in_place) got = model->run(fed.feeds);
       } catch (const Error& e) {
         return finish(Verdict::Fail, where + "in place: the plugin failed: " + e.what());

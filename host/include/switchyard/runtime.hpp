@@ -111,6 +111,8 @@ struct MemoryValue {
   int64_t offset = -1;                     // in the arena; -1 elsewhere
   int32_t first = -1, last = -1;           // producing node and last reader (node indices;
                                            // last = -1: never read; INT32_MAX: an output)
+  bool in_place = false;                   // a "view of X" that its producer wrote over X's
+                                           // buffer (in place), not a view a kernel returned
 };
 
 struct MemoryReport {

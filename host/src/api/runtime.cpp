@@ -269,6 +269,10 @@ MemoryReport Model::memory_plan(const std::vector<Tensor>& inputs) const {
   auto node_of = [&](int32_t step) {
     return step < 0 || step == exec::kForever ? step : plan.steps[static_cast<size_t>(step)].node;
   };
+  std::vector<char> in_place(plan.lives.size(), 0);
+  for (const exec::Step& s : plan.steps)
+    for (const exec::OutputPlan& o : s.outputs)
+      if (o.inplace_input >= 0 && o.slot >= 0) in_place[static_cast<size_t>(o.slot)] = 1;
   for (size_t slot = 0; slot < plan.lives.size(); ++slot) {
     const exec::ValueLife& life = plan.lives[slot];
     if (life.kind == exec::ValueLife::Kind::Unused) continue;
@@ -278,7 +282,7 @@ MemoryReport Model::memory_plan(const std::vector<Tensor>& inputs) const {
     const int32_t producer = node_of(life.first);
     MemoryValue mv{plan.slot_names[slot], producer >= 0 ? impl_->graph.nodes[static_cast<size_t>(producer)].name : "",
                    life.bytes, "", group->offset.size() > slot ? group->offset[slot] : -1, producer,
-                   group->last.size() > slot ? node_of(group->last[slot]) : -1};
+                   group->last.size() > slot ? node_of(group->last[slot]) : -1, in_place[slot] != 0};
     if (life.kind == exec::ValueLife::Kind::View)
       mv.placement = life.view_of == ir::kNoValue ? "view of an input" : "view of " + plan.slot_names[static_cast<size_t>(life.view_of)];
     else if (mv.offset >= 0 && group->tail_host.size() > slot && group->tail_host[slot] >= 0)

@@ -239,6 +239,7 @@ TEST(MemoryPlan, AViewOutlivesItsProducersLastDirectReader) {
   ASSERT_TRUE(r.arena_enabled);
   EXPECT_EQ(value(r, "a").placement, "arena");
   EXPECT_EQ(value(r, "v").placement, "view of a");
+  EXPECT_FALSE(value(r, "v").in_place) << "a view test::alias returned, not an in-place write";
   EXPECT_EQ(value(r, "a").last, 4) << "a's bytes must live until y reads its view";
   EXPECT_NE(value(r, "c").offset, value(r, "a").offset);
   EXPECT_EQ(value(r, "y").placement, "output");

@@ -71,6 +71,7 @@ TEST(ElementwisePlugin, WritesOverDyingInputsAndMatchesAten) {
   std::string placements;
   for (const MemoryValue& v : model->memory_plan(feeds).values) {
     in_place += v.placement.rfind("view of", 0) == 0 ? 1 : 0;
+    EXPECT_EQ(v.in_place, v.placement.rfind("view of", 0) == 0) << v.value << ": every view here is an in-place write";
     placements += v.value + ": " + v.placement + "; ";
   }
   EXPECT_GE(in_place, 3) << "scale, norm and shift should each write over the value they consume; " << placements;
