@@ -18,6 +18,7 @@ PACKAGES=(
   libdlpack-dev             # dlpack.h: the tensor type that crosses the ABI
   libcli11-dev              # CLI parsing
   nlohmann-json3-dev        # portable graph file header (JSON)
+  libzip-dev                # .pt2 archives (torch.export.save's zip), read by the host core
   python3-torch python3-torchvision  # model export tools
   python3-dev pybind11-dev python3-pytest  # the Python module (host/python) and its tests
   clang-14 libclang-rt-14-dev  # fuzzing (tools/fuzz.sh, CTest fuzz_smoke): libFuzzer, ASan, UBSan

@@ -16,7 +16,8 @@
 namespace switchyard::cli {
 namespace {
 
-// "[B, 3, H, W]" -> {"B", "3", "H", "W"}; "[..., 768]" -> {"...", "768"}.
+// "[B, 3, H, W]" -> {"B", "3", "H", "W"}; "[..., 768]" -> {"...", "768"}; what follows
+// the shape ("with s0 in 1..64") is not a dim.
 std::vector<std::string> spec_tokens(const std::string& spec) {
   std::vector<std::string> out;
   std::string token;
@@ -25,6 +26,7 @@ std::vector<std::string> spec_tokens(const std::string& spec) {
     if (c == ',' || c == ']') {
       if (!token.empty()) out.push_back(token);
       token.clear();
+      if (c == ']') break;
     } else {
       token += c;
     }

@@ -2,6 +2,7 @@
 #include "api/internal.hpp"
 
 #include "ir/graph_file.hpp"
+#include "pt2/import.hpp"
 
 #include <filesystem>
 #include <map>
@@ -23,6 +24,16 @@ std::mutex& loaders_mutex() {
 ir::Graph read_model_file(const std::string& path) {
   const std::string ext = std::filesystem::path(path).extension().string();
   if (ext == ".json") return ir::read_graph_file(path);
+  if (pt2::is_pt2_path(path)) {  // torch.export archives: read by the core, no LibTorch
+    ir::Graph graph;
+    pt2::import_pt2(path, graph);
+    try {
+      ir::validate(graph);
+    } catch (const Error& e) {
+      throw Error(e.kind(), path + ": " + e.what());
+    }
+    return graph;
+  }
   ModelLoader loader;
   bool any_loader = false;
   {

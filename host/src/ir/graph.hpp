@@ -63,6 +63,13 @@ const Attribute* find_attr(const Attributes& attrs, const std::string& name);
 
 enum class ValueKind { Input, Constant, NodeOutput };
 
+// The sizes an input dimension may take, both ends included (a torch.export Dim's range).
+struct DimRange {
+  int64_t min = 0;
+  int64_t max = INT64_MAX;
+  bool bounded() const { return min > 0 || max < INT64_MAX; }
+};
+
 // What a value holds at run time: a tensor, or a scalar (an int, float or list of them,
 // held as an Attribute) that sym:: nodes compute from tensor shapes (ir/sym.hpp).
 enum class ValueType { Tensor, Scalar };
@@ -78,6 +85,9 @@ struct Value {
   bool rank_known = false;      // inputs: `shape` gives the rank even where it is empty (0-D)
   // Inputs: a name per dimension for messages and `plan` ("B", "S"); "" where none.
   std::vector<std::string> dim_names;
+  // Inputs: per dimension, the sizes it may take (empty, or one per dimension); a run
+  // outside them is refused. From a torch.export program's range constraints.
+  std::vector<DimRange> dim_ranges;
   // Inputs: a shape the model is known to take (e.g. the traced one, from an optional
   // hint), for `plan` without inputs and for sample inputs; empty if none is known.
   std::vector<int64_t> example_shape;

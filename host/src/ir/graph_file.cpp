@@ -180,6 +180,7 @@ class GraphFileReader : private JsonFieldReader {
                   " names for a shape of " + (value.rank_known ? std::to_string(value.shape.size()) : "unknown") +
                   " dimensions");
       }
+      if (auto it = input.find("dim_ranges"); it != input.end()) read_dim_ranges(*it, what, value);
       if (auto it = input.find("example_shape"); it != input.end()) {
         value.example_shape = as_shape(*it, what + ": field 'example_shape'", 0);
         if (value.rank_known && value.example_shape.size() != value.shape.size())
@@ -188,6 +189,22 @@ class GraphFileReader : private JsonFieldReader {
       }
       define(name, id, "", "graph input", "a graph input");
     }
+  }
+
+  // [[min, max], ...], one per dimension; max null = unbounded.
+  void read_dim_ranges(const Json& j, const std::string& what, Value& value) const {
+    const std::string field_name = what + ": field 'dim_ranges'";
+    for (const Json& r : as_array(j, field_name)) {
+      if (!r.is_array() || r.size() != 2) fail_io(field_name + " entries must be [min, max]");
+      DimRange range;
+      range.min = as_int(r[0], field_name + " min");
+      if (!r[1].is_null()) range.max = as_int(r[1], field_name + " max");
+      if (range.min < 0 || range.max < range.min) fail_io(field_name + " has an empty or negative range");
+      value.dim_ranges.push_back(range);
+    }
+    if (!value.rank_known || value.dim_ranges.size() != value.shape.size())
+      fail_io(field_name + " has " + std::to_string(value.dim_ranges.size()) + " ranges for a shape of " +
+              (value.rank_known ? std::to_string(value.shape.size()) : "unknown") + " dimensions");
   }
 
   void read_constants(const Json& root, Graph& graph) {
@@ -442,6 +459,12 @@ class GraphFileWriter {
       Json j{{"name", input.name}, {"dtype", dtype_string(input.dtype, "input '" + input.name + "'")}};
       if (input.rank_known || !input.shape.empty()) j["shape"] = input.shape;
       if (!input.dim_names.empty() && input.dim_names.size() == input.shape.size()) j["dim_names"] = input.dim_names;
+      if (!input.dim_ranges.empty() && input.dim_ranges.size() == input.shape.size()) {
+        Json ranges = Json::array();
+        for (const DimRange& r : input.dim_ranges)
+          ranges.push_back(Json::array({r.min, r.max == INT64_MAX ? Json(nullptr) : Json(r.max)}));
+        j["dim_ranges"] = ranges;
+      }
       if (!input.example_shape.empty()) j["example_shape"] = input.example_shape;
       inputs.push_back(std::move(j));
     }

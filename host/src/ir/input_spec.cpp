@@ -233,6 +233,7 @@ InputSpec input_spec(const Graph& graph, size_t input_index) {
   if (spec.rank >= 0) {
     if (value.dim_names.size() == static_cast<size_t>(spec.rank)) spec.dim_names = value.dim_names;
     if (spec.dim_names.size() != static_cast<size_t>(spec.rank)) spec.dim_names = names_for(spec.rank, "");
+    if (value.dim_ranges.size() == static_cast<size_t>(spec.rank)) spec.ranges = value.dim_ranges;
   }
   return spec;
 }
@@ -250,6 +251,11 @@ void derive_input_specs(Graph& graph) {
 }
 
 namespace {
+
+std::string range_string(const DimRange& r) {
+  if (r.max == INT64_MAX) return ">= " + std::to_string(r.min);
+  return "in " + std::to_string(r.min) + ".." + std::to_string(r.max);
+}
 
 std::string format(const InputSpec& spec) {
   std::string s = "[";
@@ -275,13 +281,21 @@ std::string format(const InputSpec& spec) {
     for (; !tail.empty() && next < 0; ++next) s += ", ?";  // the dims after the last fixed one
     return s + "]";
   }
+  std::vector<std::string> ranges, seen;
   for (int64_t d = 0; d < spec.rank; ++d) {
     std::string text = d < static_cast<int64_t>(spec.dim_names.size()) ? spec.dim_names[static_cast<size_t>(d)] : "";
+    bool fixed = false;
     for (const InputSpec::Fixed& f : spec.fixed)
-      if (f.dim == d) text = std::to_string(f.size);
+      if (f.dim == d) text = std::to_string(f.size), fixed = true;
     s += (d ? ", " : "") + (text.empty() ? std::string("?") : text);
+    const bool ranged = d < static_cast<int64_t>(spec.ranges.size()) && spec.ranges[static_cast<size_t>(d)].bounded();
+    if (fixed || !ranged || std::find(seen.begin(), seen.end(), text) != seen.end()) continue;
+    seen.push_back(text);
+    ranges.push_back((text.empty() ? "dim " + std::to_string(d) : text) + " " + range_string(spec.ranges[static_cast<size_t>(d)]));
   }
-  return s + "]";
+  s += "]";
+  for (size_t k = 0; k < ranges.size(); ++k) s += (k ? ", " : " with ") + ranges[k];
+  return s;
 }
 
 std::string fixed_by(const std::string& who) { return who.empty() ? "the model's declared shape" : who; }
@@ -309,6 +323,14 @@ std::string check_input_shape(const Graph& graph, size_t input_index, const std:
                     fixed_by(f.by));
     if (shape[static_cast<size_t>(d)] != f.size)
       return refuse("dim " + std::to_string(d) + " is fixed to " + std::to_string(f.size) + " by " + fixed_by(f.by));
+  }
+  for (size_t d = 0; d < spec.ranges.size() && d < shape.size(); ++d) {
+    const DimRange& r = spec.ranges[d];
+    if (r.bounded() && (shape[d] < r.min || shape[d] > r.max)) {
+      const std::string& symbol = d < spec.dim_names.size() ? spec.dim_names[d] : "";
+      return refuse("dim " + std::to_string(d) + (symbol.empty() ? "" : " (" + symbol + ")") + " must be " +
+                    range_string(r) + ", the range the model was exported with");
+    }
   }
   return "";
 }

@@ -26,6 +26,7 @@ struct InputSpec {
   };
   std::vector<Fixed> fixed;
   std::vector<std::string> dim_names;  // one per dimension where the rank is known ("B", "S", "H")
+  std::vector<DimRange> ranges;        // one per dimension, or empty: the sizes each may take
 };
 
 // The spec of graph input #input_index: what the graph's own use of it fixes, merged with
@@ -37,7 +38,8 @@ InputSpec input_spec(const Graph& graph, size_t input_index);
 void derive_input_specs(Graph& graph);
 
 // The expected shape of graph input #input_index for messages and `plan`:
-// "[B, 3, H, W]", "[..., 768]" (rank free, last dim fixed) or "[...]" (anything).
+// "[B, 3, H, W]", "[..., 768]" (rank free, last dim fixed) or "[...]" (anything); with
+// declared ranges, "[s0, 3, 16, 16] with s0 in 1..64".
 std::string expected_shape(const Graph& graph, size_t input_index);
 
 // "" when `shape` fits graph input #input_index; otherwise the error text, e.g.
