@@ -38,10 +38,15 @@ struct RunFlags {
 };
 
 struct VerifyFlags {
-  std::string model;         // a TorchScript .pt file
+  std::string model;         // a TorchScript .pt file, or a torch.export .pt2
   std::string inputs;        // --inputs FILE.pt|FILE.json (default: generated sample inputs)
+  std::string expected;      // --expected FILE.pt|FILE.json: reference outputs (e.g. torch 2's)
   double tolerance = 1e-4;   // --tolerance: max_abs <= tolerance * max(1, max|reference|)
 };
+
+// The reference config `diff` and `verify` use by default: configs/reference.toml from the
+// working folder, else the same routing written to a temporary file (`note` says which).
+std::string reference_config(std::string* note);
 
 struct DiffFlags {
   std::string model;         // .json graph file, or .pt TorchScript (with LibTorch)

@@ -67,8 +67,11 @@ Comparison compare(const Tensor& got, const Tensor& ref, double tolerance) {
 
 }  // namespace
 
+static bool is_pt2(const std::string& path) { return path.find(".pt2") != std::string::npos; }
+
 int cmd_convert(const std::string& model_path, const std::string& out_path) {
-  const Graph graph = torchscript::read_model(model_path);
+  // A .pt2 is read by the core (Graph::read); anything else as TorchScript, whatever its name.
+  const Graph graph = is_pt2(model_path) ? Graph::read(model_path) : torchscript::read_model(model_path);
   graph.save(out_path);
 
   std::map<std::string, int> ops;
@@ -93,10 +96,35 @@ int cmd_convert(const std::string& model_path, const std::string& out_path) {
   return 0;
 }
 
+namespace {
+
+// The outputs verify compares with: --expected's file; else LibTorch's forward of a .pt;
+// else (a .pt2, whose torch 2 LibTorch 1.13 cannot run) the aten reference backend's run.
+std::vector<Tensor> reference_outputs(const VerifyFlags& flags, const Model& model, const std::vector<Tensor>& inputs,
+                                      std::string* what) {
+  if (!flags.expected.empty()) {
+    *what = flags.expected;
+    if (!is_pt_file(flags.expected)) return read_tensors_json(flags.expected, model.output_names());
+    return torchscript::load_tensors(flags.expected);
+  }
+  if (is_pt_file(flags.model)) {
+    *what = "LibTorch's forward";
+    return torchscript::reference_forward(flags.model, inputs);
+  }
+  std::string note;
+  Options options;
+  options.config_path = reference_config(&note);
+  Runtime reference(options);
+  *what = "the aten reference backend (" + note + ")";
+  return reference.load(flags.model)->run(inputs);
+}
+
+}  // namespace
+
 int cmd_verify(const CommonFlags& common, const VerifyFlags& flags) {
-  if (!is_pt_file(flags.model))
-    throw Error(ErrorKind::Input, flags.model + ": verify needs a TorchScript .pt file (the reference is "
-                                                  "LibTorch's own forward of it)");
+  if (!is_pt_file(flags.model) && flags.expected.empty() && !is_pt2(flags.model))
+    throw Error(ErrorKind::Input, flags.model + ": verify compares a .pt with LibTorch's forward, and a .pt2 with "
+                                                  "the aten reference backend; for other files pass --expected OUT");
   Runtime runtime(to_options(common));
   auto model = runtime.load(flags.model);
   // A config that streams node_io needs a sink; verify writes none (the run stays unfused).
@@ -113,11 +141,13 @@ int cmd_verify(const CommonFlags& common, const VerifyFlags& flags) {
 
   std::vector<Tensor> got = model->run(inputs);
   print_backend_counts(model->plan(inputs));
-  std::vector<Tensor> ref = torchscript::reference_forward(flags.model, inputs);
+  std::string reference_name;
+  std::vector<Tensor> ref = reference_outputs(flags, *model, inputs, &reference_name);
+  std::printf("reference: %s\n", reference_name.c_str());
 
   std::vector<std::string> failures;
   if (got.size() != ref.size())
-    failures.push_back("switchyard produced " + std::to_string(got.size()) + " output(s), LibTorch " +
+    failures.push_back("switchyard produced " + std::to_string(got.size()) + " output(s), the reference " +
                        std::to_string(ref.size()));
   std::vector<std::vector<std::string>> rows{
       {"output", "shape", "dtype", "max_abs", "max_rel", "max|ref|", "allowed", "result"}};
@@ -139,7 +169,7 @@ int cmd_verify(const CommonFlags& common, const VerifyFlags& flags) {
   print_table(rows);
   std::printf("criterion: max_abs <= tolerance x max(1, max|ref|); max_rel = max |a-b| / max(|ref|, 1e-12)\n");
   if (failures.empty()) {
-    std::printf("verify: PASS, %zu output(s) within tolerance of LibTorch's forward\n", got.size());
+    std::printf("verify: PASS, %zu output(s) within tolerance of %s\n", got.size(), reference_name.c_str());
     return 0;
   }
   std::fflush(stdout);

@@ -15,10 +15,7 @@
 #include <unistd.h>
 
 namespace switchyard::cli {
-namespace {
 
-// The reference side when --against is not given: configs/reference.toml (from the working
-// folder), else the same routing written out (every node on aten).
 std::string reference_config(std::string* note) {
   if (std::filesystem::exists("configs/reference.toml")) {
     *note = "configs/reference.toml";
@@ -30,6 +27,8 @@ std::string reference_config(std::string* note) {
   *note = "the built-in reference (every node on aten; configs/reference.toml is not in this folder)";
   return path;
 }
+
+namespace {
 
 // One side's outputs per graph node. A fused record is named after its first node and holds
 // the last one's outputs, so it is filed under the last; the others have none on that side.

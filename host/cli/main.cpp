@@ -163,21 +163,27 @@ int main(int argc, char** argv) {
 
 #ifdef SWITCHYARD_WITH_TORCHSCRIPT
   std::string convert_model, convert_out;
-  auto* convert_cmd = app.add_subcommand("convert", "convert a TorchScript .pt model to the portable graph format");
-  convert_cmd->add_option("model", convert_model, "TorchScript file (torch.jit.trace(...).save)")
-      ->required()->check(CLI::ExistingFile);
+  auto* convert_cmd = app.add_subcommand("convert", "convert a TorchScript .pt or torch.export .pt2 model to the portable graph format");
+  convert_cmd->add_option("model", convert_model, "TorchScript file (torch.jit.trace(...).save) or torch.export file "
+                                                  "(torch.export.save; m.pt2#NAME for a model other than 'model')")
+      ->required();
   convert_cmd->add_option("out", convert_out, "graph file to write (.json; the weights go beside it in .bin)")->required();
   convert_cmd->footer("The graph file runs without LibTorch (e.g. on a machine with plugins only). Example:\n"
                       "  switchyard convert resnet18.pt resnet18.json && switchyard run resnet18.json");
 
   cli::VerifyFlags verify;
   auto* verify_cmd = app.add_subcommand(
-      "verify", "run a TorchScript .pt model through switchyard and LibTorch and compare the outputs");
-  verify_cmd->add_option("model", verify.model, "TorchScript file (torch.jit.trace(...).save)")
-      ->required()->check(CLI::ExistingFile);
+      "verify", "run a model through switchyard and a reference, and compare the outputs");
+  verify_cmd->add_option("model", verify.model,
+                         "TorchScript file (torch.jit.trace(...).save; reference: LibTorch's forward) or torch.export "
+                         "file (.pt2; reference: the aten backend, or --expected)")
+      ->required();
   verify_cmd->add_option("--inputs", verify.inputs,
                          "inputs: .pt (torch.save of a tensor or a tuple) or .json; default: sample values "
                          "from the model's declared input shapes");
+  verify_cmd->add_option("--expected", verify.expected,
+                         "reference outputs (.pt or .json, in output order), e.g. what torch 2 computed for --inputs")
+      ->check(CLI::ExistingFile);
   verify_cmd->add_option("--tolerance", verify.tolerance, "pass when max_abs <= tolerance x max(1, max|reference|)")
       ->check(CLI::Validator(
           [](std::string& s) {

@@ -15,7 +15,8 @@ one applies. Nothing is downloaded: weights are random from fixed seeds.
 Files per model stem, in OUT_DIR:
   <stem>.pt2                      torch.export.save(torch.export.export(...), path)
   <stem>.<label>.inputs.json      inputs at another shape, switchyard's tensor JSON
-  <stem>.<label>.expected.json    torch 2's eager outputs for those inputs (float32)
+  <stem>.<label>.expected.json    torch 2's eager outputs for those inputs (float32), by the
+                                  program's output names (`switchyard verify --expected`)
   <stem>.fx_nodes.json            (--fx-nodes models) every call_function node's output,
                                   by FX node name, from torch.fx.Interpreter on the exported
                                   graph module, for the first label's inputs
@@ -86,6 +87,22 @@ class SdpaEncoder(nn.Module):
     def forward(self, ids, mask):
         h = self.encoder(self.emb(ids), src_key_padding_mask=mask == 0)
         return self.head(h)
+
+
+class SliceWrites(nn.Module):
+    """In-place writes the training IR keeps: a mask filled through slice and select views
+    (as torchvision's swin builds its attention mask), and an in-place eval dropout on a
+    view (as efficientnet's classifier)."""
+
+    def forward(self, x):  # x: [B, 4, 6]
+        mask = x.new_zeros((x.size(1), x.size(2)))
+        mask[0:2, 1:3] = 1.0
+        mask[3] = 2.0
+        row = mask[1]
+        row[4:] = -1.0  # through a select, then a slice
+        y = torch.relu_(x + mask)
+        flat = torch.flatten(y, 1)
+        return F.dropout(flat, 0.2, training=False, inplace=True) * 2.0
 
 
 class TinyLstm(pzm.LstmTagger):
@@ -186,6 +203,8 @@ def ci_specs():
         Spec("llama", TinyLlama, ids_only(100), {0: {0: "batch", 1: "seq"}}, SEQ_EXAMPLE, SEQ_LABELS),
         Spec("sdpa_encoder", SdpaEncoder, ids_mask(100), {0: {0: "batch", 1: "seq"}, 1: {0: "batch", 1: "seq"}},
              SEQ_EXAMPLE, SEQ_LABELS),
+        Spec("writes", SliceWrites, lambda g, s: (torch.randn(s["batch"], 4, 6, generator=g),), {0: {0: "batch"}},
+             B, IMG_LABELS),
         Spec("lstm", TinyLstm, features(8), {0: {0: "batch", 1: "seq"}}, SEQ_EXAMPLE, SEQ_LABELS),
         Spec("gru", TinyGru, gru_inputs(8, 2, 12), {0: {1: "batch", 0: "seq"}, 1: {1: "batch"}},
              SEQ_EXAMPLE, SEQ_LABELS),
@@ -291,8 +310,8 @@ def fx_node_outputs(ep, inputs):
     class Recorder(torch.fx.Interpreter):
         def run_node(self, n):
             out = super().run_node(n)
-            if n.op == "call_function":
-                seen[n.name] = out
+            if n.op == "call_function":  # a copy: a later in-place op (relu_) must not change it
+                seen[n.name] = out.clone() if isinstance(out, torch.Tensor) else out
             return out
 
     with torch.no_grad():
@@ -357,7 +376,9 @@ def export_one(spec, out_dir):
             diff = (a - b).abs().max().item() if a.numel() else 0.0
             if diff > 1e-4 * max(1.0, a.abs().max().item()):
                 raise RuntimeError(f"{spec.stem} {label}: torch.export.load differs from eager by {diff}")
-        out_names = [f"output{i}" for i in range(len(expected))]
+        out_names = list(ep.graph_signature.user_outputs)  # the program's own output names
+        if len(out_names) != len(expected):
+            out_names = [f"output{i}" for i in range(len(expected))]
         write_json(os.path.join(out_dir, f"{spec.stem}.{label}.inputs.json"),
                    {n: tensor_json(t) for n, t in zip(names, inputs)})
         write_json(os.path.join(out_dir, f"{spec.stem}.{label}.expected.json"),

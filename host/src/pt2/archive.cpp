@@ -156,10 +156,14 @@ class ArchiveReader : private ir::graph_file_detail::JsonFieldReader {
           __builtin_add_overflow(last, span, &last))
         fail_io(what + ": its size overflows");
     }
-    if (__builtin_mul_overflow(last + 1, dtype_size(dtype), &end) || (!empty && end > bytes->size()))
+    if (__builtin_add_overflow(last, 1, &end) || __builtin_mul_overflow(end, dtype_size(dtype), &end) ||
+        (!empty && end > bytes->size()))
       fail_io(what + ": " + dtype_name(dtype) + " " + shape_string(shape) + " needs " + std::to_string(end) +
               " bytes, its file has " + std::to_string(bytes->size()) + " (truncated?)");
-    char* data = const_cast<char*>(bytes->data()) + static_cast<size_t>(offset) * dtype_size(dtype);
+    // (An empty tensor's offset is not checked against the file, and no element is read:
+    // one past the file's end would already make an invalid pointer.)
+    const uint64_t offset_bytes = static_cast<uint64_t>(offset) * dtype_size(dtype);  // <= end: no overflow
+    char* data = const_cast<char*>(bytes->data()) + (offset_bytes <= bytes->size() ? offset_bytes : 0);
     std::shared_ptr<const std::string> owner = bytes;
     return Tensor::from_blob(data, dtype, std::move(shape), std::move(strides), [owner] {});
   }

@@ -60,7 +60,17 @@ class Lowerer : private ir::graph_file_detail::JsonFieldReader {
   ir::ValueId sym_const(const ir::Attribute& value);
   ir::ValueId symbol(const NodeView& n, const std::string& name, const std::string& what);
   ir::Attribute attribute(const NodeView& n, const std::string& arg, const std::string& kind, const Json& value);
-  void note_write(const NodeView& n, const std::string& written, ir::ValueId result);
+
+  // lower_write.cpp: views and in-place writes.
+  struct ViewLink {
+    std::string parent;      // the tensor the view was taken of
+    std::string op;          // "slice", "select", or another view op
+    ir::Attributes attrs;    // the view's arguments (dim, start, end, step / dim, index)
+  };
+  void note_view(const std::string& op, const std::string& base, const std::vector<std::string>& outputs,
+                 const ir::Attributes& attrs);
+  void note_write(const NodeView& n, const std::string& written, ir::ValueId result, bool changes_values);
+  std::string root_of(const std::string& name) const;
 
   const Archive& archive_;
   ir::Graph& g_;
@@ -70,8 +80,9 @@ class Lowerer : private ir::graph_file_detail::JsonFieldReader {
   std::map<std::string, std::pair<ir::ValueId, int64_t>> symbol_dims_;  // "s0" -> (input, dim)
   std::map<std::string, ir::ValueId> sym_consts_;
   std::unordered_map<std::string, int> uses_;            // FX name -> readers (nodes and outputs)
-  std::unordered_map<std::string, std::string> view_of_; // FX name of a view -> its base
-  std::set<std::string> has_views_;
+  std::unordered_map<std::string, ViewLink> view_links_;                    // a view -> how it was taken
+  std::unordered_map<std::string, std::vector<std::string>> views_of_root_;  // a base -> views taken of it
+  std::unordered_map<std::string, std::string> stale_;  // a view made before its base was written -> the writer
   std::set<std::string> value_names_, node_names_;       // names taken
   std::map<std::string, int> value_counts_, node_counts_;
   std::deque<Json> literals_;                            // argument values rewrite_op adds

@@ -59,6 +59,15 @@ bool is_view_op(const std::string& op) {
   return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* k) { return op == k; });
 }
 
+// In-place ops whose functional form the plugins run (the family plugins know only those).
+bool has_functional_form(const std::string& op) {
+  static const char* kOps[] = {"relu", "relu6", "add", "sub", "mul", "div", "masked_fill", "sigmoid", "tanh",
+                               "hardtanh", "hardswish", "hardsigmoid", "gelu", "silu", "leaky_relu", "clamp",
+                               "dropout", "feature_dropout", "alpha_dropout", "neg", "exp", "sqrt", "rsqrt",
+                               "pow", "abs", "elu", "mish"};
+  return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* k) { return op == k; });
+}
+
 // Optional tensor arguments that may come as None in the middle of a schema's tensors.
 bool is_optional_tensor_arg(const std::string& name) {
   static const char* kNames[] = {"weight", "bias", "running_mean", "running_var", "attn_mask", "pos_weight",
@@ -207,7 +216,14 @@ void Lowerer::lower_call(const NodeView& n, const std::string& op,
                          const std::vector<std::pair<std::string, const Json*>>& args,
                          const std::vector<std::string>& outputs) {
   const bool in_place = op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_';
-  const std::string ir_op = "aten::" + (in_place ? op.substr(0, op.size() - 1) : op);
+  const std::string functional = in_place ? op.substr(0, op.size() - 1) : op;
+  // dropout_ in eval mode changes nothing; other in-place ops run out of place, under the
+  // functional name where the family plugins know it (the aten plugin knows both).
+  bool is_identity = false;
+  for (const auto& [name, arg] : args)
+    if ((name == "train" || name == "training") && arg->contains("as_bool") && !(*arg)["as_bool"].get<bool>())
+      is_identity = functional.find("dropout") != std::string::npos;
+  const std::string ir_op = "aten::" + (in_place && has_functional_form(functional) ? functional : op);
   size_t last_list = args.size();
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string tag = tagged(*args[i].second).first;
@@ -242,32 +258,20 @@ void Lowerer::lower_call(const NodeView& n, const std::string& op,
   std::vector<std::string> names;
   for (size_t i = 0; i < outputs.size(); ++i)
     names.push_back(unique_value_name(outputs[i].empty() ? n.name + "." + std::to_string(i) : outputs[i]));
+  if (is_view_op(op) && !first_tensor.empty()) note_view(op, first_tensor, outputs, attrs);
   const int32_t idx = g_.add_node(n.name, ir_op, std::move(inputs), names, std::move(attrs), n.path);
   const ir::Node& node = g_.nodes[static_cast<size_t>(idx)];
   for (size_t i = 0; i < outputs.size(); ++i)
     if (!outputs[i].empty()) tensors_[outputs[i]] = node.outputs[i];
-  if (in_place && !first_tensor.empty()) note_write(n, first_tensor, node.outputs.empty() ? ir::kNoValue : node.outputs[0]);
-  if (is_view_op(op) && !first_tensor.empty()) {
-    auto base = view_of_.find(first_tensor);
-    const std::string root = base == view_of_.end() ? first_tensor : base->second;
-    for (const std::string& o : outputs)
-      if (!o.empty()) view_of_[o] = root;
-    has_views_.insert(root);
-  }
-}
-
-// An in-place write: later readers of `written` read `result`. Through views, that would
-// need the write scattered into the base; refused rather than computed wrong.
-void Lowerer::note_write(const NodeView& n, const std::string& written, ir::ValueId result) {
-  if (view_of_.count(written) || has_views_.count(written))
-    fail_node(n, ErrorKind::Unsupported,
-              "it writes in place into '" + written + "', which " +
-                  (view_of_.count(written) ? "is a view of '" + view_of_[written] + "'" : "has views") +
-                  "; save the program after ep.run_decompositions(), which makes such writes functional");
-  tensors_[written] = result;
+  if (in_place && !first_tensor.empty())
+    note_write(n, first_tensor, node.outputs.empty() ? ir::kNoValue : node.outputs[0], !is_identity);
 }
 
 ir::ValueId Lowerer::tensor(const NodeView& n, const std::string& name, const std::string& arg) {
+  if (auto stale = stale_.find(name); stale != stale_.end())
+    fail_node(n, ErrorKind::Unsupported,
+              "argument '" + arg + "' reads '" + name + "', a view taken before node '" + stale->second +
+                  "' wrote into its base in place; save the program after ep.run_decompositions()");
   auto it = tensors_.find(name);
   if (it != tensors_.end()) return it->second;
   if (syms_.count(name))

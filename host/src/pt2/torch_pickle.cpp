@@ -29,12 +29,6 @@ struct Object {
   Tensor tensor;                             // TensorValue
 };
 
-Ref make(Object::Kind kind) {
-  auto o = std::make_shared<Object>();
-  o->kind = kind;
-  return o;
-}
-
 const char* kind_name(Object::Kind k) {
   static const char* names[] = {"None", "bool", "int", "float", "str", "tuple", "list", "dict",
                                 "global", "storage", "tensor", "mark"};
@@ -59,6 +53,18 @@ class Unpickler {
  public:
   Unpickler(const std::string& pickle, const ZipReader& zip, std::string prefix, std::string what)
       : p_(pickle), zip_(zip), prefix_(std::move(prefix)), what_(std::move(what)) {}
+  Unpickler(const Unpickler&) = delete;
+  Unpickler& operator=(const Unpickler&) = delete;
+  // A pickle can link its objects in cycles (a list appended to itself) and nest them
+  // as deep as it is long (TUPLE1 on TUPLE1 ...): shared_ptr would leak the first and
+  // recurse through the second when freeing it, past the end of the stack. So every
+  // object lives in made_ until here, and all links are cut before any object is freed.
+  ~Unpickler() {
+    for (const Ref& o : made_) {
+      o->items.clear();
+      o->entries.clear();
+    }
+  }
 
   Ref run() {
     while (true) {
@@ -73,6 +79,12 @@ class Unpickler {
  private:
   [[noreturn]] void fail(const std::string& why) const {
     throw Error(ErrorKind::Io, what_ + ": " + why + " (at byte " + std::to_string(pos_) + " of the pickle)");
+  }
+  Ref make(Object::Kind kind) {
+    auto o = std::make_shared<Object>();
+    o->kind = kind;
+    made_.push_back(o);
+    return o;
   }
   uint8_t byte() {
     if (pos_ >= p_.size()) fail("the pickle is truncated");
@@ -140,7 +152,7 @@ class Unpickler {
   }
 
   void step(uint8_t op);
-  Ref call(const Ref& callable, const Ref& args);
+  Ref call(const Ref& callable, const Ref& args, int depth = 0);
   Ref persistent_load(const Ref& pid);
   Ref rebuild_tensor(const std::vector<Ref>& a);
 
@@ -151,6 +163,7 @@ class Unpickler {
   std::vector<Ref> stack_;
   std::map<uint64_t, Ref> memo_;
   std::map<std::string, std::shared_ptr<std::string>> records_;  // storage key -> bytes
+  std::vector<Ref> made_;  // every object of the pickle (see ~Unpickler)
 };
 
 void Unpickler::step(uint8_t op) {
@@ -278,17 +291,21 @@ Ref Unpickler::rebuild_tensor(const std::vector<Ref>& a) {
       fail("a tensor whose size overflows");
   }
   uint64_t end_byte;
-  if (__builtin_mul_overflow(last + 1, element, &end_byte) || (count != 0 && end_byte > record->size()))
+  if (__builtin_add_overflow(last, 1, &end_byte) || __builtin_mul_overflow(end_byte, element, &end_byte) ||
+      (count != 0 && end_byte > record->size()))
     fail("a tensor of " + dtype_name(storage.dtype) + " " + shape_string(shape) + " reaches past the end of storage '" +
          storage.s + "' (" + std::to_string(record->size()) + " bytes; truncated?)");
   std::shared_ptr<std::string> owner = record;
-  char* data = owner->data() + static_cast<size_t>(a[1]->i) * element;
+  // (An empty tensor's offset is not checked against the record, and no element is read:
+  // one past the record's end would already make an invalid pointer.)
+  const uint64_t offset_bytes = static_cast<uint64_t>(a[1]->i) * element;  // <= end_byte: no overflow
+  char* data = owner->data() + (offset_bytes <= record->size() ? offset_bytes : 0);
   auto t = make(Object::TensorValue);
   t->tensor = Tensor::from_blob(data, storage.dtype, std::move(shape), std::move(strides), [owner] {});
   return t;
 }
 
-Ref Unpickler::call(const Ref& callable, const Ref& args) {
+Ref Unpickler::call(const Ref& callable, const Ref& args, int depth) {
   if (callable->kind != Object::Global) fail("calls a " + std::string(kind_name(callable->kind)) + ", not a global");
   if (args->kind != Object::Tuple) fail("calls " + callable->s + " without an argument tuple");
   const std::string& f = callable->s;
@@ -300,7 +317,9 @@ Ref Unpickler::call(const Ref& callable, const Ref& args) {
   }
   if (f == "torch._tensor._rebuild_from_type_v2") {  // (func, type, args, state)
     if (a.size() < 3 || a[2]->kind != Object::Tuple) fail(f + " with unexpected arguments");
-    return call(a[0], a[2]);
+    // torch wraps one rebuild call in it; a chain of them would recurse without bound.
+    if (depth >= 4) fail(f + " nested " + std::to_string(depth + 1) + " deep");
+    return call(a[0], a[2], depth + 1);
   }
   if (f == "collections.OrderedDict" && a.empty()) return make(Object::Dict);
   fail("calls " + f + ", which a torch.save state dict does not need; refusing to run it");
@@ -316,34 +335,40 @@ std::pair<ZipReader, std::string> open_saved(const std::shared_ptr<const std::st
   throw Error(ErrorKind::Io, what + ": not a torch.save archive (it has no <dir>/data.pkl)");
 }
 
-Ref unpickle(const std::shared_ptr<const std::string>& bytes, const std::string& what) {
+// Runs the pickle and hands its root to `take`, which copies out what it returns: the
+// objects are freed with the Unpickler (see ~Unpickler), before unpickle() returns.
+template <typename Take>
+auto unpickle(const std::shared_ptr<const std::string>& bytes, const std::string& what, Take take) {
   auto [zip, prefix] = open_saved(bytes, what);
   const std::string pickle = zip.read(prefix + "data.pkl");
-  return Unpickler(pickle, zip, prefix, what).run();
+  Unpickler unpickler(pickle, zip, prefix, what);
+  return take(*unpickler.run());
 }
 
 }  // namespace
 
 std::vector<std::pair<std::string, Tensor>> load_tensor_dict(std::shared_ptr<const std::string> bytes,
                                                             const std::string& what) {
-  Ref root = unpickle(bytes, what);
-  if (root->kind != Object::Dict)
-    throw Error(ErrorKind::Io, what + ": holds a " + kind_name(root->kind) + ", not a dict of tensors");
-  std::vector<std::pair<std::string, Tensor>> out;
-  for (const auto& [k, v] : root->entries) {
-    if (k->kind != Object::String) throw Error(ErrorKind::Io, what + ": a key that is not a string");
-    if (v->kind != Object::TensorValue)
-      throw Error(ErrorKind::Io, what + ": '" + k->s + "' is a " + kind_name(v->kind) + ", not a tensor");
-    out.emplace_back(k->s, v->tensor);
-  }
-  return out;
+  return unpickle(bytes, what, [&](const Object& root) {
+    if (root.kind != Object::Dict)
+      throw Error(ErrorKind::Io, what + ": holds a " + kind_name(root.kind) + ", not a dict of tensors");
+    std::vector<std::pair<std::string, Tensor>> out;
+    for (const auto& [k, v] : root.entries) {
+      if (k->kind != Object::String) throw Error(ErrorKind::Io, what + ": a key that is not a string");
+      if (v->kind != Object::TensorValue)
+        throw Error(ErrorKind::Io, what + ": '" + k->s + "' is a " + kind_name(v->kind) + ", not a tensor");
+      out.emplace_back(k->s, v->tensor);
+    }
+    return out;
+  });
 }
 
 Tensor load_tensor(std::shared_ptr<const std::string> bytes, const std::string& what) {
-  Ref root = unpickle(bytes, what);
-  if (root->kind != Object::TensorValue)
-    throw Error(ErrorKind::Io, what + ": holds a " + std::string(kind_name(root->kind)) + ", not a tensor");
-  return root->tensor;
+  return unpickle(bytes, what, [&](const Object& root) {
+    if (root.kind != Object::TensorValue)
+      throw Error(ErrorKind::Io, what + ": holds a " + std::string(kind_name(root.kind)) + ", not a tensor");
+    return root.tensor;
+  });
 }
 
 }  // namespace switchyard::pt2
