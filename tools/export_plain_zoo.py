@@ -19,7 +19,7 @@ TorchScript generalises; a model where it does not is an export error). The test
 so a runtime that freezes the traced shape cannot pass.
 
 Image sizes are small to keep CI cheap: 64 px, inception_v3 112 px (it needs >= 75),
-maxvit_t 224 px (its 7x7 partitions need 224); inception_v3 without its auxiliary
+maxvit_t 224 px (its 7x7 partitions need 224), clip_vision 32 px; inception_v3 without its auxiliary
 head (aux_logits=False: in train mode, as calibration runs it, the head needs >= 299 px). vit_b_16 is built with image_size=64
 (16 patches). maxvit_t, the costliest forward, is traced at batch 2 and checked at batch
 1 only. Models with batch norm get random affine parameters and running statistics
@@ -147,6 +147,20 @@ def bert_inputs(g, shape):
     return ids, types, mask
 
 
+def masked_ids_inputs(vocab):
+    """Token ids and the int64 0/1 attention mask a tokenizer gives, rows padded at the end."""
+    def make(g, shape):
+        b, t = shape["batch"], shape["seq"]
+        ids = torch.randint(1, vocab, (b, t), generator=g)
+        mask = torch.ones(b, t, dtype=torch.long)
+        for row in range(1, b):  # every row but the first is padded
+            n = max(1, t - (row * t) // 3)
+            mask[row, n:] = 0
+            ids[row, n:] = 0
+        return ids, mask
+    return make
+
+
 def ids_inputs(vocab):
     def make(g, shape):
         return (torch.randint(0, vocab, (shape["batch"], shape["seq"]), generator=g),)
@@ -203,6 +217,16 @@ SPECS = [
     seq_spec("gru_stateful", "nn.GRU", pzm.GruSeq, gru_inputs),
     seq_spec("bert_hf", "bert", pzm.HfBert, bert_inputs),
     seq_spec("llama_like", "llama", pzm.LlamaLike, ids_inputs(pzm.LlamaLike.VOCAB)),
+    # Hugging Face's input idioms (int64 masks, pixel_values converted with .to(dtype)).
+    seq_spec("distilbert_mask", "distilbert", pzm.DistilBertMasked,
+             masked_ids_inputs(pzm.DistilBertMasked.VOCAB),
+             note="int64 attention_mask used as masked_fill(mask == 0, finfo.min)"),
+    seq_spec("mean_pool_mask", "sentence-embedding", pzm.MeanPoolEncoder,
+             masked_ids_inputs(pzm.MeanPoolEncoder.VOCAB),
+             note="int64 mask in (1.0 - mask[:, None, None, :]) * -10000.0 and h * mask"),
+    Spec("clip_vision", "clip", pzm.ClipVision, image_inputs(pzm.ClipVision.IMAGE), {"batch": 1},
+         IMAGE_SETS, source="plain_zoo_models.py", image=pzm.ClipVision.IMAGE,
+         note="float pixel_values converted by pixel_values.to(dtype=...) before the conv"),
 ]
 BY_STEM = {s.stem: s for s in SPECS}
 

@@ -18,6 +18,15 @@ built at run time, `view`s whose shapes come from other tensors' sizes.
   computed from positions at run time, grouped-query attention with repeat_kv, SwiGLU MLP,
   the causal mask built from the sequence length with masked_fill_), returning logits.
 
+Hugging Face's input idioms, with inputs of the dtypes users pass (int64 masks from a
+tokenizer, float pixel values), none of which the model's ops pin:
+- DistilBertMasked: DistilBERT's attention, the int64 attention_mask used as
+  masked_fill((mask == 0).view(...).expand_as(scores), finfo.min).
+- MeanPoolEncoder: an int64 `mask` in (1.0 - mask[:, None, None, :]) * -10000.0 (no .to())
+  and multiplied into the hidden states for mean pooling.
+- ClipVision: CLIP's vision tower; float pixel_values go through
+  pixel_values.to(dtype=patch_embedding.weight.dtype) before the patch conv.
+
 Requires Debian's /usr/bin/python3 (python3-torch).
 """
 import math
@@ -308,3 +317,179 @@ class LlamaLike(nn.Module):
         for layer in self.layers:
             h = layer(h, mask)
         return self.lm_head(self.norm(h))
+
+
+# ---- Hugging Face's input idioms: masks and pixel values of whatever dtype the user has.
+# Tokenizers give int64 attention masks; PyTorch promotes them where they meet floats.
+
+class DistilBertLikeAttention(nn.Module):
+    """DistilBERT's MultiHeadSelfAttention: the int64 mask enters as `mask == 0`, then
+    masked_fill with the dtype's minimum."""
+
+    def __init__(self, d, n_heads):
+        super().__init__()
+        self.n_heads, self.dim = n_heads, d
+        self.q_lin, self.k_lin = nn.Linear(d, d), nn.Linear(d, d)
+        self.v_lin, self.out_lin = nn.Linear(d, d), nn.Linear(d, d)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, query, key, value, mask):
+        bs, q_length, dim = query.size()
+        k_length = key.size(1)
+        dim_per_head = self.dim // self.n_heads
+        mask_reshp = (bs, 1, 1, k_length)
+
+        def shape(x):
+            return x.view(bs, -1, self.n_heads, dim_per_head).transpose(1, 2)
+
+        def unshape(x):
+            return x.transpose(1, 2).contiguous().view(bs, -1, self.n_heads * dim_per_head)
+
+        q = shape(self.q_lin(query)) / math.sqrt(dim_per_head)
+        k, v = shape(self.k_lin(key)), shape(self.v_lin(value))
+        scores = torch.matmul(q, k.transpose(2, 3))
+        mask = (mask == 0).view(mask_reshp).expand_as(scores)
+        scores = scores.masked_fill(mask, torch.tensor(torch.finfo(scores.dtype).min))
+        weights = self.dropout(nn.functional.softmax(scores, dim=-1))
+        return self.out_lin(unshape(torch.matmul(weights, v)))
+
+
+class DistilBertLikeBlock(nn.Module):
+    def __init__(self, d, n_heads, d_ff):
+        super().__init__()
+        self.attention = DistilBertLikeAttention(d, n_heads)
+        self.sa_layer_norm = nn.LayerNorm(d, eps=1e-12)
+        self.lin1, self.lin2 = nn.Linear(d, d_ff), nn.Linear(d_ff, d)
+        self.output_layer_norm = nn.LayerNorm(d, eps=1e-12)
+
+    def forward(self, x, attn_mask):
+        sa = self.sa_layer_norm(self.attention(x, x, x, attn_mask) + x)
+        return self.output_layer_norm(self.lin2(F.gelu(self.lin1(sa))) + sa)
+
+
+class DistilBertMasked(nn.Module):
+    """A DistilBERT-like encoder called as (input_ids, attention_mask) with an int64 mask."""
+    VOCAB = 500
+    D_MODEL = 64
+    MAX_POS = 64
+
+    def __init__(self):
+        super().__init__()
+        d = self.D_MODEL
+        self.word_embeddings = nn.Embedding(self.VOCAB, d, padding_idx=0)
+        self.position_embeddings = nn.Embedding(self.MAX_POS, d)
+        self.LayerNorm = nn.LayerNorm(d, eps=1e-12)
+        self.layer = nn.ModuleList(DistilBertLikeBlock(d, 4, 128) for _ in range(2))
+
+    def forward(self, input_ids, attention_mask):
+        seq_length = input_ids.size(1)
+        position_ids = torch.arange(seq_length, dtype=torch.long, device=input_ids.device)
+        position_ids = position_ids.unsqueeze(0).expand_as(input_ids)
+        h = self.LayerNorm(self.word_embeddings(input_ids) + self.position_embeddings(position_ids))
+        for block in self.layer:
+            h = block(h, attention_mask)
+        return h
+
+
+class MeanPoolEncoder(nn.Module):
+    """A sentence-embedding model: an int64 `mask` turned into the additive bias
+    (1.0 - mask[:, None, None, :]) * -10000.0 (no .to()), and multiplied into the hidden
+    states for mean pooling, as sentence-transformers' pooling does."""
+    VOCAB = 500
+    D_MODEL = 64
+
+    def __init__(self):
+        super().__init__()
+        d = self.D_MODEL
+        self.embed = nn.Embedding(self.VOCAB, d, padding_idx=0)
+        self.layer = BertLayer(d, 4, 128)
+        self.head = nn.Linear(d, 32)
+
+    def forward(self, input_ids, mask):
+        bias = (1.0 - mask[:, None, None, :]) * -10000.0
+        h = self.layer(self.embed(input_ids), bias)
+        summed = (h * mask.unsqueeze(-1)).sum(1)
+        counts = mask.sum(1, keepdim=True).clamp(min=1)
+        return self.head(summed / counts)
+
+
+class ClipVisionEmbeddings(nn.Module):
+    def __init__(self, d, image, patch):
+        super().__init__()
+        self.class_embedding = nn.Parameter(torch.randn(d))
+        self.patch_embedding = nn.Conv2d(3, d, kernel_size=patch, stride=patch, bias=False)
+        self.num_positions = (image // patch) ** 2 + 1
+        self.position_embedding = nn.Embedding(self.num_positions, d)
+        self.register_buffer("position_ids", torch.arange(self.num_positions).expand((1, -1)),
+                             persistent=False)
+
+    def forward(self, pixel_values):
+        batch_size = pixel_values.shape[0]
+        target_dtype = self.patch_embedding.weight.dtype
+        patch_embeds = self.patch_embedding(pixel_values.to(dtype=target_dtype))
+        patch_embeds = patch_embeds.flatten(2).transpose(1, 2)
+        class_embeds = self.class_embedding.expand(batch_size, 1, -1)
+        embeddings = torch.cat([class_embeds, patch_embeds], dim=1)
+        return embeddings + self.position_embedding(self.position_ids)
+
+
+class ClipAttention(nn.Module):
+    def __init__(self, d, n_heads):
+        super().__init__()
+        self.embed_dim, self.num_heads, self.head_dim = d, n_heads, d // n_heads
+        self.scale = self.head_dim ** -0.5
+        self.k_proj, self.v_proj = nn.Linear(d, d), nn.Linear(d, d)
+        self.q_proj, self.out_proj = nn.Linear(d, d), nn.Linear(d, d)
+
+    def _shape(self, tensor, seq_len, bsz):
+        return tensor.view(bsz, seq_len, self.num_heads, self.head_dim).transpose(1, 2).contiguous()
+
+    def forward(self, hidden_states):
+        bsz, tgt_len, embed_dim = hidden_states.size()
+        query_states = self.q_proj(hidden_states) * self.scale
+        key_states = self._shape(self.k_proj(hidden_states), -1, bsz)
+        value_states = self._shape(self.v_proj(hidden_states), -1, bsz)
+        proj_shape = (bsz * self.num_heads, -1, self.head_dim)
+        query_states = self._shape(query_states, tgt_len, bsz).view(*proj_shape)
+        key_states, value_states = key_states.view(*proj_shape), value_states.view(*proj_shape)
+        attn_weights = nn.functional.softmax(torch.bmm(query_states, key_states.transpose(1, 2)), dim=-1)
+        attn_output = torch.bmm(attn_weights, value_states)
+        attn_output = attn_output.view(bsz, self.num_heads, tgt_len, self.head_dim).transpose(1, 2)
+        return self.out_proj(attn_output.reshape(bsz, tgt_len, embed_dim))
+
+
+class ClipEncoderLayer(nn.Module):
+    def __init__(self, d, n_heads, d_ff):
+        super().__init__()
+        self.self_attn = ClipAttention(d, n_heads)
+        self.layer_norm1, self.layer_norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.fc1, self.fc2 = nn.Linear(d, d_ff), nn.Linear(d_ff, d)
+
+    def forward(self, hidden_states):
+        hidden_states = hidden_states + self.self_attn(self.layer_norm1(hidden_states))
+        h = self.fc1(self.layer_norm2(hidden_states))
+        return hidden_states + self.fc2(h * torch.sigmoid(1.702 * h))  # quick_gelu
+
+
+class ClipVision(nn.Module):
+    """CLIP's vision tower (Hugging Face's CLIPVisionTransformer), called with float
+    pixel_values that it converts to the patch embedding's dtype first
+    (pixel_values.to(dtype=target_dtype)), returning the last hidden state and the pooled
+    class token."""
+    IMAGE = 32
+    PATCH = 8
+    D_MODEL = 64
+
+    def __init__(self):
+        super().__init__()
+        d = self.D_MODEL
+        self.embeddings = ClipVisionEmbeddings(d, self.IMAGE, self.PATCH)
+        self.pre_layrnorm = nn.LayerNorm(d)
+        self.layers = nn.ModuleList(ClipEncoderLayer(d, 4, 128) for _ in range(2))
+        self.post_layernorm = nn.LayerNorm(d)
+
+    def forward(self, pixel_values):
+        h = self.pre_layrnorm(self.embeddings(pixel_values))
+        for layer in self.layers:
+            h = layer(h)
+        return h, self.post_layernorm(h[:, 0, :])

@@ -154,8 +154,8 @@ std::vector<Tensor> sample_inputs(const Model& model) {
     std::vector<int64_t> shape = shapes[i];
     for (int64_t& d : shape)
       if (d < 0) d = 1;
-    Tensor t = Tensor::empty(dtypes[i], shape);
-    const DLDataType d = dtypes[i];
+    const DLDataType d = sample_dtype(dtypes[i]);  // float32 where any dtype goes
+    Tensor t = Tensor::empty(d, shape);
     for (int64_t k = 0; k < t.numel(); ++k) {  // a fixed, varied pattern: reproducible runs
       double v = std::sin(0.37 * static_cast<double>(k + 1) + static_cast<double>(i));
       if (d.code == kDLFloat && d.bits == 32) t.data<float>()[k] = static_cast<float>(v);

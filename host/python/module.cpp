@@ -251,7 +251,7 @@ class PyModel {
         throw py::value_error("input " + std::to_string(i) + " '" + base().input_names()[i] +
                               "' has no declared shape: pass sample inputs, plan(*tensors)");
       for (int64_t& d : shapes[i]) d = d < 0 ? 1 : d;
-      out.push_back(Tensor::empty(dtypes[i], shapes[i]));
+      out.push_back(Tensor::empty(sample_dtype(dtypes[i]), shapes[i]));  // float32 where any dtype goes
     }
     return out;
   }

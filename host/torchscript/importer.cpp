@@ -13,7 +13,10 @@
 //            {"inputs": [{"name": "x", "dtype": "float32", "shape": [1, 3, 224, 224]}]})})
 //      (or a bare list of such objects), matched to the inputs by position; its shapes
 //      become example shapes (for `plan` and sample inputs), never constraints;
-//   3. otherwise how the input is used (token ids -> int64, masks -> bool, else float32).
+//   3. otherwise how the input is used (rewrites.cpp): pinned only where an op refuses any
+//      other dtype (token ids -> int64, masked_fill / where masks -> bool, a conv's or
+//      linear's input -> its weights' dtype), else kAnyDtype: PyTorch promotes, so an
+//      int64 mask in `1.0 - mask` or `mask == 0` runs as it does in PyTorch.
 // What shapes an input takes is derived from the graph itself (ir/input_spec.hpp): its rank
 // and the dimensions the weights fix, e.g. [B, 3, H, W] for a convolution's input.
 #include "ir/input_spec.hpp"

@@ -14,7 +14,8 @@
 
 namespace switchyard::torchscript {
 
-// The dtype a graph input must have, read from how it is used (rewrites.cpp).
+// The dtype a graph input must have, read from how it is used (rewrites.cpp); kAnyDtype
+// where no op pins it.
 DLDataType infer_input_dtype(const torch::jit::Value* v);
 
 // A Dep::Shape (or constant) number, list or 0-D shape tensor, as an IR scalar value.

@@ -25,6 +25,7 @@
 #include <deque>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace switchyard::torchscript {
 
@@ -110,36 +111,78 @@ void Lowerer::lower_nested(const jit::Node* n) {
 
 // ---- input dtypes ---------------------------------------------------------------------------
 
-// The dtype an input must have, read from how it is used (through views): token ids feed
-// aten::embedding, masks feed masked_fill / where / logical ops, an input converted before
-// anything else is int64 (a tokenizer's mask). Otherwise float32.
+namespace {
+
+// The dtype of the first floating-point weight a node takes (a constant tensor, or one in a
+// constant list such as an LSTM's parameters), if any.
+std::optional<DLDataType> weight_dtype(const jit::Node* n) {
+  auto floating = [](const at::Tensor& t) -> std::optional<DLDataType> {
+    DLDataType d{};
+    if (t.defined() && t.is_floating_point() && to_dl_dtype(t.scalar_type(), &d)) return d;
+    return std::nullopt;
+  };
+  auto of = [&](const jit::Value* v) -> std::optional<DLDataType> {
+    const std::optional<c10::IValue> c = jit::toIValue(v);
+    if (c && c->isTensor()) return floating(c->toTensor());
+    if (c && c->isTensorList())
+      for (const at::Tensor& t : c->toTensorVector())
+        if (auto d = floating(t)) return d;
+    return std::nullopt;
+  };
+  for (const jit::Value* in : n->inputs()) {
+    if (auto d = of(in)) return d;
+    if (in->node()->kind() == c10::prim::ListConstruct)
+      for (const jit::Value* e : in->node()->inputs())
+        if (auto d = of(e)) return d;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// The dtype an input must have, read from how it is used (through views), or kAnyDtype.
+// PyTorch promotes types, so most uses take any dtype: `1.0 - mask`, `mask == 0`,
+// `h * mask`, `mask.to(torch.float32)`. A dtype is pinned only where an op refuses all
+// others: indices (embedding, gather, ...) are int64; masks of masked_fill / where are bool;
+// the data input of an op with weights (conv, linear, norms, RNNs) has its weights' dtype.
+// A conversion (`pixel_values.to(dtype)`) pins nothing: what follows sees the dtype it names.
+// (The walk is breadth-first through views, at most 64 values; the first pin found wins.)
 DLDataType infer_input_dtype(const jit::Value* v) {
-  static const std::unordered_map<std::string, std::pair<size_t, int>> kUses = {
-      // op -> (argument index, 0 = int64 / 1 = bool); index SIZE_MAX = any argument
-      {"aten::embedding", {1, 0}}, {"aten::embedding_bag", {1, 0}}, {"aten::index_select", {2, 0}},
-      {"aten::gather", {2, 0}}, {"aten::one_hot", {0, 0}},
-      {"aten::masked_fill", {1, 1}}, {"aten::masked_fill_", {1, 1}}, {"aten::where", {0, 1}},
-      {"aten::_nested_tensor_from_mask", {1, 1}}, {"aten::logical_not", {SIZE_MAX, 1}},
-      {"aten::logical_and", {SIZE_MAX, 1}}, {"aten::logical_or", {SIZE_MAX, 1}},
-      {"aten::_transformer_encoder_layer_fwd", {18, 1}}, {"aten::_native_multi_head_attention", {9, 1}},
-      // Converted before any arithmetic (HF's attention_mask.to(float32)): integer ids or a
-      // 0/1 mask, which tokenizers give as int64.
-      {"aten::to", {0, 0}}, {"aten::type_as", {0, 0}}};
+  constexpr DLDataType kLong{kDLInt, 64, 1}, kBool{6, 8, 1};
+  static const std::unordered_map<std::string, std::pair<size_t, DLDataType>> kPins = {
+      // op -> (argument index, dtype)
+      {"aten::embedding", {1, kLong}}, {"aten::embedding_bag", {1, kLong}}, {"aten::index_select", {2, kLong}},
+      {"aten::gather", {2, kLong}}, {"aten::one_hot", {0, kLong}},
+      {"aten::masked_fill", {1, kBool}}, {"aten::masked_fill_", {1, kBool}}, {"aten::where", {0, kBool}},
+      {"aten::_nested_tensor_from_mask", {1, kBool}}, {"aten::_transformer_encoder_layer_fwd", {18, kBool}},
+      {"aten::_native_multi_head_attention", {9, kBool}}};
+  // No type promotion: the other tensors must have the dtype of the weights.
+  static const std::unordered_set<std::string> kWeighted = {
+      "aten::_convolution", "aten::convolution", "aten::conv1d", "aten::conv2d", "aten::conv3d",
+      "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d", "aten::linear",
+      "aten::matmul", "aten::mm", "aten::bmm", "aten::addmm", "aten::batch_norm", "aten::layer_norm",
+      "aten::group_norm", "aten::instance_norm", "aten::lstm", "aten::gru", "aten::rnn_tanh",
+      "aten::rnn_relu", "aten::prelu"};
+  // Conversions: what follows sees the dtype they name. (A trace records even `x.to(device)`
+  // with the traced dtype, so it converts too.)
+  static const std::unordered_set<std::string> kConversions = {"aten::to", "aten::type_as"};
   std::deque<const jit::Value*> todo{v};
   for (int steps = 0; !todo.empty() && steps < 64; ++steps) {
     const jit::Value* w = todo.front();
     todo.pop_front();
     for (const jit::Use& u : w->uses()) {
-      auto it = kUses.find(u.user->kind().toQualString());
-      if (it != kUses.end() && (it->second.first == SIZE_MAX || it->second.first == u.offset))
-        return it->second.second == 0 ? DLDataType{kDLInt, 64, 1} : DLDataType{6, 8, 1};
+      const std::string op = u.user->kind().toQualString();
+      if (auto it = kPins.find(op); it != kPins.end() && it->second.first == u.offset) return it->second.second;
+      if (kWeighted.count(op))
+        if (std::optional<DLDataType> d = weight_dtype(u.user)) return *d;
+      if (kConversions.count(op)) continue;
       const c10::FunctionSchema* s = u.user->maybeSchema();
       if (u.offset == 0 && s != nullptr && !s->returns().empty() && s->returns()[0].alias_info() &&
           !s->is_mutable())
         for (const jit::Value* out : u.user->outputs()) todo.push_back(out);
     }
   }
-  return DLDataType{kDLFloat, 32, 1};
+  return kAnyDtype;
 }
 
 // ---- names ----------------------------------------------------------------------------------

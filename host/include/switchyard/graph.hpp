@@ -31,7 +31,8 @@ using Attribute =
 // In call order; names are unique per node.
 using Attributes = std::vector<std::pair<std::string, Attribute>>;
 
-// A graph input as declared: dtype and shape (-1 for a free dimension; empty if unknown).
+// A graph input as declared: dtype (kAnyDtype where the model pins none) and shape (-1
+// for a free dimension; empty if unknown).
 struct ValueInfo {
   std::string name;
   DLDataType dtype{kDLFloat, 32, 1};

@@ -258,7 +258,8 @@ class Model {
   const std::vector<std::string>& output_names() const;
   // Input shapes for sample inputs: an input's example shape where the model gives one
   // (switchyard_inputs.json, a graph file's example_shape), else its declared shape (-1 for
-  // a free dimension, empty when nothing is known); and the input dtypes.
+  // a free dimension, empty when nothing is known); and the input dtypes, kAnyDtype for an
+  // input whose dtype the model leaves free (tensor.hpp; sample_dtype() gives float32).
   std::vector<std::vector<int64_t>> input_shapes() const;
   std::vector<DLDataType> input_dtypes() const;
   // What shapes each input takes, with symbolic dims: "[B, 3, H, W]", "[..., 768]", "[...]".

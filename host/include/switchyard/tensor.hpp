@@ -22,6 +22,21 @@ inline bool same_dtype(DLDataType a, DLDataType b) {
 }
 std::string shape_string(const std::vector<int64_t>& shape);  // "[2, 3]"
 
+// The declared dtype of a model input that takes any dtype: nothing in the model pins it
+// (an int64 attention mask in `1.0 - mask` or `mask == 0`, pixel values converted with
+// `.to(dtype)`), so the run accepts whatever dtype it is given and the ops promote it.
+// Only inputs have it; it is never a tensor's dtype (bits and lanes are 0). Its name is "any".
+inline constexpr DLDataType kAnyDtype{kDLOpaqueHandle, 0, 0};
+inline bool is_any_dtype(DLDataType d) { return same_dtype(d, kAnyDtype); }
+// Whether an input declared `declared` takes a tensor of dtype `given`.
+inline bool accepts_dtype(DLDataType declared, DLDataType given) {
+  return is_any_dtype(declared) || same_dtype(declared, given);
+}
+// The dtype of sample values for an input declared `declared`: float32 for kAnyDtype.
+inline DLDataType sample_dtype(DLDataType declared) {
+  return is_any_dtype(declared) ? DLDataType{kDLFloat, 32, 1} : declared;
+}
+
 class Tensor {
  public:
   Tensor() = default;

@@ -108,7 +108,8 @@ void Executor::check_inputs(const std::vector<Tensor>& inputs) const {
     const std::string which = "input " + std::to_string(i) + " '" + decl.name + "'";
     if (!t.defined()) throw Error(ErrorKind::Input, which + " is an undefined tensor");
     if (t.device().device_type != kDLCPU) throw Error(ErrorKind::Input, which + " must be a CPU tensor");
-    if (!same_dtype(t.dtype(), decl.dtype))
+    // kAnyDtype: the model does not pin this input's dtype; its ops take (and promote) any.
+    if (!accepts_dtype(decl.dtype, t.dtype()))
       throw Error(ErrorKind::Input, which + ": expected dtype " + dtype_name(decl.dtype) + ", got " + dtype_name(t.dtype()));
     // Shapes are checked once per signature, before planning (run()).
   }

@@ -164,7 +164,9 @@ class GraphFileReader : private JsonFieldReader {
       if (!input.is_object()) fail_io(what + " must be an object with name, dtype and shape");
       const std::string name = as_string(field(input, "name", what), what + ": field 'name'");
       what = "input '" + name + "'";
-      const DLDataType dtype = as_dtype(field(input, "dtype", what), what + ": field 'dtype'");
+      // "any": the model leaves the input's dtype free (kAnyDtype); a constant never has it.
+      const Json& dtype_field = field(input, "dtype", what);
+      const DLDataType dtype = dtype_field == "any" ? kAnyDtype : as_dtype(dtype_field, what + ": field 'dtype'");
       auto shape_it = input.find("shape");
       std::vector<int64_t> shape;
       if (shape_it != input.end()) shape = as_shape(*shape_it, what + ": field 'shape'", -1);
@@ -456,7 +458,8 @@ class GraphFileWriter {
     Json inputs = Json::array();
     for (ValueId id : graph_.inputs) {
       const Value& input = value(id, "a graph input");
-      Json j{{"name", input.name}, {"dtype", dtype_string(input.dtype, "input '" + input.name + "'")}};
+      Json j{{"name", input.name},
+             {"dtype", is_any_dtype(input.dtype) ? "any" : dtype_string(input.dtype, "input '" + input.name + "'")}};
       if (input.rank_known || !input.shape.empty()) j["shape"] = input.shape;
       if (!input.dim_names.empty() && input.dim_names.size() == input.shape.size()) j["dim_names"] = input.dim_names;
       if (!input.dim_ranges.empty() && input.dim_ranges.size() == input.shape.size()) {

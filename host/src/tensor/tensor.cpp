@@ -56,6 +56,7 @@ std::shared_ptr<Tensor::Impl> make_impl(void* data, DLDataType dtype, std::vecto
 }  // namespace
 
 std::string dtype_name(DLDataType dtype) {
+  if (is_any_dtype(dtype)) return "any";
   for (const auto& d : kDtypeNames)
     if (d.code == dtype.code && d.bits == dtype.bits && dtype.lanes == 1) return d.name;
   return "dtype(code=" + std::to_string(dtype.code) + ",bits=" + std::to_string(dtype.bits) +

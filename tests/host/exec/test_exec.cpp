@@ -177,6 +177,23 @@ TEST(Executor, InputErrorsNameTheInputAndWhatWasExpected) {
   EXPECT_NE(msg.find("got [3]"), std::string::npos) << msg;
 }
 
+// An input declared kAnyDtype (no op of the model pins it: an int64 mask in `1.0 - mask`)
+// is never refused for its dtype; what runs it decides (here the float32-only example plugin).
+TEST(Executor, InputOfAnyDtypeTakesWhatItIsGiven) {
+  ir::Graph g = small_graph();
+  g.values[g.inputs[0]].dtype = kAnyDtype;
+  Runtime rt(Options{example_only_config()});
+  auto model = load_graph(rt, std::move(g));
+  EXPECT_EQ(dtype_name(model->input_dtypes().at(0)), "any");
+  auto out = model->run({f32({2}, {-1, 2})});  // (relu(x) + x)^2
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data<float>()[0], 1.0f);
+  EXPECT_EQ(out[0].data<float>()[1], 16.0f);
+  std::string msg = error_of([&] { model->run({Tensor::empty(kI64, {2})}); });
+  EXPECT_EQ(msg.find("expected dtype"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("int64"), std::string::npos) << msg;  // what runs it refuses it, naming it
+}
+
 TEST(Executor, UnsupportedOpNamesOpNodeModuleAndBackendsAsked) {
   ir::Graph g;
   ir::ValueId x = g.add_input("x", kF32, {2});

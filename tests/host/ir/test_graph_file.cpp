@@ -211,5 +211,23 @@ TEST_F(GraphFileTest, WriterErrors) {
   EXPECT_EQ(weights_path_for("a/model"), "a/model.bin");
 }
 
+// An input whose dtype the model leaves free is written "any" and read back as kAnyDtype;
+// "any" is an input's dtype only, never a constant's.
+TEST_F(GraphFileTest, InputDtypeAnyRoundTripsForInputsOnly) {
+  Graph g;
+  const ValueId x = g.add_input("mask", kAnyDtype, {-1, -1});
+  g.add_node("neg", "aten::neg", {x}, {"y"});
+  g.outputs = {g.find_value("y")};
+  validate(g);
+  write_graph_file(g, json_path_);
+  EXPECT_EQ(Json::parse(read_bytes(json_path_))["inputs"][0]["dtype"], "any");
+  const Graph loaded = read_graph_file(json_path_);
+  EXPECT_TRUE(is_any_dtype(loaded.values[loaded.inputs[0]].dtype));
+  Json graph = minimal_graph();
+  graph["constants"][0]["dtype"] = "any";
+  write_graph(graph);
+  EXPECT_THAT(read_error(ErrorKind::Io), HasSubstr("constant 'w': field 'dtype': unknown dtype 'any'"));
+}
+
 }  // namespace
 }  // namespace switchyard::ir

@@ -123,6 +123,36 @@ class Embed(nn.Module):
         return self.proj(self.emb(ids)).mean(dim=1)
 
 
+class HfMasks(nn.Module):
+    """Hugging Face's idioms on int64 masks: DistilBERT's masked_fill(mask == 0, min), BERT's
+    (1.0 - mask[:, None, :]) * -10000.0 and mean pooling's h * mask (nothing pins them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(20, 8)
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, input_ids, attention_mask, mask):
+        h = self.proj(self.emb(input_ids))  # [B, T, 8]
+        scores = torch.matmul(h, h.transpose(1, 2))
+        pad = (attention_mask == 0)[:, None, :].expand_as(scores)
+        scores = scores.masked_fill(pad, torch.finfo(scores.dtype).min)
+        scores = scores + (1.0 - mask[:, None, :]) * -10000.0
+        h = torch.matmul(scores.softmax(-1), h)
+        return (h * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True).clamp(min=1)
+
+
+class PixelTo(nn.Module):
+    """CLIP's patch embedding: pixel_values.to(dtype=weight.dtype), then the conv."""
+
+    def __init__(self):
+        super().__init__()
+        self.patch = nn.Conv2d(3, 4, 2, stride=2, bias=False)
+
+    def forward(self, pixel_values):
+        return self.patch(pixel_values.to(dtype=self.patch.weight.dtype)).flatten(2)
+
+
 class Encoder(nn.Module):
     def __init__(self):
         super().__init__()
@@ -282,6 +312,10 @@ def main(out):
     save(Embed(), f"{out}/embed_nohint.pt", (ids,), hint=False)
     save(Embed(), f"{out}/embed_shapes.pt", (ids,), shapes_only=True)
     save(ClassToken(), f"{out}/class_token.pt", (torch.randn(2, 3, 6),))
+    masks = torch.ones(2, 5, dtype=torch.long)
+    masks[1, 3:] = 0
+    save(HfMasks(), f"{out}/plain_hf_masks.pt", (ids, masks, masks), hint=False)
+    save(PixelTo(), f"{out}/plain_pixel_to.pt", (torch.randn(1, 3, 8, 8),), hint=False)
     enc = Encoder().eval()
     x = torch.randn(2, 5, 16)
     mask = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])

@@ -185,7 +185,7 @@ TEST(PlainZooFiles, EveryModelIsPresent) {
                            "mobilenet_v2", "mobilenet_v3_small", "mnasnet0_5", "shufflenet_v2_x0_5", "squeezenet1_1",
                            "efficientnet_b0", "regnet_y_400mf", "convnext_tiny", "vit_b_16", "swin_t", "maxvit_t",
                            "alexnet", "vgg11", "transformer_seq2seq", "lstm_bidir", "gru_stateful", "bert_hf",
-                           "llama_like"})
+                           "llama_like", "distilbert_mask", "mean_pool_mask", "clip_vision"})
     EXPECT_TRUE(stems.count(stem)) << stem << " is missing from " << zoo_dir();
 }
 

@@ -201,3 +201,50 @@ TEST_F(TorchScript, RegisterLoaderIsIdempotent) {
   EXPECT_EQ(model->input_names(), (std::vector<std::string>{"x"}));
   EXPECT_EQ(model->output_names(), (std::vector<std::string>{"out"}));
 }
+
+// PyTorch promotes dtypes, so an input's dtype is pinned only where an op refuses any other
+// (issue 34): int64 masks in `mask == 0` + masked_fill, `1.0 - mask` and `h * mask`, and
+// pixel values converted with `.to(dtype)` run with whatever dtype they come in.
+TEST_F(TorchScript, InputDtypesArePinnedOnlyWhereAnOpNeedsThem) {
+  REQUIRE_FIXTURE("plain_hf_masks.pt");
+  const DLDataType kLong{kDLInt, 64, 1}, kFloat{kDLFloat, 32, 1};
+  ir::Graph g = import("plain_hf_masks.pt");  // (input_ids, attention_mask, mask)
+  EXPECT_TRUE(same_dtype(g.values[g.inputs[0]].dtype, kLong)) << dtype_name(g.values[g.inputs[0]].dtype);
+  EXPECT_TRUE(is_any_dtype(g.values[g.inputs[1]].dtype)) << dtype_name(g.values[g.inputs[1]].dtype);
+  EXPECT_TRUE(is_any_dtype(g.values[g.inputs[2]].dtype)) << dtype_name(g.values[g.inputs[2]].dtype);
+  const at::Tensor ids = at::randint(0, 20, {2, 5}, at::kLong);
+  at::Tensor m = at::ones({2, 5}, at::kLong);
+  m[1].slice(0, 3).zero_();
+  check("plain_hf_masks.pt", {ids, m, m});  // int64, as tokenizers give them
+  check("plain_hf_masks.pt", {ids, m.to(at::kFloat), m.to(at::kInt)});
+  // Token ids into an embedding stay int64: refused before anything runs, naming the input.
+  auto model = runtime_->load(fixture("plain_hf_masks.pt"));
+  std::string msg;
+  try {
+    model->run({to_sy(ids.to(at::kFloat)), to_sy(m), to_sy(m)});
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("input 0 'input_ids': expected dtype int64, got float32"), std::string::npos) << msg;
+  // A converted graph keeps "any": it is written as such and runs with an int64 mask.
+  const std::string json = (std::filesystem::path(testing::TempDir()) / "hf_masks.json").string();
+  torchscript::read_model(fixture("plain_hf_masks.pt")).save(json);
+  std::vector<Tensor> out = runtime_->load(json)->run({to_sy(ids), to_sy(m), to_sy(m)});
+  expect_close({to_at(out.at(0))}, reference(fixture("plain_hf_masks.pt"), {ids, m, m}), "hf_masks.json");
+
+  // CLIP's pixel_values.to(dtype=weight.dtype): not an index, not pinned.
+  ir::Graph p = import("plain_pixel_to.pt");
+  EXPECT_TRUE(is_any_dtype(p.values[p.inputs[0]].dtype)) << dtype_name(p.values[p.inputs[0]].dtype);
+  check("plain_pixel_to.pt", {at::randn({2, 3, 8, 8})});
+  check("plain_pixel_to.pt", {at::randn({1, 3, 6, 8}, at::kDouble)});
+  // A conv's own input has its weight's dtype: float64 is refused up front.
+  ir::Graph c = import("cnn_nohint.pt");
+  EXPECT_TRUE(same_dtype(c.values[c.inputs[0]].dtype, kFloat)) << dtype_name(c.values[c.inputs[0]].dtype);
+  msg.clear();
+  try {
+    runtime_->load(fixture("cnn_nohint.pt"))->run({to_sy(at::randn({1, 3, 8, 8}, at::kDouble))});
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("input 0 'x': expected dtype float32, got float64"), std::string::npos) << msg;
+}
