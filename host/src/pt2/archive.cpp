@@ -156,8 +156,9 @@ class ArchiveReader : private ir::graph_file_detail::JsonFieldReader {
           __builtin_add_overflow(last, span, &last))
         fail_io(what + ": its size overflows");
     }
-    if (__builtin_add_overflow(last, 1, &end) || __builtin_mul_overflow(end, dtype_size(dtype), &end) ||
-        (!empty && end > bytes->size()))
+    if (__builtin_add_overflow(last, 1, &end) || __builtin_mul_overflow(end, dtype_size(dtype), &end))
+      fail_io(what + ": its size overflows");
+    if (!empty && end > bytes->size())
       fail_io(what + ": " + dtype_name(dtype) + " " + shape_string(shape) + " needs " + std::to_string(end) +
               " bytes, its file has " + std::to_string(bytes->size()) + " (truncated?)");
     // (An empty tensor's offset is not checked against the file, and no element is read:

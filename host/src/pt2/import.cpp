@@ -4,6 +4,10 @@
 #include "pt2/archive.hpp"
 #include "pt2/lower.hpp"
 
+#include <switchyard/error.hpp>
+
+#include <nlohmann/json.hpp>
+
 namespace switchyard::pt2 {
 
 namespace {
@@ -24,11 +28,17 @@ bool is_pt2_path(const std::string& path) {
 
 void import_pt2(const std::string& path, ir::Graph& out) {
   const auto [file, model] = split_model(path);
-  const Archive archive = read_archive(file, model.empty() ? kDefaultModel : model);
-  ir::Graph graph;
-  lower_program(archive, graph);
-  ir::derive_input_specs(graph);
-  out = std::move(graph);
+  try {
+    const Archive archive = read_archive(file, model.empty() ? kDefaultModel : model);
+    ir::Graph graph;
+    lower_program(archive, graph);
+    ir::derive_input_specs(graph);
+    out = std::move(graph);
+  } catch (const nlohmann::json::exception& e) {
+    // A check the lowering missed (a field of an unexpected type, read with get<>()):
+    // still an Error, as ir::read_graph_file does, never an exception of another type.
+    throw Error(ErrorKind::Io, file + ": malformed program: " + e.what());
+  }
 }
 
 }  // namespace switchyard::pt2

@@ -163,6 +163,8 @@ void Lowerer::lower_aten(const NodeView& n, std::string op, const std::string& o
       for (const Json& t : *v) outputs.push_back(as_string(field(t, "name", "output"), "output name"));
     } else if (tag == "as_none") {
       outputs.emplace_back();
+    } else if (tag.rfind("as_", 0) != 0) {  // ("" when not a one-key object)
+      fail_node(n, ErrorKind::Graph, "an output that is not a tagged value");
     } else {
       fail_node(n, ErrorKind::Unsupported, "it returns a " + tag.substr(3) +
                                                " computed from tensor values at run time; switchyard computes sizes "
@@ -258,6 +260,11 @@ void Lowerer::lower_call(const NodeView& n, const std::string& op,
   std::vector<std::string> names;
   for (size_t i = 0; i < outputs.size(); ++i)
     names.push_back(unique_value_name(outputs[i].empty() ? n.name + "." + std::to_string(i) : outputs[i]));
+  // A program names each value once; an output that redefines one (its own input, say)
+  // could link views in a cycle, which note_write would follow forever.
+  for (const std::string& o : outputs)
+    if (!o.empty() && (tensors_.count(o) || syms_.count(o)))
+      fail_node(n, ErrorKind::Graph, "its output '" + o + "' names a value defined before");
   if (is_view_op(op) && !first_tensor.empty()) note_view(op, first_tensor, outputs, attrs);
   const int32_t idx = g_.add_node(n.name, ir_op, std::move(inputs), names, std::move(attrs), n.path);
   const ir::Node& node = g_.nodes[static_cast<size_t>(idx)];
@@ -350,6 +357,7 @@ ir::Attribute Lowerer::attribute(const NodeView& n, const std::string& arg, cons
   if (tag == "as_device") return ir::Attribute::of_string("cpu");  // placement is the host's choice
   if (tag == "as_sym_int" || tag == "as_sym_float" || tag == "as_sym_bool") {
     const auto [how, inner] = tagged(v);
+    if (inner == nullptr) fail_node(n, ErrorKind::Graph, "argument '" + arg + "' is not a tagged value");
     if (how != "as_name") return attribute(n, arg, how, *inner);
     return ir::Attribute::of_ref(symbol(n, inner->get<std::string>(), "argument '" + arg + "'"),
                                  tag == "as_sym_float" ? ir::AttrKind::Float : ir::AttrKind::Int);
@@ -363,6 +371,7 @@ ir::Attribute Lowerer::attribute(const NodeView& n, const std::string& arg, cons
       std::vector<double> fs;
       for (const Json& e : v) {
         const auto [how, x] = tagged(e);
+        if (x == nullptr) fail_node(n, ErrorKind::Graph, "argument '" + arg + "' has an element that is not a tagged value");
         if (is_float) fs.push_back(floats(*x)); else ints.push_back(as_int(*x, "argument '" + arg + "'"));
       }
       return is_float ? ir::Attribute::of_floats(std::move(fs)) : ir::Attribute::of_ints(std::move(ints));
