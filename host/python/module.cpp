@@ -1,9 +1,8 @@
-// switchyard's Python extension (_core): the public embedding API (runtime.hpp, graph.hpp,
-// torchscript.hpp) over pybind11. Tensors cross as DLPack capsules through torch's own
+// switchyard's Python extension (_core): the public embedding API (runtime.hpp, graph.hpp)
+// over pybind11, with no LibTorch (the .pt loader is _torchscript, torchscript_module.cpp). Tensors cross as DLPack capsules through torch's own
 // converters, so inputs and outputs share memory with torch. switchyard/__init__.py adds
 // the Python-side conveniences (default plugin paths, tracing an nn.Module).
 #include <switchyard/runtime.hpp>
-#include <switchyard/torchscript.hpp>
 
 #include "tensor_import.hpp"
 
@@ -292,7 +291,6 @@ const char* kind_name(ErrorKind kind) {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "switchyard's C++ embedding API (use the `switchyard` package, not this module)";
-  torchscript::register_loader();
 
   // switchyard.Error (a RuntimeError) and one subclass per ErrorKind; the text is the CLI's.
   static py::handle error = PyErr_NewException("switchyard.Error", PyExc_RuntimeError, nullptr);

@@ -6,6 +6,8 @@
 #include <switchyard/error.hpp>
 
 #include <boost/dll/runtime_symbol_info.hpp>
+#include "loader/library_deps.hpp"
+
 #include <boost/dll/shared_library.hpp>
 
 #include <algorithm>
@@ -116,6 +118,7 @@ LoadedPlugin::~LoadedPlugin() {
 std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) fail(path, "file not found");
+  if (const std::string clash = library_clash(path); !clash.empty()) fail(path, "not loaded: " + clash);
   auto library = std::make_shared<boost::dll::shared_library>();
   try {
     library->load(path, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);

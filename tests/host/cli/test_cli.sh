@@ -172,7 +172,10 @@ torch.jit.trace(Net().eval(), torch.randn(1, 3, 8, 8)).save('$tmp/plain_conv.pt'
   expect verify-bad-tolerance nonzero "tolerance: '-1' is not a number >= 0" -- "$bin" verify "$tmp/mlp2.pt" --tolerance -1
   expect verify-mismatch 1 "verify failed: .*noisy.pt: output 0 .*max_abs .* > allowed" -- "$bin" verify "$tmp/noisy.pt" --config "$cfg" --inputs "$tmp/ones.pt"
   expect verify-wrong-inputs nonzero "two.pt: holds 2 tensor" -- "$bin" verify "$tmp/mlp2.pt" --inputs "$tmp/two.pt"
-  expect verify-needs-pt nonzero "mlp.json: verify needs a TorchScript .pt file" -- "$bin" verify "$demo"
+  expect verify-needs-reference nonzero "mlp.json: verify compares a .pt with LibTorch" -- "$bin" verify "$demo"
+  expect verify-pt2-expected 0 "verify: PASS" -- "$bin" verify "$src/tests/host/pt2/fixtures/torch-2.6/bert.pt2" --inputs "$src/tests/host/pt2/fixtures/torch-2.6/bert.b3_s7.inputs.json" --expected "$src/tests/host/pt2/fixtures/torch-2.6/bert.b3_s7.expected.json"
+  expect verify-pt2-reference 0 "the aten reference backend" -- "$bin" verify "$src/tests/host/pt2/fixtures/torch-2.6/cnn.pt2"
+  expect convert-pt2 0 "converted" -- "$bin" convert "$src/tests/host/pt2/fixtures/torch-2.6/cnn.pt2" "$tmp/cnn_pt2.json"
   expect convert-missing nonzero "nope.pt" -- "$bin" convert "$tmp/nope.pt" "$tmp/x.json"
   expect convert-not-torchscript nonzero "in.pt" -- "$bin" convert "$tmp/in.pt" "$tmp/x.json"
   expect help-verify 0 "--tolerance" -- "$bin" verify --help
