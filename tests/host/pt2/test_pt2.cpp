@@ -121,6 +121,36 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, Pt2Fixture, ::testing::ValuesIn(cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Fixtures, Pt2NodeIo, ::testing::ValuesIn(cases(true)), case_name);
 
+// The full zoo (tests/host/pt2/run_pt2_zoo.sh sets SWITCHYARD_PT2_ZOO_DIR to an export of
+// tools/torch2/make_fixtures.py --set zoo); no cases without it.
+std::vector<Json> zoo_models() {
+  std::vector<Json> out;
+  const char* dir = std::getenv("SWITCHYARD_PT2_ZOO_DIR");
+  if (dir == nullptr) return out;
+  for (const Json& m : read_json(std::string(dir) + "/manifest.json")["models"]) out.push_back(m);
+  return out;
+}
+
+class Pt2Zoo : public ::testing::TestWithParam<Json> {};
+
+TEST_P(Pt2Zoo, MatchesTorchAtOtherShapes) {
+  const std::string dir = std::string(std::getenv("SWITCHYARD_PT2_ZOO_DIR")) + "/";
+  const Json& m = GetParam();
+  for (const char* config : {"default.toml", "reference.toml"}) {
+    Runtime rt(Options{config_path(config)});
+    auto model = rt.load(dir + m["file"].get<std::string>());
+    for (const Json& set : m["labels"]) {
+      SCOPED_TRACE(m["stem"].get<std::string>() + " " + config + " " + set["label"].get<std::string>());
+      const auto inputs = read_tensors(dir + set["inputs"].get<std::string>(), model->input_names());
+      EXPECT_EQ(compare(model->run(inputs), read_tensors(dir + set["expected"].get<std::string>())), "");
+    }
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Zoo, Pt2Zoo, ::testing::ValuesIn(zoo_models()), [](const auto& info) {
+  return info.param["stem"].template get<std::string>();
+});
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Pt2Zoo);
+
 TEST(Pt2Names, PlanShowsFxNamesModulePathsAndRanges) {
   Runtime rt(Options{config_path("default.toml")});
   auto model = rt.load(fixtures_dir() + "/torch-2.6/cnn.pt2");
