@@ -96,8 +96,45 @@ void Lowerer::run() {
     lower_node(n);
   }
   read_outputs(module);
+  relax_input_dtypes();
   log::get().debug("pt2: {}: {} nodes, {} values ({})", archive_.path, g_.nodes.size(), g_.values.size(),
                    archive_.layout);
+}
+
+// The program records each input's dtype at export, but PyTorch promotes types, and torch
+// 2 runs an exported program on other dtypes too (`mask == 0`, `1.0 - mask`, `h * mask`
+// all take an int64 mask). As for TorchScript, an input keeps its dtype only where an op
+// refuses others: indices (embedding, gather) are int64, masks of masked_fill / where are
+// bool, the data input of an op with weights has the weights' dtype. Otherwise any dtype
+// goes (kAnyDtype). The walk follows views and stops at conversions.
+void Lowerer::relax_input_dtypes() {
+  static const std::map<std::string, size_t> kPins = {  // op -> the IR input it pins
+      {"aten::embedding", 1}, {"aten::embedding_bag", 1}, {"aten::index_select", 1}, {"aten::gather", 1},
+      {"aten::one_hot", 0}, {"aten::masked_fill", 1}, {"aten::where", 0}};
+  static const std::set<std::string> kWeighted = {
+      "aten::convolution", "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::conv_transpose1d",
+      "aten::conv_transpose2d", "aten::linear", "aten::matmul", "aten::mm", "aten::bmm", "aten::addmm",
+      "aten::batch_norm", "aten::layer_norm", "aten::group_norm", "aten::instance_norm", "aten::lstm",
+      "aten::gru", "aten::rnn_tanh", "aten::rnn_relu", "aten::prelu"};
+  static const std::set<std::string> kViews = {"aten::reshape", "aten::slice", "aten::select", "aten::unsqueeze",
+                                               "aten::squeeze", "aten::permute", "aten::transpose", "aten::expand",
+                                               "aten::flatten", "aten::contiguous", "aten::clone", "aten::alias"};
+  std::vector<std::vector<std::pair<size_t, size_t>>> readers(g_.values.size());  // value -> (node, input)
+  for (size_t k = 0; k < g_.nodes.size(); ++k)
+    for (size_t i = 0; i < g_.nodes[k].inputs.size(); ++i)
+      if (g_.nodes[k].inputs[i] >= 0) readers[static_cast<size_t>(g_.nodes[k].inputs[i])].emplace_back(k, i);
+  for (ir::ValueId input : g_.inputs) {
+    bool pinned = false;
+    std::vector<ir::ValueId> todo{input};
+    for (size_t step = 0; step < todo.size() && step < 64 && !pinned; ++step)
+      for (const auto& [k, i] : readers[static_cast<size_t>(todo[step])]) {
+        const ir::Node& node = g_.nodes[k];
+        auto pin = kPins.find(node.op);
+        pinned = pinned || (pin != kPins.end() && pin->second == i) || (kWeighted.count(node.op) && i == 0);
+        if (i == 0 && kViews.count(node.op) && !node.outputs.empty()) todo.push_back(node.outputs[0]);
+      }
+    if (!pinned) g_.values[static_cast<size_t>(input)].dtype = kAnyDtype;
+  }
 }
 
 void Lowerer::check_version(const Json& root) {

@@ -40,6 +40,7 @@ class Lowerer : private ir::graph_file_detail::JsonFieldReader {
   void add_user_input(const Json& spec, const Json& graph);
   void add_lifted(const std::string& placeholder, const std::string& fqn, const char* kind, bool prefer_constants);
   void read_outputs(const Json& module);
+  void relax_input_dtypes();
   void count_uses(const Json& graph);
   std::string node_name(const Json& node, const std::string& target);
   std::string module_path(const Json& node) const;

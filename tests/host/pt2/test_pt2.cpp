@@ -151,6 +151,26 @@ INSTANTIATE_TEST_SUITE_P(Zoo, Pt2Zoo, ::testing::ValuesIn(zoo_models()), [](cons
 });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Pt2Zoo);
 
+// As for TorchScript, an input's dtype is pinned only where an op needs it: BERT's int64
+// attention mask also runs as float32 (`1.0 - mask` promotes), its token ids stay int64.
+TEST(Pt2Inputs, MaskTakesAnyDtypeIdsStayInt64) {
+  const std::string dir = fixtures_dir() + "/torch-2.15/";
+  Runtime rt(Options{config_path("default.toml")});
+  auto model = rt.load(dir + "bert.pt2");
+  std::vector<Tensor> inputs = read_tensors(dir + "bert.b3_s7.inputs.json", model->input_names());
+  const auto expected = read_tensors(dir + "bert.b3_s7.expected.json");
+  Tensor mask = Tensor::empty(DLDataType{kDLFloat, 32, 1}, inputs[2].shape());
+  for (int64_t k = 0; k < mask.numel(); ++k) mask.data<float>()[k] = static_cast<float>(inputs[2].data<int64_t>()[k]);
+  EXPECT_EQ(compare(model->run({inputs[0], inputs[1], mask}), expected), "");
+  Tensor float_ids = Tensor::empty(DLDataType{kDLFloat, 32, 1}, inputs[0].shape());
+  try {
+    model->run({float_ids, inputs[1], inputs[2]});
+    ADD_FAILURE() << "float32 token ids ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected dtype int64, got float32"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Pt2Names, PlanShowsFxNamesModulePathsAndRanges) {
   Runtime rt(Options{config_path("default.toml")});
   auto model = rt.load(fixtures_dir() + "/torch-2.6/cnn.pt2");
