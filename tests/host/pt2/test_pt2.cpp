@@ -127,7 +127,8 @@ std::vector<Json> zoo_models() {
   std::vector<Json> out;
   const char* dir = std::getenv("SWITCHYARD_PT2_ZOO_DIR");
   if (dir == nullptr) return out;
-  for (const Json& m : read_json(std::string(dir) + "/manifest.json")["models"]) out.push_back(m);
+  const Json manifest = read_json(std::string(dir) + "/manifest.json");
+  for (const Json& m : manifest["models"]) out.push_back(m);
   return out;
 }
 
