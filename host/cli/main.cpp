@@ -17,7 +17,7 @@
 
 namespace {
 #ifdef SWITCHYARD_WITH_TORCHSCRIPT
-const char* kModelHelp = "model: portable graph file (.json) or TorchScript (.pt)";
+const char* kModelHelp = "model: portable graph file (.json), TorchScript (.pt) or torch.export archive (.pt2; m.pt2#NAME picks a model other than the default \"model\")";
 #else
 const char* kModelHelp = "model: portable graph file (.json); .pt needs a build with LibTorch";
 #endif
