@@ -200,3 +200,27 @@ def test_config_file_routes_nodes(source_dir, mlp):
     assert "linalg" in {e["backend"] for e in plan}, plan  # default.toml sends linear to linalg
     (y,) = m.run(torch.randn(3, 8))
     assert y.shape == (3, 4)
+
+
+def _fixture_tensors(path, names=None):
+    """A .pt2 fixture's JSON tensors (tools/torch2/make_fixtures.py), in file or `names` order."""
+    import json
+    with open(path) as f:
+        data = json.load(f)
+    dtypes = {"float32": torch.float32, "int64": torch.int64, "bool": torch.bool}
+    order = names if names is not None else list(data)
+    return [torch.tensor(data[n]["data"], dtype=dtypes[data[n]["dtype"]]).reshape(data[n]["shape"]) for n in order]
+
+
+def test_load_pt2_keys_node_io_by_fx_names(source_dir):
+    from conftest import fidelity_bound
+    rt = switchyard.Runtime(config=source_dir / "configs" / "default.toml", log_level="warn")
+    fixtures = source_dir / "tests" / "host" / "pt2" / "fixtures" / "torch-2.6"
+    m = rt.load(fixtures / "bert.pt2")
+    inputs = _fixture_tensors(fixtures / "bert.b3_s7.inputs.json", ["input_ids", "token_type_ids", "attention_mask"])
+    expected = _fixture_tensors(fixtures / "bert.b3_s7.expected.json")
+    outputs, node_io = m.run(*inputs, node_io="outputs")
+    for got, want in zip(outputs, expected):
+        assert (got - want).abs().max().item() <= fidelity_bound(want)
+    assert "embedding" in node_io and "linear" in node_io and "layer_norm" in node_io
+    assert node_io["linear"]["module"] == "layer.0.attention.query"
