@@ -4,8 +4,8 @@
 #
 #   tools/fuzz.sh [--time SECONDS | --runs N] [options] [target...]
 #
-# Targets: config, graph_file, shapes, dlpack, torchscript (default: all five; torchscript only where
-# LibTorch is installed). Options:
+# Targets: config, graph_file, shapes, dlpack, pt2, torch_pickle, torchscript (default: all
+# seven; torchscript only where LibTorch is installed). Options:
 #   --time S         fuzz each target for S seconds (default 60)
 #   --runs N         fuzz each target for N executions instead
 #   --build-dir DIR  the clang build tree (default: build-fuzz/ in the repository)
@@ -28,7 +28,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FUZZ_DIR=$ROOT/tests/fuzz
-ALL_TARGETS=(config graph_file shapes dlpack torchscript)
+ALL_TARGETS=(config graph_file shapes dlpack pt2 torch_pickle torchscript)
 
 time_s=60
 runs=
@@ -72,7 +72,7 @@ have_torch() { [ -f /usr/lib/x86_64-linux-gnu/cmake/Torch/TorchConfig.cmake ] ||
 explicit=1
 if [ ${#targets[@]} -eq 0 ]; then
   explicit=0
-  targets=(config graph_file shapes dlpack)
+  targets=(config graph_file shapes dlpack pt2 torch_pickle)
   if have_torch; then targets+=(torchscript); else
     echo "fuzz.sh: LibTorch not found; skipping the torchscript target" >&2; fi
 fi
@@ -163,6 +163,10 @@ for t in "${targets[@]}"; do
     torchscript)
       env_opts+=(LSAN_OPTIONS="suppressions=$FUZZ_DIR/lsan-libtorch.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}")
       flags+=(-rss_limit_mb=6144 -len_control=0 -max_len=65536) ;;
+    # .pt2 seeds are 23-66 KB, and the regressions up to 120 KB (a replayed file is cut
+    # to -max_len); the zip-aware mutators grow an input a little at a time.
+    pt2|torch_pickle)
+      flags+=(-len_control=0 -max_len=131072) ;;
   esac
   crashes=0
   start=$(date +%s)
