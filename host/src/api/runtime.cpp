@@ -3,6 +3,7 @@
 
 #include "api/config_view.hpp"
 #include "api/internal.hpp"
+#include "ir/fold_batch_norm.hpp"
 #include "ir/input_spec.hpp"
 #include "config/config.hpp"
 #include "exec/executor.hpp"
@@ -169,9 +170,10 @@ std::unique_ptr<Model> Runtime::make_model(std::unique_ptr<Model::Impl> impl) co
   impl->runtime = impl_;
   impl->capture = to_capture(impl_->config.capture);
   impl->stream = impl_->config.capture == config::CaptureMode::Stream;
-  impl->events = event_infos(impl->graph);
   // node_io "all" and "stream" record every node's tensors, so they see the graph unfused.
   const bool fuse = impl->capture != exec::Capture::All && !impl->stream;
+  if (fuse) ir::fold_batch_norm(impl->graph);
+  impl->events = event_infos(impl->graph);
   impl->executor = std::make_unique<exec::Executor>(impl->graph, impl_->config, impl_->plugins, fuse);
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }
