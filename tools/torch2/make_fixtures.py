@@ -211,24 +211,24 @@ def ci_specs():
     ]
 
 
-def torchvision_spec(name, size=64, **kwargs):
+def torchvision_spec(name, size=64, fx_nodes=False, **kwargs):
     import torchvision
 
     def build():
         return getattr(torchvision.models, name)(weights=None, **kwargs)
     return Spec(name, build, image(3, size), {0: {0: "batch"}}, B, {"b3": {"batch": 3}, "b1": {"batch": 1}},
-                bn_input=image(3, size))
+                bn_input=image(3, size), fx_nodes=fx_nodes)
 
 
 def zoo_specs():
     return [
-        torchvision_spec("resnet18"), torchvision_spec("resnet50"), torchvision_spec("mobilenet_v3_small"),
+        torchvision_spec("resnet18", fx_nodes=True), torchvision_spec("resnet50"), torchvision_spec("mobilenet_v3_small"),
         torchvision_spec("efficientnet_b0"), torchvision_spec("convnext_tiny"), torchvision_spec("densenet121"),
         torchvision_spec("shufflenet_v2_x1_0"), torchvision_spec("regnet_y_400mf"),
         torchvision_spec("googlenet", aux_logits=False, init_weights=True),
         torchvision_spec("vit_b_16", size=64, image_size=64), torchvision_spec("swin_t", size=64),
         Spec("hf_bert", pzm.HfBert, bert_inputs(pzm.HfBert.VOCAB), {i: {0: "batch", 1: "seq"} for i in range(3)},
-             SEQ_EXAMPLE, SEQ_LABELS),
+             SEQ_EXAMPLE, SEQ_LABELS, fx_nodes=True),
         Spec("llama_like", pzm.LlamaLike, ids_only(pzm.LlamaLike.VOCAB), {0: {0: "batch", 1: "seq"}},
              SEQ_EXAMPLE, SEQ_LABELS),
         Spec("lstm_tagger", pzm.LstmTagger, features(pzm.LstmTagger.FEATURES), {0: {0: "batch", 1: "seq"}},
