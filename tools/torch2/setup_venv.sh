@@ -10,10 +10,18 @@
 #                     package pins); "latest" takes PyPI's newest
 #   --prefix DIR      where the venv goes (default: $XDG_CACHE_HOME/switchyard/torch2-VERSION,
 #                     which the tests look for, see tools/torch2/find_python.sh)
-#   --dlbacktrace     also install the dl-backtrace package (needs --torch 2.6.0)
+#   --dlbacktrace     also install the DLBacktrace engine (needs torch 2.6.0), for
+#                     tools/torch2/compare_dlbacktrace.py: dl-backtrace 0.1.24 with
+#                     --no-deps (its declared dependencies pull tensorflow, lime and more),
+#                     then what it imports on the CPU: "transformers<5", matplotlib,
+#                     graphviz (the Python package) and ipython
 #
 # PyPI's Linux torch wheels are CUDA builds: the venv takes about 5 GB. Idempotent: an
-# existing venv that already imports the asked-for torch is kept.
+# existing venv that already imports the asked-for torch is kept, and so is an installed
+# dl-backtrace whose imports all resolve. dl-backtrace ships prebuilt CUDA extensions
+# (cpython-312 .so files) that fail to load with this venv's torch (an undefined c10
+# symbol); compare_dlbacktrace.py stubs the three it imports (wt_fc_v3_ops,
+# wt_selfattention_v3_ops, wt_embedding_v2_ops) in sys.modules before importing it.
 set -euo pipefail
 
 version=2.6.0
@@ -24,10 +32,16 @@ while [ $# -gt 0 ]; do
     --torch) version="$2"; shift 2 ;;
     --prefix) prefix="$2"; shift 2 ;;
     --dlbacktrace) dlbacktrace=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup_venv: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+
+dlbacktrace_version=0.1.24
+if [ "$dlbacktrace" = 1 ] && [ "$version" != 2.6.0 ]; then
+  echo "setup_venv: --dlbacktrace needs --torch 2.6.0 (dl-backtrace $dlbacktrace_version pins torch 2.6), not $version" >&2
+  exit 2
+fi
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/switchyard"
 [ -n "$prefix" ] || prefix="$cache/torch2-$version"
@@ -55,8 +69,33 @@ else
   "$prefix/bin/python" -m pip install --quiet "$spec" torchvision numpy
 fi
 
+# Imports dl_backtrace with its CUDA extension modules stubbed (as compare_dlbacktrace.py
+# does) and prints its version; fails when the package or one of its imports is missing.
+dlbacktrace_check() {
+  "$prefix/bin/python" - <<'PY' 2>/dev/null
+import sys, types
+for name in ("wt_fc_v3_ops", "wt_selfattention_v3_ops", "wt_embedding_v2_ops"):
+    sys.modules[name] = types.ModuleType(name)
+import dl_backtrace
+from dl_backtrace.pytorch_backtrace import DLBacktrace  # noqa: F401
+print(dl_backtrace.__version__)
+PY
+}
+
 if [ "$dlbacktrace" = 1 ]; then
-  "$prefix/bin/python" -m pip install --quiet dl-backtrace
+  if found="$(dlbacktrace_check)" && [ "$(echo "$found" | tail -n 1)" = "$dlbacktrace_version" ]; then
+    echo "setup_venv: $prefix already has dl-backtrace $dlbacktrace_version"
+  else
+    echo "setup_venv: installing dl-backtrace $dlbacktrace_version (--no-deps) and what it imports"
+    "$prefix/bin/python" -m pip install --quiet --no-deps "dl-backtrace==$dlbacktrace_version"
+    "$prefix/bin/python" -m pip install --quiet "transformers<5" matplotlib graphviz ipython
+    if ! found="$(dlbacktrace_check)"; then
+      echo "setup_venv: dl-backtrace does not import in $prefix; try:" >&2
+      echo "  $prefix/bin/python -c 'import dl_backtrace'  (after stubbing its three CUDA extension modules)" >&2
+      exit 1
+    fi
+  fi
+  echo "setup_venv: dl-backtrace $(echo "$found" | tail -n 1)"
 fi
 "$prefix/bin/python" -c 'import torch, torchvision; print("setup_venv: torch", torch.__version__, "torchvision", torchvision.__version__)'
 echo "setup_venv: python is $prefix/bin/python"
