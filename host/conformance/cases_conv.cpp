@@ -3,7 +3,8 @@
 //   with an activation ("<conv>+aten::relu" ... see activations()) and with a residual add
 //   ("<conv>+aten::add", "<conv>+aten::add+aten::relu"), a 2-D one with relu and max pooling
 //   ("<conv>+aten::relu+aten::max_pool2d", ResNet's stem), and aten::max_pool2d,
-//   aten::avg_pool2d, aten::adaptive_avg_pool2d.
+//   aten::avg_pool2d, aten::adaptive_avg_pool2d, and inference aten::batch_norm alone and
+//   fused with a relu ("aten::batch_norm+aten::relu").
 // Shapes from the zoo (resnet stem and 3x3/1x1 layers, mobilenet_v3 depthwise and
 // squeeze-excite convolutions, the ViT patch embedding, resnet's max pool, global average
 // pools) plus odd sizes, asymmetric strides and padding, dilation, groups, padding
@@ -13,7 +14,9 @@
 #include "families.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -525,11 +528,80 @@ void add_pool_ops(CaseTable& table) {
   });
 }
 
+// ---- batch norm -----------------------------------------------------------------------------
+
+// aten::batch_norm with training=False, and "aten::batch_norm+aten::relu": DenseNet's norm
+// after a concat ([N, C, H, W], channel counts off and on the 16-channel block), a
+// BatchNorm1d on features ([N, C]) and on sequences ([N, C, L]), a 5-D input; with and
+// without weight and bias; eps 1e-5, 1e-3 and 0.1 (a zero variance too); statistics as
+// constants and as run-time inputs; batch 0; an input large enough to run on several
+// threads; non-contiguous inputs; NaN and infinities.
+void add_batch_norm_ops(CaseTable& table) {
+  for (const bool relu : {false, true}) {
+    table.add(relu ? "aten::batch_norm+aten::relu" : "aten::batch_norm", [relu](DLDataType dtype) {
+      std::vector<Case> cases;
+      if (!is_f32(dtype)) return cases;
+      Maker m(relu ? 32 : 31);
+      struct Options {
+        bool weight = true, bias = true, constant = true;
+        double eps = 1e-5;
+        ConvSpec::Layout layout = ConvSpec::kPlain;
+      };
+      auto add = [&](std::string label, Shape x, Options o = {}) -> Case& {
+        const int64_t channels = x[1];
+        Case c;
+        c.label = std::move(label);
+        c.inputs.push_back(m.input(x, o.layout, -3.0, 3.0));
+        c.inputs.push_back(o.weight ? std::optional<Tensor>(m.t({channels}, -1.5, 1.5)) : std::nullopt);
+        c.inputs.push_back(o.bias ? std::optional<Tensor>(m.t({channels}, -1.0, 1.0)) : std::nullopt);
+        c.inputs.push_back(m.t({channels}, -1.0, 1.0));  // running mean
+        c.inputs.push_back(m.t({channels}, 0.05, 2.0));  // running variance
+        c.constant = {false, o.constant, o.constant, o.constant, o.constant};
+        c.attrs = {{"training", integer(0)}, {"momentum", number(0.1)}, {"eps", number(o.eps)},
+                   {"cudnn_enabled", integer(1)}};
+        if (!o.weight) c.label += ", no weight";
+        if (!o.bias) c.label += ", no bias";
+        if (o.eps != 1e-5) {
+          char eps[32];
+          std::snprintf(eps, sizeof eps, "%g", o.eps);
+          c.label += std::string(", eps ") + eps;
+        }
+        if (!o.constant) c.label += ", statistics as run-time inputs";
+        cases.push_back(std::move(c));
+        return cases.back();
+      };
+      add("densenet norm after a concat", {2, 96, 14, 14});
+      add("densenet norm after a concat", {2, 96, 14, 14}, {false, true});
+      add("densenet norm after a concat", {2, 96, 14, 14}, {true, false});
+      add("densenet norm after a concat", {2, 96, 14, 14}, {false, false});
+      add("16 channels (one block of nChw16c)", {1, 16, 8, 8}, {true, true, true, 1e-3});
+      add("odd sizes, 40 channels", {3, 40, 9, 7}, {true, true, true, 0.1});
+      add("odd sizes, 5 channels", {3, 5, 7, 9}, {false, true, false});
+      add("densenet norm after a concat", {2, 96, 14, 14}, {true, true, false});
+      add("features [N, C] (BatchNorm1d)", {8, 24});
+      add("features [N, C] (BatchNorm1d)", {8, 24}, {false, false, false, 1e-3});
+      add("sequences [N, C, L] (BatchNorm1d)", {4, 12, 33});
+      add("[N, C, D, H, W] (BatchNorm3d)", {2, 6, 3, 4, 5}, {true, false});
+      add("[4, 128, 28, 28] (several threads)", {4, 128, 28, 28});
+      add("batch 0", {0, 8, 5, 5});
+      add("input with its last two dims swapped in memory", {2, 20, 11, 9},
+          {true, true, true, 1e-5, ConvSpec::kTransposed});
+      add("every other batch item of a larger buffer", {2, 12, 6, 6}, {true, true, true, 1e-5, ConvSpec::kStridedBatch});
+      Case& zero = add("a zero variance", {2, 8, 5, 5}, {true, true, true, 1e-3});
+      zero.inputs[4]->data<float>()[3] = 0.f;
+      Case& odd = add("NaN and infinities in the input", {2, 24, 10, 10});
+      with_non_finite(*odd.inputs[0]);
+      return cases;
+    });
+  }
+}
+
 }  // namespace
 
 void add_conv_cases(CaseTable& table) {
   add_conv_ops(table);
   add_pool_ops(table);
+  add_batch_norm_ops(table);
 }
 
 }  // namespace switchyard::conformance

@@ -8,6 +8,7 @@
 //   the 2-D ones + aten::relu + aten::max_pool2d (ResNet's stem)              conv_pool.hpp
 //   aten::max_pool2d, aten::avg_pool2d, aten::adaptive_avg_pool2d         pool_kernel.hpp
 //   aten::mul of an activation by a per-channel scale (squeeze-excitation) scale_kernel.hpp
+//   aten::batch_norm (inference), alone and + aten::relu               batch_norm_kernel.hpp
 //
 //   storages "nChw16c" and "nhwc": activations in oneDNN's own layouts   formats.hpp
 //   every kernel is Tracked<>: what was found finite in them              finite_memo.hpp
@@ -16,6 +17,7 @@
 // from the host's budget (common/openmp_threads.hpp).
 #include "finite_memo.hpp"
 #include "formats.hpp"
+#include "batch_norm_kernel.hpp"
 #include "conv_kernel.hpp"
 #include "conv_pool.hpp"
 #include "pool_kernel.hpp"
@@ -46,6 +48,8 @@ sy::PluginDef& conv_plugin() {
     }
     for (const char* op : kPoolOps) d.add(sy::kernel<Tracked<PoolKernel>>(op, kFamily, {sy::kFloat32}));
     d.add(sy::kernel<Tracked<ScaleKernel>>("aten::mul", kFamily, {sy::kFloat32}));
+    for (const char* op : {"aten::batch_norm", "aten::batch_norm+aten::relu"})
+      d.add(sy::kernel<Tracked<BatchNormKernel>>(op, kFamily, {sy::kFloat32}));
     return d;
   }();
   return def;
