@@ -17,6 +17,7 @@
 // The file is written to model.pt in a per-process temporary folder (on /dev/shm when it
 // exists; SWITCHYARD_FUZZ_TMPDIR overrides), removed at exit.
 #include "import_model.hpp"
+#include "zip_edit.hpp"
 #include "ir/graph.hpp"
 #include "util/log.hpp"
 
@@ -53,126 +54,15 @@ void remove_dir() {
   if (!g_dir.empty()) std::filesystem::remove_all(g_dir, ec);
 }
 
-// ---- a minimal zip reader and writer (members stored or copied as they are) ------------
-
-uint32_t crc32(const uint8_t* data, size_t size) {
-  static const auto table = [] {
-    std::vector<uint32_t> t(256);
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  uint32_t c = 0xFFFFFFFFu;
-  for (size_t i = 0; i < size; ++i) c = table[(c ^ data[i]) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
-
-struct Member {
-  std::string name;
-  uint16_t method = 0;   // 0 stored, 8 deflated (copied verbatim, never edited)
-  uint32_t crc = 0;
-  uint32_t usize = 0;    // uncompressed size
-  std::vector<uint8_t> data;  // the bytes as they are in the archive
-};
-
-uint16_t get16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
-uint32_t get32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
-         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
-}
-void put16(std::vector<uint8_t>& out, uint32_t v) {
-  out.push_back(static_cast<uint8_t>(v));
-  out.push_back(static_cast<uint8_t>(v >> 8));
-}
-void put32(std::vector<uint8_t>& out, uint32_t v) {
-  put16(out, v & 0xFFFF);
-  put16(out, v >> 16);
-}
-
-// Reads the central directory. False for anything unusual (zip64, spanning, bad offsets):
-// the caller then mutates raw bytes.
-bool parse_zip(const uint8_t* data, size_t size, std::vector<Member>& members) {
-  if (size < 22) return false;
-  size_t eocd = size - 22;
-  const size_t stop = size > 22 + 0xFFFF ? size - 22 - 0xFFFF : 0;
-  while (get32(data + eocd) != 0x06054b50) {
-    if (eocd == stop) return false;
-    --eocd;
-  }
-  const uint16_t count = get16(data + eocd + 10);
-  const uint32_t cd_size = get32(data + eocd + 12);
-  const uint32_t cd_offset = get32(data + eocd + 16);
-  if (cd_offset > eocd || cd_size > eocd - cd_offset) return false;
-  size_t p = cd_offset;
-  for (uint16_t i = 0; i < count; ++i) {
-    if (p + 46 > eocd || get32(data + p) != 0x02014b50) return false;
-    Member m;
-    m.method = get16(data + p + 10);
-    m.crc = get32(data + p + 16);
-    const uint32_t csize = get32(data + p + 20);
-    m.usize = get32(data + p + 24);
-    const uint16_t name_len = get16(data + p + 28), extra_len = get16(data + p + 30),
-                   comment_len = get16(data + p + 32);
-    const uint32_t local = get32(data + p + 42);
-    if (p + 46 + name_len > eocd) return false;
-    m.name.assign(reinterpret_cast<const char*>(data + p + 46), name_len);
-    p += 46 + size_t{name_len} + extra_len + comment_len;
-    if (local + size_t{30} > size || get32(data + local) != 0x04034b50) return false;
-    const size_t start = local + size_t{30} + get16(data + local + 26) + get16(data + local + 28);
-    if (start > size || csize > size - start) return false;
-    if (m.method == 0 && csize != m.usize) return false;
-    m.data.assign(data + start, data + start + csize);
-    members.push_back(std::move(m));
-  }
-  return !members.empty();
-}
-
-// Stored members, no extra fields: the layout Python's zipfile writes (LibTorch needs no
-// alignment), so a rewrite is exactly as long as the archive it came from.
-std::vector<uint8_t> write_zip(const std::vector<Member>& members) {
-  std::vector<uint8_t> out, cd;
-  for (const Member& m : members) {
-    const uint32_t offset = static_cast<uint32_t>(out.size());
-    for (int pass = 0; pass < 2; ++pass) {
-      std::vector<uint8_t>& o = pass == 0 ? out : cd;
-      put32(o, pass == 0 ? 0x04034b50 : 0x02014b50);
-      if (pass == 1) put16(o, 20);  // version made by
-      put16(o, 20);                 // version needed
-      put16(o, 0);                  // flags
-      put16(o, m.method);
-      put16(o, 0);                  // time
-      put16(o, 0x21);               // date: 1980-01-01
-      put32(o, m.crc);
-      put32(o, static_cast<uint32_t>(m.data.size()));
-      put32(o, m.usize);
-      put16(o, static_cast<uint32_t>(m.name.size()));
-      put16(o, 0);                  // extra field
-      if (pass == 1) {
-        put16(o, 0);  // comment
-        put16(o, 0);  // disk
-        put16(o, 0);  // internal attributes
-        put32(o, 0);  // external attributes
-        put32(o, offset);
-      }
-      o.insert(o.end(), m.name.begin(), m.name.end());
-    }
-    out.insert(out.end(), m.data.begin(), m.data.end());
-  }
-  const uint32_t cd_offset = static_cast<uint32_t>(out.size());
-  out.insert(out.end(), cd.begin(), cd.end());
-  put32(out, 0x06054b50);
-  put16(out, 0);
-  put16(out, 0);
-  put16(out, static_cast<uint32_t>(members.size()));
-  put16(out, static_cast<uint32_t>(members.size()));
-  put32(out, static_cast<uint32_t>(cd.size()));
-  put32(out, cd_offset);
-  put16(out, 0);
-  return out;
-}
+// The zip reader and writer the custom mutators share (zip_edit.hpp).
+using syfuzz::crc32;
+using syfuzz::get16;
+using syfuzz::get32;
+using syfuzz::parse_zip;
+using syfuzz::put16;
+using syfuzz::put32;
+using syfuzz::write_zip;
+using ZipMember = syfuzz::ZipMember;
 
 // SWITCHYARD_FUZZ_TS_WHOLE=1 also mutates the pickles, the member list and the raw bytes:
 // that fuzzes LibTorch's own loader, which crashes within minutes (README.md). By default
@@ -182,7 +72,7 @@ const bool g_whole = std::getenv("SWITCHYARD_FUZZ_TS_WHOLE") != nullptr;
 // How much the mutator prefers a member: the code, the input hints and the tensors, which
 // reach the lowering. Pickles only in whole mode: LibTorch's unpickler trusts them (a
 // corrupt length asks for gigabytes, a NEWOBJ on an empty stack crashes). Source maps never.
-unsigned weight(const Member& m) {
+unsigned weight(const ZipMember& m) {
   if (m.method != 0) return 0;
   const std::string& n = m.name;
   auto ends_with = [&](const char* s) {
@@ -214,13 +104,13 @@ std::pair<size_t, size_t> code_region(const std::vector<uint8_t>& data) {
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
                                           unsigned int seed) {
   std::minstd_rand rng(seed);
-  std::vector<Member> members;
+  std::vector<ZipMember> members;
   // In whole mode now and then the raw bytes (the zip layer, deflated members).
   if ((g_whole && rng() % 50 == 0) || !parse_zip(data, size, members))
     return LLVMFuzzerMutate(data, size, max_size);
 
   unsigned total = 0;
-  for (const Member& m : members) total += weight(m);
+  for (const ZipMember& m : members) total += weight(m);
   const bool restructure = g_whole && rng() % 64 == 0;
   if (total == 0 || restructure) {
     // Drop or duplicate a member, or mutate its name.
@@ -239,7 +129,7 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
     unsigned pick = rng() % total;
     size_t i = 0;
     while (pick >= weight(members[i])) pick -= weight(members[i++]);
-    Member& m = members[i];
+    ZipMember& m = members[i];
     size_t begin = 0, end = m.data.size();
     const std::string& n = m.name;
     if (n.size() > 3 && n.compare(n.size() - 3, 3, ".py") == 0) std::tie(begin, end) = code_region(m.data);
