@@ -214,5 +214,6 @@ void add_matmul_kernels(KernelList& list);   // ops_matmul.cpp: matmul, bmm, bad
 void add_einsum_kernels(KernelList& list);   // ops_einsum.cpp: einsum
 void add_mlp_kernels(KernelList& list);      // ops_mlp.cpp: linear+act+linear, row block by row block
 void add_head_kernels(KernelList& list);     // ops_heads.cpp: linear+chunk, bmm+transpose+contiguous
+void add_rnn_kernels(KernelList& list);      // ops_rnn.cpp: lstm, gru, rnn_tanh, rnn_relu (oneDNN RNN primitives)
 
 }  // namespace sy_linalg

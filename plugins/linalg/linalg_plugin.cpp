@@ -7,9 +7,11 @@
 //   transformer MLP, aten::linear+aten::{gelu,relu}+aten::linear (ops_mlp.cpp, float32),
 //   and around attention aten::linear+aten::chunk, aten::bmm+aten::transpose+aten::contiguous
 //   (ops_heads.cpp)
-// in float32 and float64. Outputs are host-allocated (infer() gives their shapes), so the
-// host plans their memory. Kernel instances keep only read-only state after create:
-// concurrent runs of one instance are safe.
+// in float32 and float64; and the recurrent layers aten::lstm, aten::gru, aten::rnn_tanh,
+// aten::rnn_relu, each one kernel on oneDNN's RNN primitives (ops_rnn.cpp, float32).
+// Outputs are host-allocated (infer() gives their shapes), so the host plans their memory.
+// Kernel instances keep only read-only state after create: concurrent runs of one
+// instance are safe.
 //
 // Threads: oneDNN's OpenMP team follows the host's budget per call (SY_HostApi.num_threads);
 // OpenBLAS is held to one thread, so its own pool never wakes (plugins start no threads).
@@ -30,6 +32,7 @@ sy::PluginDef& plugin() {
     sy_linalg::add_einsum_kernels(kernels);
     sy_linalg::add_mlp_kernels(kernels);
     sy_linalg::add_head_kernels(kernels);
+    sy_linalg::add_rnn_kernels(kernels);
     // `plugins` shows the GEMM that runs, e.g. "0.2.0 (oneDNN 3.0.0 sgemm, avx512_core)".
     return sy::PluginDef("linalg", "0.2.0 (" + sy_gemm::describe() + "; float64: OpenBLAS)", "switchyard",
                          std::move(kernels));

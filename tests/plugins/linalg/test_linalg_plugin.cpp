@@ -3,7 +3,8 @@
 // on the aten plugin (LibTorch), and compares: numpy broadcasting of matmul, transposed,
 // strided and expanded inputs, constant weights (prepared at create), edge sizes (0 and
 // 1), beta/alpha, einsum equations, the fused linear+activation kernels (directly and as
-// the host's fusion makes them), float64, concurrent runs, and the reasons it declines.
+// the host's fusion makes them), float64, concurrent runs, the recurrent layers (every cell
+// as shapes change between runs), and the reasons it declines.
 #include "../../host/exec/exec_test_util.hpp"
 #include "api/internal.hpp"
 #include "ir/graph.hpp"
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <random>
@@ -438,6 +440,176 @@ TEST(LinalgThreads, ConcurrentRunsOfOneModelAgree) {
     });
   for (std::thread& t : threads) t.join();
   for (int t = 0; t < 4; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+}
+
+// ---- recurrent layers -------------------------------------------------------------------
+
+namespace {
+
+// aten::lstm (or gru, rnn_tanh, rnn_relu) over [input, h0(, c0), params...]: input and
+// states are graph inputs of any shape, the weights constants, as in a traced model.
+struct Recurrent {
+  std::string op = "aten::lstm";
+  int64_t features = 6, hidden = 5, layers = 2;
+  bool bidirectional = true, batch_first = true;
+  int64_t gates() const { return op == "aten::lstm" ? 4 : op == "aten::gru" ? 3 : 1; }
+  int64_t states() const { return op == "aten::lstm" ? 2 : 1; }
+  size_t outputs() const { return static_cast<size_t>(1 + states()); }
+  // Drawn as nn.LSTM draws them, uniform in +-1/sqrt(hidden): larger recurrent weights
+  // make a tanh RNN chaotic, and two correct float32 runs part after some 30 steps.
+  std::vector<Tensor> params(DLDataType dtype = kF32) const {
+    std::vector<Tensor> p;
+    const int64_t dirs = bidirectional ? 2 : 1;
+    const double bound = 1.0 / std::sqrt(static_cast<double>(hidden));
+    auto draw = [&](Shape shape) {
+      Tensor t = rand(std::move(shape), dtype);
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        if (dtype.bits == 64) t.data<double>()[i] *= bound;
+        else t.data<float>()[i] *= static_cast<float>(bound);
+      }
+      return t;
+    };
+    for (int64_t l = 0; l < layers; ++l)
+      for (int64_t d = 0; d < dirs; ++d) {
+        p.push_back(draw({gates() * hidden, l == 0 ? features : dirs * hidden}));
+        p.push_back(draw({gates() * hidden, hidden}));
+        p.push_back(draw({gates() * hidden}));
+        p.push_back(draw({gates() * hidden}));
+      }
+    return p;
+  }
+  ir::Attributes attributes() const {
+    ir::Attributes a{{"has_biases", integer(1)}, {"num_layers", integer(layers)}, {"dropout", num(0)},
+                     {"train", integer(0)}, {"bidirectional", integer(bidirectional)},
+                     {"batch_first", integer(batch_first)}};
+    if (op == "aten::lstm") a.emplace_back("hx.len", integer(2));
+    return a;
+  }
+  // The graph; `params` constants, unless `fed`.
+  ir::Graph graph(const std::vector<Tensor>& params, const ir::Attributes& a, bool fed = false) const {
+    ir::Graph g;
+    const DLDataType dtype = params[0].dtype();
+    std::vector<ir::ValueId> ids{g.add_input("x", dtype)};
+    for (int64_t k = 0; k < states(); ++k) ids.push_back(g.add_input("h" + std::to_string(k), dtype));
+    for (size_t i = 0; i < params.size(); ++i)
+      ids.push_back(fed ? g.add_input("p" + std::to_string(i), params[i].dtype())
+                        : g.add_constant("w" + std::to_string(i), params[i]));
+    std::vector<std::string> names;
+    for (size_t o = 0; o < outputs(); ++o) names.push_back("y" + std::to_string(o));
+    g.add_node("rnn", op, ids, names, a);
+    for (const std::string& n : names) g.outputs.push_back(g.find_value(n));
+    return g;
+  }
+  // Input and states for `batch` sequences of `steps`.
+  std::vector<Tensor> inputs(int64_t batch, int64_t steps, DLDataType dtype = kF32) const {
+    std::vector<Tensor> in{batch_first ? rand({batch, steps, features}, dtype) : rand({steps, batch, features}, dtype)};
+    for (int64_t k = 0; k < states(); ++k) in.push_back(rand({layers * (bidirectional ? 2 : 1), batch, hidden}, dtype));
+    return in;
+  }
+};
+
+void expect_close(const Tensor& got, const Tensor& ref, const std::string& what) {
+  ASSERT_EQ(got.shape(), ref.shape()) << what;
+  for (int64_t i = 0; i < ref.numel(); ++i)
+    ASSERT_NEAR(at(got, i), at(ref, i), 1e-5 + 1e-4 * std::fabs(at(ref, i))) << what << ", element " << i;
+}
+
+}  // namespace
+
+// Bidirectional layers run their directions at once; a unidirectional stack at 40 steps
+// runs as a wavefront of chunks, at fewer steps layer after layer.
+TEST(LinalgRecurrent, EveryCellMatchesAtenAsShapesChangeBetweenRuns) {
+  for (const char* op : {"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu"})
+    for (int variant = 0; variant < 4; ++variant) {
+      Recurrent r;
+      r.op = op;
+      r.features = 8, r.hidden = 24;
+      r.batch_first = variant % 2 == 0;
+      r.bidirectional = variant < 2;
+      SCOPED_TRACE(std::string(op) + (r.batch_first ? ", batch_first" : "") + (r.bidirectional ? ", bidirectional" : ""));
+      const std::vector<Tensor> params = r.params();
+      Runtime mine(Options{linalg_config()}), theirs(Options{aten_config()});
+      auto got = load_graph(mine, r.graph(params, r.attributes()));
+      auto want = load_graph(theirs, r.graph(params, r.attributes()));
+      // One loaded model: batch and sequence length change, then come back (a cached plan).
+      for (auto [batch, steps] : std::vector<std::pair<int64_t, int64_t>>{{2, 7}, {5, 3}, {1, 1}, {3, 40}, {2, 7}}) {
+        const std::vector<Tensor> in = r.inputs(batch, steps);
+        for (const PlanEntry& e : got->plan(in)) EXPECT_EQ(e.backend, "linalg") << e.node;
+        const std::vector<Tensor> a = got->run(in), b = want->run(in);
+        ASSERT_EQ(a.size(), r.outputs());
+        ASSERT_EQ(b.size(), r.outputs());
+        for (size_t o = 0; o < a.size(); ++o)
+          expect_close(a[o], b[o], "batch " + std::to_string(batch) + ", steps " + std::to_string(steps) + ", output " +
+                                       std::to_string(o));
+      }
+    }
+}
+
+TEST(LinalgRecurrent, ConcurrentRunsOfOneModelAgree) {
+  for (bool bidirectional : {true, false}) {  // directions at once; a wavefront of chunks
+    Recurrent r;
+    r.op = bidirectional ? "aten::lstm" : "aten::gru";
+    r.features = 8, r.hidden = 24, r.bidirectional = bidirectional;
+    Runtime rt(Options{linalg_config()});
+    auto model = load_graph(rt, r.graph(r.params(), r.attributes()));
+    const std::vector<Tensor> inputs = r.inputs(3, 40);
+    const std::vector<Tensor> first = model->run(inputs);
+    std::vector<int> mismatches(4, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        RunContext context;
+        for (int k = 0; k < 25; ++k) {
+          const std::vector<Tensor> out = model->run(inputs, context);
+          for (size_t o = 0; o < out.size(); ++o)
+            if (values(out[o]) != values(first[o])) ++mismatches[t];
+        }
+      });
+    for (std::thread& t : threads) t.join();
+    for (int t = 0; t < 4; ++t) EXPECT_EQ(mismatches[t], 0) << r.op << ", thread " << t;
+  }
+}
+
+TEST(LinalgRecurrent, DeclinesWhatItLeavesToAten) {
+  Recurrent r;
+  auto reason = [&](const std::vector<Tensor>& params, const ir::Attributes& a, std::vector<Tensor> in,
+                    bool fed = false) {
+    Runtime rt(Options{linalg_config()});
+    auto model = load_graph(rt, r.graph(params, a, fed));
+    if (fed) in.insert(in.end(), params.begin(), params.end());
+    std::string msg = error_of([&] { model->plan(in); });
+    EXPECT_TRUE(contains(msg, "linalg")) << msg;
+    return msg;
+  };
+  ir::Attributes a = r.attributes();
+  EXPECT_TRUE(contains(reason(r.params(kF64), a, r.inputs(2, 3, kF64)), "dtype float64 of input 0 not supported"));
+  ir::Attributes dropout = a;
+  for (auto& [name, value] : dropout) {
+    if (name == "dropout") value = num(0.5);
+    if (name == "train") value = integer(1);
+  }
+  EXPECT_TRUE(contains(reason(r.params(), dropout, r.inputs(2, 3)), "train=True with dropout 0.5 between layers is left to aten"));
+  std::vector<Tensor> proj = r.params();  // an LSTM with proj_size: w_hr after each group
+  for (size_t i = 4; i <= proj.size(); i += 5) proj.insert(proj.begin() + static_cast<std::ptrdiff_t>(i), rand({3, r.hidden}));
+  EXPECT_TRUE(contains(reason(proj, a, r.inputs(2, 3)), "LSTM projections (proj_size) are left to aten"));
+  EXPECT_TRUE(contains(reason(r.params(), a, r.inputs(2, 3), true), "weights fed at run time"));
+  ir::Attributes packed;  // lstm.data: no batch_first
+  for (const auto& [name, value] : a)
+    if (name != "batch_first") packed.emplace_back(name, value);
+  EXPECT_TRUE(contains(reason(r.params(), packed, r.inputs(2, 3)), "a packed sequence"));
+}
+
+TEST(LinalgRecurrent, TheDefaultConfigRunsLstmAndGruOnLinalg) {
+  const char* source = std::getenv("SWITCHYARD_SOURCE_DIR");  // ctest sets it
+  if (source == nullptr) GTEST_SKIP() << "SWITCHYARD_SOURCE_DIR is not set";
+  const std::string config = std::string(source) + "/configs/default.toml";
+  for (const char* op : {"aten::lstm", "aten::gru"}) {
+    Recurrent r;
+    r.op = op;
+    Runtime rt(Options{config});
+    auto model = load_graph(rt, r.graph(r.params(), r.attributes()));
+    for (const PlanEntry& e : model->plan(r.inputs(2, 4))) EXPECT_EQ(e.backend, "linalg") << op;
+  }
 }
 
 // ---- declines ---------------------------------------------------------------------------
