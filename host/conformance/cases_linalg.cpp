@@ -2,7 +2,10 @@
 // linear+activation kernels), addmm, mm, matmul, bmm, baddbmm, einsum, at float32 and
 // float64. Shapes from the zoo (BERT/GPT linears, ViT's MLP and attention, the resnet
 // classifier), odd and edge sizes (0, 1), constant weights, transposed and strided
-// operands that BLAS reads with a transpose flag or that need a copy, broadcasting.
+// operands that BLAS reads with a transpose flag or that need a copy, broadcasting. Then
+// the recurrent layers, lstm, gru, rnn_tanh and rnn_relu: each cell in both directions,
+// 1 to 3 layers, batch_first both ways, initial states given or zero, input views, nodes
+// without the final states.
 #include "case_makers.hpp"
 #include "families.hpp"
 
@@ -335,6 +338,114 @@ std::vector<Case> einsum_cases(DLDataType dtype) {
   return m.take();
 }
 
+// Recurrent layers over a padded sequence, aten::lstm / gru / rnn_tanh / rnn_relu (the
+// `.input` overloads). Inputs as aten_ops.hpp's convention has them: input, h0 (and c0 for
+// lstm, with the attribute hx.len = 2), then per layer and direction w_ih, w_hh (, b_ih,
+// b_hh), the weights constants drawn as nn.LSTM draws them (uniform in +-1/sqrt(hidden)).
+struct Recurrent {
+  int64_t t = 5, b = 3, features = 10, hidden = 16, layers = 1;
+  bool bidirectional = false, batch_first = false, biases = true;
+  bool zero_state = false;      // the zeros nn.LSTM passes when the caller gives no state
+  bool constant_state = false;  // h0 (c0) a graph constant
+  enum class Input { Dense, SwappedView, Transposed } input = Input::Dense;
+  bool train_dropout = false;   // train=True, dropout 0.5 between layers
+  bool train = false;           // train=True, dropout 0: inference all the same
+  int64_t proj = 0;             // LSTM proj_size (a w_hr per layer and direction)
+  size_t outputs = 0;           // the node's outputs (0: all, output and final states)
+};
+
+std::vector<Case> recurrent_cases(DLDataType dtype, const std::string& cell) {
+  Maker m(dtype, 30);
+  if (!m.ok()) return {};
+  const bool lstm = cell == "lstm";
+  const int64_t gates = lstm ? 4 : cell == "gru" ? 3 : 1;
+  auto add = [&](const std::string& label, const Recurrent& r) {
+    const int64_t dirs = r.bidirectional ? 2 : 1, out_h = r.proj > 0 ? r.proj : r.hidden;
+    const double bound = 1.0 / std::sqrt(static_cast<double>(r.hidden));
+    std::vector<std::optional<Tensor>> in;
+    std::vector<bool> constant;
+    const std::vector<int64_t> shape = r.batch_first ? std::vector<int64_t>{r.b, r.t, r.features}
+                                                     : std::vector<int64_t>{r.t, r.b, r.features};
+    in.push_back(r.input == Recurrent::Input::SwappedView ? m.batch_first(shape)
+                 : r.input == Recurrent::Input::Transposed ? m.transposed(shape)
+                                                           : m.t(shape));
+    constant.push_back(false);
+    for (int k = 0; k < (lstm ? 2 : 1); ++k) {
+      const int64_t width = k == 0 ? out_h : r.hidden;  // h0 is proj_size wide with projections
+      in.push_back(r.zero_state ? m.t({r.layers * dirs, r.b, width}, 0.0, 0.0) : m.t({r.layers * dirs, r.b, width}, -0.5, 0.5));
+      constant.push_back(r.constant_state);
+    }
+    for (int64_t l = 0; l < r.layers; ++l)
+      for (int64_t d = 0; d < dirs; ++d) {
+        const int64_t k = l == 0 ? r.features : dirs * out_h;
+        in.push_back(m.t({gates * r.hidden, k}, -bound, bound));
+        in.push_back(m.t({gates * r.hidden, out_h}, -bound, bound));
+        if (r.biases) {
+          in.push_back(m.t({gates * r.hidden}, -bound, bound));
+          in.push_back(m.t({gates * r.hidden}, -bound, bound));
+        }
+        if (r.proj > 0) in.push_back(m.t({r.proj, r.hidden}, -bound, bound));
+        constant.resize(in.size(), true);
+      }
+    Attributes attrs{{"has_biases", integer(r.biases)}, {"num_layers", integer(r.layers)},
+                     {"dropout", number(r.train_dropout ? 0.5 : 0.0)}, {"train", integer(r.train || r.train_dropout)},
+                     {"bidirectional", integer(r.bidirectional)}, {"batch_first", integer(r.batch_first)}};
+    if (lstm) attrs.emplace_back("hx.len", integer(2));
+    Case& c = m.add(label, std::move(in), std::move(constant), std::move(attrs));
+    c.num_outputs = r.outputs > 0 ? r.outputs : lstm ? 3 : 2;
+  };
+  Recurrent zoo;  // the plain zoo's models (tools/plain_zoo_models.py)
+  if (lstm) {     // LstmTagger: 2 bidirectional batch-first layers, no initial state
+    zoo.t = 7, zoo.b = 2, zoo.features = 24, zoo.hidden = 48, zoo.layers = 2;
+    zoo.bidirectional = zoo.batch_first = zoo.zero_state = true;
+    add("zoo LstmTagger: 2 layers, bidirectional, batch_first [2, 7, 24] -> 48, zero state", zoo);
+  } else {        // GruSeq: 2 sequence-major layers, its initial state an input
+    zoo.t = 29, zoo.b = 3, zoo.features = 24, zoo.hidden = 40, zoo.layers = 2;
+    add("zoo GruSeq: 2 layers, [29, 3, 24] -> 40, initial state given", zoo);
+  }
+  auto with = [](Recurrent r, auto&& change) {
+    change(r);
+    return r;
+  };
+  const Recurrent base;
+  add("1 layer [5, 3, 10] -> 16, initial state given", base);
+  add("1 layer, zero initial state", with(base, [](Recurrent& r) { r.zero_state = true; }));
+  add("1 layer, batch_first", with(base, [](Recurrent& r) { r.batch_first = true; }));
+  add("1 layer, bidirectional", with(base, [](Recurrent& r) { r.bidirectional = true; }));
+  add("1 layer, bidirectional, batch_first, zero initial state",
+      with(base, [](Recurrent& r) { r.bidirectional = r.batch_first = r.zero_state = true; }));
+  add("2 layers, batch_first", with(base, [](Recurrent& r) { r.layers = 2, r.batch_first = true; }));
+  add("2 layers, batch_first, zero initial state",
+      with(base, [](Recurrent& r) { r.layers = 2, r.batch_first = r.zero_state = true; }));
+  add("2 layers, bidirectional, initial state given", with(base, [](Recurrent& r) { r.layers = 2, r.bidirectional = true; }));
+  add("2 layers, bidirectional, batch_first, zero initial state",
+      with(base, [](Recurrent& r) { r.layers = 2, r.bidirectional = r.batch_first = r.zero_state = true; }));
+  add("3 layers, bidirectional (outputs between layers take turns in two buffers)",
+      with(base, [](Recurrent& r) { r.layers = 3, r.bidirectional = true; }));
+  add("2 layers, no biases", with(base, [](Recurrent& r) { r.layers = 2, r.biases = false; }));
+  add("[T, B, F] view of a batch-first buffer", with(base, [](Recurrent& r) { r.input = Recurrent::Input::SwappedView; }));
+  add("batch_first [B, T, F] view of a sequence-major buffer, bidirectional",
+      with(base, [](Recurrent& r) { r.batch_first = r.bidirectional = true, r.input = Recurrent::Input::SwappedView; }));
+  add("transposed input (features not contiguous)", with(base, [](Recurrent& r) { r.input = Recurrent::Input::Transposed; }));
+  add("one step, batch 1", with(base, [](Recurrent& r) { r.t = 1, r.b = 1; }));
+  add("hidden 1", with(base, [](Recurrent& r) { r.hidden = 1, r.bidirectional = true; }));
+  add("3 layers [50, 4, 32] -> 64 (a unidirectional stack runs as a wavefront of chunks, the last shorter)",
+      with(base, [](Recurrent& r) { r.t = 50, r.b = 4, r.features = 32, r.hidden = 64, r.layers = 3; }));
+  add("2 layers [40, 2, 8] -> 24, batch_first, only the output (no final states)",
+      with(base, [](Recurrent& r) { r.t = 40, r.b = 2, r.features = 8, r.hidden = 24, r.layers = 2, r.batch_first = true, r.outputs = 1; }));
+  add("2 layers [40, 2, 8] -> 24, output and h_n",
+      with(base, [](Recurrent& r) { r.t = 40, r.b = 2, r.features = 8, r.hidden = 24, r.layers = 2, r.outputs = 2; }));
+  add("[64, 8, 32] -> 64, 2 layers, bidirectional (a text model's size)",
+      with(base, [](Recurrent& r) { r.t = 64, r.b = 8, r.features = 32, r.hidden = 64, r.layers = 2, r.bidirectional = true; }));
+  add("initial state a graph constant", with(base, [](Recurrent& r) { r.constant_state = true, r.layers = 2; }));
+  add("train=True with dropout 0 (inference all the same)", with(base, [](Recurrent& r) { r.train = true, r.layers = 2; }));
+  add("empty batch", with(base, [](Recurrent& r) { r.b = 0, r.bidirectional = true, r.layers = 2; }));
+  add("train=True with dropout 0.5 between 2 layers (declined: random)",
+      with(base, [](Recurrent& r) { r.train_dropout = true, r.layers = 2; }));
+  if (lstm) add("proj_size 8 (declined: LSTM projections)", with(base, [](Recurrent& r) { r.proj = 8; }));
+  return m.take();
+}
+
 }  // namespace
 
 void add_linalg_cases(CaseTable& table) {
@@ -367,6 +478,8 @@ void add_linalg_cases(CaseTable& table) {
   table.add("aten::bmm", bmm_cases);
   table.add("aten::baddbmm", baddbmm_cases);
   table.add("aten::einsum", einsum_cases);
+  for (const char* cell : {"lstm", "gru", "rnn_tanh", "rnn_relu"})
+    table.add(std::string("aten::") + cell, [cell](DLDataType t) { return recurrent_cases(t, cell); });
 }
 
 }  // namespace switchyard::conformance
