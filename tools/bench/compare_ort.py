@@ -4,10 +4,13 @@
     tools/bench/setup_ort.sh                      # once: onnxruntime into build/onnxruntime-python
     PYTHONPATH=build/onnxruntime-python /usr/bin/python3 tools/bench/compare_ort.py \\
         [--zoo build/zoo] [--models resnet18,...] [--batches 1,8] [--threads 2] \\
-        [--rounds 3] [--runs 10] [--warmup 3] [--min-round-ms 300] [--out table.md]
+        [--rounds 3] [--runs 10] [--warmup 3] [--min-round-ms 300] [--seq 64] [--out table.md]
 
 An optional benchmark: not part of the build or of CTest. For each zoo model (built by
 tools/export_zoo.py; the default zoo is the one the build's CMakeCache names) and batch:
+(`--zoo` may also name the plain zoo, tools/export_plain_zoo.py's folder, with --models
+naming its stems, e.g. lstm_bidir,gru_stateful: their modules are rebuilt from that
+script's specs and seeds, and sequence models run at --seq steps.)
 
 - ONNX Runtime: the module rebuilt in this process with export_zoo.build_model (the same
   code and seeds as the zoo; checked against the zoo's expected outputs), exported with
@@ -93,8 +96,19 @@ def zoo_batch(entry, batch):
     return None
 
 
-def inputs_for(zoo_dir, entry, batch):
-    """The zoo's inputs at this batch, or a smaller batch's repeated (batch 8 = batch 4 twice)."""
+def plain_spec(entry):
+    """export_plain_zoo's spec for a plain zoo entry (which has "sets", not "batches")."""
+    import export_plain_zoo
+    return export_plain_zoo, export_plain_zoo.BY_STEM[entry["stem"]]
+
+
+def inputs_for(zoo_dir, entry, batch, seq):
+    """The zoo's inputs at this batch, or a smaller batch's repeated (batch 8 = batch 4 twice).
+    Plain zoo: export_plain_zoo's inputs at this batch (and --seq steps for sequence models)."""
+    if "sets" in entry:
+        epz, spec = plain_spec(entry)
+        shape = {"batch": batch, **({"seq": seq} if "seq" in spec.trace_at else {})}
+        return epz.make_inputs(spec, shape)
     b = zoo_batch(entry, batch)
     if b is not None:
         return tuple(torch.load(os.path.join(zoo_dir, b["inputs"])))
@@ -113,6 +127,15 @@ def eager_outputs(model, entry, inputs):
 
 def rebuild(zoo_dir, entry):
     """export_zoo's module for this stem, checked against the zoo's own outputs."""
+    if "sets" in entry:  # the plain zoo: its expected outputs are float64's, rounded
+        epz, spec = plain_spec(entry)
+        torch.manual_seed(epz.seed_of(spec.stem))
+        model = spec.build().eval()
+        s = entry["sets"][0]
+        got = eager_outputs(model, entry, tuple(torch.load(os.path.join(zoo_dir, s["inputs"]))))
+        want = torch.load(os.path.join(zoo_dir, s["expected"]))
+        export_zoo.check_close(f"{entry['stem']}: rebuilt module vs the plain zoo's outputs", got, want)
+        return model
     model = export_zoo.build_model(entry["base"])
     b = entry["batches"][0]
     got = eager_outputs(model, entry, tuple(torch.load(os.path.join(zoo_dir, b["inputs"]))))
@@ -282,7 +305,7 @@ def bench(args, zoo_dir, entry, batches, config, work):
     frozen = torch.jit.freeze(torch.jit.load(zoo_module).eval())
     rows = []
     for batch in batches:
-        inputs = inputs_for(zoo_dir, entry, batch)
+        inputs = inputs_for(zoo_dir, entry, batch, args.seq)
         in_path = os.path.join(work, f"{stem}.b{batch}.inputs.pt")
         torch.save(inputs, in_path)
         onnx_path = os.path.join(work, f"{stem}.b{batch}.onnx")
@@ -341,7 +364,9 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 2)[2])
     ap.add_argument("--zoo", default=default_zoo(), help="zoo directory (default: %(default)s)")
-    ap.add_argument("--models", default=DEFAULT_MODELS, help="zoo stems (default: %(default)s)")
+    ap.add_argument("--models", help=f"zoo stems (default: {DEFAULT_MODELS}; the plain zoo has no default)")
+    ap.add_argument("--seq", type=int, default=64,
+                    help="plain zoo sequence models: time steps (default %(default)s)")
     ap.add_argument("--batches", default="1,8", help="batch sizes (default: %(default)s)")
     ap.add_argument("--threads", type=int, default=2, help="intra-op threads for all three")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
@@ -368,7 +393,9 @@ def main(argv=None):
     with open(zoo_json) as f:
         zoo = json.load(f)
     batches = [int(b) for b in args.batches.split(",") if b.strip()]
-    stems = [s.strip() for s in args.models.split(",") if s.strip()]
+    if args.models is None and zoo.get("format") == "switchyard-plain-zoo":
+        sys.exit("compare_ort: name the plain zoo's models with --models (e.g. lstm_bidir,gru_stateful)")
+    stems = [s.strip() for s in (args.models or DEFAULT_MODELS).split(",") if s.strip()]
     entries = [zoo_entry(zoo, s) for s in stems]
 
     torch.set_num_threads(args.threads)
