@@ -21,6 +21,7 @@ PACKAGES=(
   libzip-dev                # .pt2 archives (torch.export.save's zip), read by the host core
   python3-torch python3-torchvision  # model export tools
   python3-dev pybind11-dev python3-pytest  # the Python module (host/python) and its tests
+  python3-distributed       # Dask distributed: switchyard.run_dataset on a cluster, and its tests
   clang-14 libclang-rt-14-dev  # fuzzing (tools/fuzz.sh, CTest fuzz_smoke): libFuzzer, ASan, UBSan
 )
 

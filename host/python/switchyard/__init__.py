@@ -6,6 +6,7 @@ inputs and outputs (node_io) as an ordered dict. See docs/python.md.
     m = rt.load("model.pt2")                   # or "model.pt", or rt.load(module, example_inputs)
     (y,) = m.run(x)
     (y,), node_io = m.run(x, node_io="all")    # {node: {op, backend, module, ...}}
+    switchyard.run_dataset("model.pt", "inputs/", "out/", client=dask_client)  # a dataset, per-sample files
 """
 import os
 import tempfile
@@ -16,7 +17,7 @@ from . import _core
 from ._core import (ConfigError, Error, GraphError, InputError, InternalError, IoError,  # noqa: F401
                     KernelError, Model, OutOfMemoryError, PluginError, UnsupportedError)
 
-__all__ = ["Runtime", "Model", "Error", "ConfigError", "GraphError", "PluginError", "InputError",
+__all__ = ["Runtime", "Model", "run_dataset", "DatasetRun", "Error", "ConfigError", "GraphError", "PluginError", "InputError",
            "KernelError", "UnsupportedError", "IoError", "InternalError", "OutOfMemoryError"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -78,3 +79,6 @@ class Runtime(_core.Runtime):
             path = os.path.join(folder, "traced.pt")
             torch.jit.save(traced, path)
             return self._load_file(path)
+
+
+from .dataset import DatasetRun, run_dataset  # noqa: E402  (Dask is imported only when a client is passed)
