@@ -25,11 +25,14 @@
 //
 // Threads. A primitive's threads meet at every step, so below about 1M multiply-adds a
 // step (kTeamStepWork: a text model's sizes) each runs on one thread, and the host's
-// threads go to independent work instead, on the OpenMP team oneDNN's other primitives
-// use: a bidirectional layer's two directions run at once, and a unidirectional stack
-// runs as a wavefront (the sequence in chunks, layer l's chunk k as soon as layer l - 1's
-// chunk k is done, so the layers overlap; chunks hand their final states on). Wider
-// steps run each primitive on the whole team.
+// threads go to independent work instead: a bidirectional layer's two directions run at
+// once, and a unidirectional stack runs as a wavefront (the sequence in chunks, layer l's
+// chunk k as soon as layer l - 1's chunk k is done, so the layers overlap; chunks hand
+// their final states on). That work goes to the host's pool, each piece claimed by the
+// first thread free to take it, so where the pool's worker does not come the caller runs
+// it all. On a busy machine the worker may come whole scheduler ticks late and the caller
+// waits for it; an instance that sees that runs alone for a while (PoolGate). Wider steps
+// run each primitive on the whole OpenMP team.
 //
 // Declined (left to aten): float64, train=True with dropout between layers, LSTM
 // projections (proj_size), weights fed at run time, inputs that are not 3-D, the packed
@@ -49,6 +52,7 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -97,7 +101,8 @@ class Team {
 };
 
 // A per-thread float buffer that a run borrows, kept between runs; should a second run
-// start on the thread while the first holds it, that one gets a buffer of its own.
+// start on the thread while the first holds it (the host's pool may hand a caller waiting
+// in parallel_for another node's task), that one gets a buffer of its own.
 class Scratch {
  public:
   explicit Scratch(size_t floats) {
@@ -186,13 +191,15 @@ constexpr double kTeamStepWork = 16 * sy_omp::kSerialWork;
 constexpr double kChunkOverheadWork = 32768;
 constexpr int64_t kMaxChunks = 16;
 constexpr size_t kMaxWaveLayers = 16;
+constexpr int64_t kSpins = 100000;  // pause instructions before a wait yields: about 2-4 ms
 
-// Waits until `done` reaches `want`; false if another thread failed meanwhile. Spins a
-// little (the other layer's chunk is usually about to finish), then yields the core.
+// Waits until `done` reaches `want`; false if another thread failed meanwhile. Spins
+// (the other thread's piece is usually about to finish, and a thread that sleeps on a
+// busy machine wakes whole scheduler ticks later), yielding the core only after a while.
 bool wait_for(const std::atomic<int64_t>& done, int64_t want, const std::atomic<bool>& failed) {
-  for (int spins = 0; done.load(std::memory_order_acquire) < want; ++spins) {
+  for (int64_t spins = 0; done.load(std::memory_order_acquire) < want; ++spins) {
     if (failed.load(std::memory_order_relaxed)) return false;
-    if (spins < 2000) {
+    if (spins < kSpins) {
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
 #endif
@@ -202,6 +209,42 @@ bool wait_for(const std::atomic<int64_t>& done, int64_t want, const std::atomic<
   }
   return true;
 }
+
+int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Whether a kernel instance's runs hand their independent pieces (directions, layers of
+// a wavefront) to the host's pool. A pooled run that took longer than its pieces one
+// after the other (what the caller alone would have taken) waited for a thread that got
+// no core: on a busy machine the pool's worker may wake, take the second half of the
+// range (if only to find nothing left to claim) and finish whole scheduler ticks later,
+// and the caller waits for it. Then the next 16 runs go alone, 32 after a second such run
+// in a row, up to 256; a pooled run that gains resets that. The pieces are the same
+// primitives either way, so the results are too.
+class PoolGate {
+ public:
+  bool pooled() {
+    if (solo_.load(std::memory_order_relaxed) <= 0) return true;
+    solo_.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
+  // `wall`: the pooled run; `alone`: its pieces' times added up.
+  void report(int64_t wall, int64_t alone) {
+    if (wall <= alone + kSlackNs) {
+      misses_.store(0, std::memory_order_relaxed);
+      return;
+    }
+    const int misses = std::min(misses_.fetch_add(1, std::memory_order_relaxed), 4);
+    solo_.store(int64_t{16} << misses, std::memory_order_relaxed);
+  }
+
+ private:
+  static constexpr int64_t kSlackNs = 200000;  // the pool's own hand-over and the waits' ends
+  std::atomic<int64_t> solo_{0};
+  std::atomic<int> misses_{0};
+};
 
 std::string number(double v) {
   char buf[32];
@@ -352,22 +395,28 @@ class RnnKernel {
           launch(s, src, dst + s.dst_offset, hx[0] + at, cell_.states > 1 ? hx[1] + at : nullptr,
                  hn[0] ? hn[0] + at : nullptr, c_sink ? c_sink + at : nullptr);
         };
-        if (plan->parallel_dirs) {
-          // The two directions at once, each on one thread of the OpenMP team that oneDNN's
-          // other primitives run on (not the host's oneTBB pool: right after those the
-          // team's threads still spin on both cores, and a oneTBB worker waited for one;
-          // the aten::mean after the LSTM then took 10-15 ms instead of 0.6).
-          std::exception_ptr failure;
-#pragma omp parallel for num_threads(2) schedule(static)
-          for (int64_t d = 0; d < 2; ++d) {
-            try {  // exceptions must not leave the parallel region
-              direction(d);
+        if (plan->parallel_dirs && gate_.pooled()) {
+          // The two directions at once on the host's pool, each claimed by whichever
+          // thread comes first: where no second thread comes, the caller runs both.
+          std::atomic<int64_t> next_dir{0}, finished{0}, alone{0};
+          std::atomic<bool> failed{false};
+          const int64_t start = wall_ns();
+          sy::parallel_for(int64_t{2}, 2, [&](int64_t, int) {
+            Team team(1);
+            try {
+              for (int64_t d; (d = next_dir.fetch_add(1)) < 2;) {
+                const int64_t t0 = wall_ns();
+                direction(d);
+                alone.fetch_add(wall_ns() - t0, std::memory_order_relaxed);
+                finished.fetch_add(1, std::memory_order_release);
+              }
             } catch (...) {
-#pragma omp critical(sy_linalg_rnn_failure)
-              if (!failure) failure = std::current_exception();
+              failed.store(true);  // the other stops waiting; parallel_for rethrows this one
+              throw;
             }
-          }
-          if (failure) std::rethrow_exception(failure);
+            wait_for(finished, 2, failed);  // spinning, not asleep in the pool's wait
+          });
+          gate_.report(wall_ns() - start, alone.load());
         } else {
           Team team(plan->threads);
           for (int64_t d = 0; d < dirs_; ++d) direction(d);
@@ -377,13 +426,12 @@ class RnnKernel {
     }
 
     // A unidirectional stack as a wavefront: the sequence in chunks, layer l's chunk k
-    // once layer l - 1's chunk k is done, so the layers run at once on the team's threads
-    // (layer l on thread l mod threads), each chunk handing its final states to the next.
+    // once layer l - 1's chunk k is done, so the layers run at once, each chunk handing
+    // its final states to the next.
     const int64_t chunk = plan->chunk, chunks = plan->chunks, bh = g.b * hidden_;
     const int64_t x_st = plan->compact_input ? g.b * features_ : g.st, out_st = batch_first_ ? hidden_ : bh;
     std::array<std::atomic<int64_t>, kMaxWaveLayers> done{};  // chunks each layer has finished
     std::atomic<bool> failed{false};
-    std::exception_ptr failure;
     auto task = [&](int64_t l, int64_t k) {
       const Step& s = plan->steps[static_cast<size_t>(2 * l + (k + 1 == chunks ? 1 : 0))];
       const float* src = l == 0 ? x + k * chunk * x_st : inter[(l - 1) % 2] + k * chunk * bh;
@@ -397,26 +445,34 @@ class RnnKernel {
       }
       launch(s, src, dst, in[0], in[1], fin[0], fin[1]);
     };
-    const int n = plan->wave_threads;
-#pragma omp parallel num_threads(n)
-    {
-      const int64_t me = omp_get_thread_num();
-      try {  // exceptions must not leave the parallel region
-        for (int64_t wave = 0; wave < chunks + layers_ - 1 && !failed.load(std::memory_order_relaxed); ++wave)
-          for (int64_t l = me; l < layers_; l += n) {
-            const int64_t k = wave - l;
-            if (k < 0 || k >= chunks) continue;
-            if (l > 0 && !wait_for(done[static_cast<size_t>(l - 1)], k + 1, failed)) break;
+    // Each thread claims the next layer and runs its chunks in order, each once the layer
+    // before has finished that chunk; layers are claimed in order, so the one waited for
+    // is always running. A thread alone runs the layers one after the other.
+    std::atomic<int64_t> next_layer{0}, alone{0};
+    auto lane = [&] {
+      try {
+        for (int64_t l; !failed.load(std::memory_order_relaxed) && (l = next_layer.fetch_add(1)) < layers_;)
+          for (int64_t k = 0; k < chunks; ++k) {
+            if (l > 0 && !wait_for(done[static_cast<size_t>(l - 1)], k + 1, failed)) return;
+            const int64_t t0 = wall_ns();
             task(l, k);
+            alone.fetch_add(wall_ns() - t0, std::memory_order_relaxed);
             done[static_cast<size_t>(l)].store(k + 1, std::memory_order_release);
           }
       } catch (...) {
-        failed.store(true);
-#pragma omp critical(sy_linalg_rnn_failure)
-        if (!failure) failure = std::current_exception();
+        failed.store(true);  // the others stop waiting; parallel_for rethrows this one
+        throw;
       }
-    }
-    if (failure) std::rethrow_exception(failure);
+      wait_for(done[static_cast<size_t>(layers_ - 1)], chunks, failed);  // spinning, not asleep in the pool's wait
+    };
+    Team team(1);
+    if (!gate_.pooled()) return lane();
+    const int64_t start = wall_ns();
+    sy::parallel_for(int64_t{plan->wave_threads}, plan->wave_threads, [&](int64_t, int) {
+      Team one(1);
+      lane();
+    });
+    gate_.report(wall_ns() - start, alone.load());
   }
 
  private:
@@ -787,6 +843,7 @@ class RnnKernel {
   std::vector<std::array<Weight, 4>> weights_;  // per layer and direction: the host's constants
   std::vector<Packed> packed_;                   // per layer and direction, read-only after create
   mutable sy_onednn::ShapeCache<Plan> plans_;    // thread-safe
+  PoolGate gate_;                                // thread-safe
 };
 
 }  // namespace
