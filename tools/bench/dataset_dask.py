@@ -26,7 +26,7 @@ import time
 
 import torch
 
-CONTENDERS = ["local", "dask-1", "dask-2", "cli-1t", "cli-2t"]
+CONTENDERS = ["local", "local-x2", "dask-1", "dask-2", "cli-1t", "cli-2t"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -50,7 +50,7 @@ def make_config(work, threads):
 
 
 def run_one(args, contender, out):
-    """Runs one contender here; returns (seconds, bytes per sample)."""
+    """Runs one contender here; returns (seconds, bytes per sample, start-up seconds)."""
     inputs = os.path.join(args.work, "inputs")
     if contender.startswith("cli"):
         threads = 2 if contender == "cli-2t" else 1
@@ -60,21 +60,58 @@ def run_one(args, contender, out):
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         seconds = time.monotonic() - start
         files = [os.path.join(out, f) for f in os.listdir(out)]
-        return seconds, sum(os.path.getsize(f) for f in files) / (len(files) / 2)
-    import switchyard
+        return seconds, sum(os.path.getsize(f) for f in files) / (len(files) / 2), 0.0
     kwargs = dict(config=make_config(args.work, 1), node_io="outputs", nodes=args.nodes,
                   batch_size=args.batch_size, progress=False)
     if contender == "local":
-        start = time.monotonic()
-        summary = switchyard.run_dataset(args.model, inputs, out, **kwargs)
-        return time.monotonic() - start, summary.bytes_per_sample
+        return timed_run(args, inputs, out, kwargs)
+    if contender == "local-x2":
+        return two_processes(args, inputs, out, kwargs)
     from distributed import Client, LocalCluster
     workers = int(contender.split("-")[1])
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
+        return timed_run(args, inputs, out, dict(kwargs, client=client))
+
+
+def two_processes(args, inputs, out, kwargs):
+    """Two in-process runs at once, each on half the files, with no Dask: the most that two
+    processes get from this machine (shared caches and memory bandwidth), Dask's ceiling."""
+    import multiprocessing
+    files = [os.path.join(inputs, n) for n in sorted(os.listdir(inputs))]
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(2), ctx.Queue()
+    halves = [ctx.Process(target=half_run, args=(args, files[k::2], out, kwargs, barrier, results)) for k in (0, 1)]
+    for h in halves:
+        h.start()
+    got = [results.get() for _ in halves]
+    for h in halves:
+        h.join()
+    return max(g[0] for g in got), statistics.mean(g[1] for g in got), max(g[2] for g in got)
+
+
+def half_run(args, files, out, kwargs, barrier, results):
+    results.put(timed_run(args, files, out, kwargs, barrier))
+
+
+def timed_run(args, inputs, out, kwargs, barrier=None):
+    """(seconds, bytes per sample, start-up seconds) of a run over every input file. With
+    --warm, a first run over a few samples into a scratch folder loads the model on every
+    worker (as a long run's first tasks do) and is timed apart as start-up."""
+    import switchyard
+    startup = 0.0
+    if args.warm:
+        files = inputs if isinstance(inputs, list) else [os.path.join(inputs, n) for n in sorted(os.listdir(inputs))]
+        scratch = f"{out}-warm{os.getpid()}"
         start = time.monotonic()
-        summary = switchyard.run_dataset(args.model, inputs, out, client=client, **kwargs)
-        return time.monotonic() - start, summary.bytes_per_sample
+        switchyard.run_dataset(args.model, files[:args.warm], scratch, **kwargs)
+        startup = time.monotonic() - start
+        shutil.rmtree(scratch, ignore_errors=True)
+    if barrier is not None:
+        barrier.wait()
+    start = time.monotonic()
+    summary = switchyard.run_dataset(args.model, inputs, out, **kwargs)
+    return time.monotonic() - start, summary.bytes_per_sample, startup
 
 
 def cpu_seconds():
@@ -118,20 +155,28 @@ def main():
     p.add_argument("--size", type=int, default=224, help="image height and width")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=1)
+    p.add_argument("--warm", type=int, default=0, metavar="N",
+                   help="first run N samples apart (per contender, same workers) and time the full "
+                        "run after it: the throughput of workers that are up, without the start-up")
     p.add_argument("--nodes", nargs="*", default=["layer4.*", "fc"])
     p.add_argument("--contenders", nargs="*", default=CONTENDERS, choices=CONTENDERS)
     p.add_argument("--cli", default=os.path.join(ROOT, "build", "bin", "switchyard"))
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="set in every contender's environment (and so its Dask workers'), e.g. "
+                        "MALLOC_MMAP_THRESHOLD_=67108864")
     p.add_argument("--one", help=argparse.SUPPRESS)   # internal: run this contender, print JSON
     p.add_argument("--out", help=argparse.SUPPRESS)
     args = p.parse_args()
     args.model, args.work = os.path.abspath(args.model), os.path.abspath(args.work)
     if args.one:
-        seconds, per_sample = run_one(args, args.one, args.out)
-        print(json.dumps({"seconds": seconds, "bytes_per_sample": per_sample}))
+        seconds, per_sample, startup = run_one(args, args.one, args.out)
+        print(json.dumps({"seconds": seconds, "bytes_per_sample": per_sample, "startup": startup}))
         return
     make_inputs(os.path.join(args.work, "inputs"), args.samples, args.size)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env.update(item.split("=", 1) for item in args.env)
     times = {c: [] for c in args.contenders}
+    startups = {c: [] for c in args.contenders}
     cpu = {c: [] for c in args.contenders}
     per_sample, checks = {}, {}
     for r in range(args.rounds):
@@ -140,29 +185,35 @@ def main():
             shutil.rmtree(out, ignore_errors=True)
             load = os.getloadavg()[0]
             cmd = [sys.executable, __file__, args.model, args.work, "--one", c, "--out", out,
-                   "--batch-size", str(args.batch_size), "--cli", args.cli, "--nodes", *args.nodes]
+                   "--batch-size", str(args.batch_size), "--warm", str(args.warm), "--cli", args.cli, "--nodes", *args.nodes]
             cpu_before = cpu_seconds()
             result = json.loads(subprocess.run(cmd, check=True, env=env, capture_output=True, text=True).stdout)
             cpu[c].append(cpu_seconds() - cpu_before)  # the contender and its workers, start-up included
             times[c].append(result["seconds"])
+            startups[c].append(result["startup"])
             per_sample[c] = result["bytes_per_sample"]
             print(f"round {r + 1} {c:7} {result['seconds']:8.2f} s  {args.samples / result['seconds']:6.2f} "
-                  f"samples/s  {cpu[c][-1]:7.1f} CPU s  load {load:.1f}", flush=True)
+                  f"samples/s  {cpu[c][-1]:7.1f} CPU s  start-up {result['startup']:.1f} s  load {load:.1f}", flush=True)
             if r == 0 and c != "local" and "local" in args.contenders:
                 checks[c] = compare(out, os.path.join(args.work, "out-local"))
             if c != "local":
                 shutil.rmtree(out, ignore_errors=True)
-    print("\n| contender | median s | samples/s | runs (s) | CPU ms per sample | bytes per sample | files vs in-process |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| contender | median s | samples/s | runs (s) | start-up (s) | CPU ms per sample | bytes per sample | files vs in-process |")
+    print("|---|---|---|---|---|---|---|---|")
     for c in args.contenders:
         med = statistics.median(times[c])
         print(f"| {c} | {med:.1f} | {args.samples / med:.2f} | {', '.join(f'{t:.1f}' for t in times[c])} "
+              f"| {statistics.median(startups[c]):.1f} "
               f"| {1000 * statistics.median(cpu[c]) / args.samples:.0f} | {per_sample[c] / 1e6:.2f} MB "
               f"| {checks.get(c, '(reference)' if c == 'local' else '-')} |")
     if "dask-1" in times and "dask-2" in times:
         ratios = [a / b for a, b in zip(times["dask-1"], times["dask-2"])]
         print(f"\n2 workers / 1 worker: {statistics.median(times['dask-1']) / statistics.median(times['dask-2']):.2f}x "
               f"(medians); per round: {', '.join(f'{x:.2f}' for x in ratios)}")
+    if "local" in times and "local-x2" in times:
+        ratios = [a / b for a, b in zip(times["local"], times["local-x2"])]
+        print(f"two processes / one, no Dask (the ceiling): {statistics.median(ratios):.2f}x median of per-round; "
+              f"per round: {', '.join(f'{x:.2f}' for x in ratios)}")
 
 
 if __name__ == "__main__":
