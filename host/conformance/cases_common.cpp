@@ -123,6 +123,7 @@ CaseTable all_cases() {
   add_elementwise_cases(table);
   add_linalg_cases(table);
   add_conv_cases(table);
+  add_pool_norm_cases(table);
   add_attention_cases(table);
   add_shape_cases(table);
   return table;
