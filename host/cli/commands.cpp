@@ -286,6 +286,7 @@ int cmd_plugins(const CommonFlags& common, bool verbose) {
       for (const auto& s : p.storages) names += (names.empty() ? "" : ", ") + s;
       std::printf("  storages: %s\n", names.c_str());
     }
+    for (const auto& [name, value] : p.attributes) std::printf("  %s: %s\n", name.c_str(), value.c_str());
     std::vector<std::vector<std::string>> rows{{"  op", "family", "device", "dtypes", "outputs"}};
     for (const auto& k : p.kernels) {
       std::string dtypes;

@@ -331,7 +331,8 @@ PYBIND11_MODULE(_core, m) {
         py::list out;
         for (const PluginInfo& p : self.base().plugins())
           out.append(py::dict("name"_a = p.name, "version"_a = p.version, "path"_a = p.path,
-                              "kernels"_a = p.kernels.size()));
+                              "kernels"_a = p.kernels.size(), "sdk"_a = std::to_string(p.sdk_major) + "." + std::to_string(p.sdk_minor),
+                              "attributes"_a = py::dict(py::cast(std::map<std::string, std::string>(p.attributes.begin(), p.attributes.end())))));
         return out;
       })
       .def_property_readonly("config_source", [](const PyRuntime& self) { return self.base().config().source; });

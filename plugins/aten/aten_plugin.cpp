@@ -21,10 +21,12 @@
 
 #include "common/openmp_threads.hpp"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <ATen/ScalarOps.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
+#include <torch/version.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -412,6 +414,9 @@ struct AtenPlugin {
   sy::PluginDef def{"aten", "0.1.0 (LibTorch 1.13)", "switchyard"};
 
   AtenPlugin() {
+    // What `plugins` shows: the LibTorch it runs on and ATen's thread backend.
+    def.attribute("libtorch", std::string(TORCH_VERSION) + ", " + (at::hasMKLDNN() ? "mkldnn" : "no mkldnn") +
+                                  ", " + (at::hasMKL() ? "mkl" : "no mkl"));
     register_elementwise_ops(registry);
     register_linalg_ops(registry);
     register_nn_ops(registry);

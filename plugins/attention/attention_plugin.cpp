@@ -8,11 +8,14 @@
 // size oneDNN's team from the host's budget.
 #include "ops.hpp"
 
+#include "common/library_attributes.hpp"
+
 namespace {
 
 sy::PluginDef& attention_plugin() {
   using namespace sy_attention;
-  static sy::PluginDef def("attention", "0.1.0", "switchyard",
+  static sy::PluginDef def = [] {
+    sy::PluginDef d("attention", "0.1.0", "switchyard",
                            {
                                make_sdpa_kernel("aten::_scaled_dot_product_attention", /*torch2=*/false),
                                make_sdpa_kernel("aten::scaled_dot_product_attention", /*torch2=*/true),
@@ -24,6 +27,9 @@ sy::PluginDef& attention_plugin() {
                                make_bmm_softmax_bmm_kernel("aten::bmm+aten::softmax+aten::bmm"),
                                make_baddbmm_softmax_bmm_kernel("aten::baddbmm+aten::softmax+aten::bmm"),
                            });
+    d.attribute("onednn", sy_attributes::onednn());
+    return d;
+  }();
   return def;
 }
 

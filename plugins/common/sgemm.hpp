@@ -5,6 +5,7 @@
 // of its own competes with the host's threads.
 #pragma once
 
+#include "common/library_attributes.hpp"
 #include "common/openmp_threads.hpp"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -32,19 +33,8 @@ inline void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, f
 // "oneDNN 3.0.0 sgemm, avx512_core": what the plugins report as their GEMM.
 inline std::string describe() {
   const dnnl_version_t* v = dnnl_version();
-  std::string isa;
-  switch (dnnl_get_effective_cpu_isa()) {
-    case dnnl_cpu_isa_sse41: isa = "sse4.1"; break;
-    case dnnl_cpu_isa_avx: isa = "avx"; break;
-    case dnnl_cpu_isa_avx2: isa = "avx2"; break;
-    case dnnl_cpu_isa_avx512_core: isa = "avx512_core"; break;
-    case dnnl_cpu_isa_avx512_core_vnni: isa = "avx512_core_vnni"; break;
-    case dnnl_cpu_isa_avx512_core_bf16: isa = "avx512_core_bf16"; break;
-    case dnnl_cpu_isa_avx512_core_amx: isa = "avx512_core_amx"; break;
-    default: isa = "isa " + std::to_string(static_cast<int>(dnnl_get_effective_cpu_isa())); break;
-  }
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
-         " sgemm, " + isa;
+         " sgemm, " + sy_attributes::onednn_isa();
 }
 
 }  // namespace sy_gemm

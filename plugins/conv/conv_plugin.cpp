@@ -15,6 +15,7 @@
 //
 // Threads: oneDNN runs on OpenMP (libgomp, as LibTorch does); each call sizes its team
 // from the host's budget (common/openmp_threads.hpp).
+#include "common/library_attributes.hpp"
 #include "finite_memo.hpp"
 #include "formats.hpp"
 #include "batch_norm_kernel.hpp"
@@ -33,6 +34,7 @@ const char* const kPoolOps[] = {"aten::max_pool2d", "aten::avg_pool2d", "aten::a
 sy::PluginDef& conv_plugin() {
   static sy::PluginDef def = [] {
     sy::PluginDef d("conv", "1.1.0", "switchyard");
+    d.attribute("onednn", sy_attributes::onednn());
     d.add_storage(sy::storage<Blocked16>("nChw16c", DLDevice{kDLCPU, 0}));  // in Blocked16::kIndex order
     d.add_storage(sy::storage<ChannelsLast>("nhwc", DLDevice{kDLCPU, 0}));
     for (const char* op : kConvOps) {

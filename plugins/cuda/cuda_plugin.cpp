@@ -32,6 +32,7 @@ sy::PluginDef& cuda_plugin() {
     sycuda::add_attention_kernels(kernels);
     sy::PluginDef d("cuda", "0.1.0", "switchyard", std::move(kernels));
     d.add_storage(sy::storage<sycuda::CudaStorage>("cuda", sycuda::kCudaDevice));
+    for (const auto& [name, value] : sycuda::library_attributes()) d.attribute(name, value);
     return d;
   }();
   return def;

@@ -58,6 +58,27 @@ void check_cublas(cublasStatus_t st, const char* call, const char* file, int lin
   if (st != CUBLAS_STATUS_SUCCESS) fail_cublas(st, call, file, line);
 }
 
+std::vector<std::pair<std::string, std::string>> library_attributes() {
+  auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  int runtime = 0, driver = 0;
+  std::string cuda = cudaRuntimeGetVersion(&runtime) == cudaSuccess ? "runtime " + version(runtime) : "runtime unknown";
+  cuda += cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0 ? ", driver " + version(driver) : ", no driver";
+  (void)cudaGetLastError();
+  const Device& d = Device::get();
+  std::vector<std::pair<std::string, std::string>> out{
+      {"cuda", cuda},
+      {"device", d.usable() && !d.plan_only()
+                     ? d.name() + " (sm_" + std::to_string(d.major()) + std::to_string(d.minor()) + ")"
+                     : d.reason().empty() ? d.name() : d.reason()}};
+#ifdef SY_CUDA_WITH_CUDNN
+  out.emplace_back("cudnn", "headers " + std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + "." +
+                                std::to_string(CUDNN_PATCHLEVEL) + ", opened on first use");
+#else
+  out.emplace_back("cudnn", "not built in");
+#endif
+  return out;
+}
+
 Device& Device::get() {
   // Never destroyed: CUDA calls from static destructors at exit race the driver's teardown.
   static Device* device = new Device();

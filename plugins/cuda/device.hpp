@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ void check_cublas(cublasStatus_t st, const char* call, const char* file, int lin
 
 #define SY_CUDA_CHECK(call) ::sycuda::check_cuda((call), #call, __FILE__, __LINE__)
 #define SY_CUBLAS_CHECK(call) ::sycuda::check_cublas((call), #call, __FILE__, __LINE__)
+
+// SY_Plugin.attributes (SDK 1.3): the CUDA runtime and driver versions, the device (or
+// why there is none) and the cuDNN headers the plugin was built with. Probes the device.
+std::vector<std::pair<std::string, std::string>> library_attributes();
 
 class Device {
  public:

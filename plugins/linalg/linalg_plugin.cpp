@@ -21,6 +21,8 @@
 
 #include <cblas.h>
 
+#include <string>
+
 namespace {
 
 sy::PluginDef& plugin() {
@@ -34,8 +36,11 @@ sy::PluginDef& plugin() {
     sy_linalg::add_head_kernels(kernels);
     sy_linalg::add_rnn_kernels(kernels);
     // `plugins` shows the GEMM that runs, e.g. "0.2.0 (oneDNN 3.0.0 sgemm, avx512_core)".
-    return sy::PluginDef("linalg", "0.2.0 (" + sy_gemm::describe() + "; float64: OpenBLAS)", "switchyard",
-                         std::move(kernels));
+    sy::PluginDef d("linalg", "0.2.0 (" + sy_gemm::describe() + "; float64: OpenBLAS)", "switchyard",
+                    std::move(kernels));
+    d.attribute("onednn", sy_attributes::onednn());
+    d.attribute("openblas", std::string(openblas_get_config()) + ", core " + openblas_get_corename());
+    return d;
   }();
   return def;
 }

@@ -19,6 +19,8 @@
 // ATen schema; a Tensor[] result (split, chunk, unbind) is one node output per piece.
 #include "shape_ops.hpp"
 
+#include "common/library_attributes.hpp"
+
 #include <switchyard/shapes.hpp>
 
 #include <cstring>
@@ -389,6 +391,7 @@ const Join kCat{false, "cat"}, kStack{true, "stack"};
 sy::PluginDef& plugin() {
   static sy::PluginDef def = [] {
     sy::PluginDef d("shape", "0.1.0", "switchyard");
+    d.attribute("onednn", sy_attributes::onednn());  // strided copies: its reorders
     for (const ViewOp& op : view_ops()) {
       if (op.may_copy) d.add(sy::kernel<CopyKernel>(op.op, "shape", all_dtypes(), &op));
       d.add(sy::kernel<ShapeKernel>(op.op, "shape", all_dtypes(), &op));

@@ -94,6 +94,9 @@ TEST(PluginAbi, LoadsPluginOfTheHostsVersion) {
   EXPECT_STREQ(plugin->table().kernels[0]->op, "test::copy");
   ASSERT_EQ(pm.kernels_for("test::copy").size(), 1u);
   EXPECT_EQ(pm.find("same_version"), plugin);
+  // SDK 1.3: its attributes are read at load, past an extension chain of unknown types.
+  const std::vector<std::pair<std::string, std::string>> want{{"build", "C11 test plugin"}, {"library", "none 0.0"}};
+  EXPECT_EQ(plugin->attributes(), want);
 }
 
 TEST(PluginAbi, LoadsPluginOfAnOlderMinor) {
@@ -116,6 +119,15 @@ TEST(PluginAbi, RefusesNewerMinor) {
   EXPECT_NE(why.find(path), std::string::npos) << why;
   EXPECT_NE(why.find(version(kHostMajor, kHostMinor + 1)), std::string::npos) << why;
   EXPECT_NE(why.find(version(kHostMajor, kHostMinor)), std::string::npos) << why;
+  EXPECT_NE(why.find("(built with: build C11 test plugin; library none 0.0)"), std::string::npos) << why;
+}
+
+TEST(PluginAbi, RefusesAnExtensionChainThatLoops) {
+  std::string path = plugin_file("extension_cycle");
+  std::string why = refusal(path);
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+  EXPECT_NE(why.find("extension chain longer than 256 links (a cycle?)"), std::string::npos) << why;
+  EXPECT_NE(why.find("(built with: build C11 test plugin"), std::string::npos) << why;
 }
 
 TEST(PluginAbi, RefusesNewerMajor) {
@@ -200,17 +212,24 @@ TEST(PluginAbi, RefusalLeavesManagerUsable) {
 }
 
 
-// ---- a 1.0 plugin runs on this host -----------------------------------------------
+// ---- a plugin of every earlier minor runs on this host ------------------------------
 
-#ifdef SY_TEST_HAVE_OLDER_MINOR
-// The "older_minor" plugin is built from the 1.0 header kept in tests/sdk/fixtures/sdk_1_0:
-// its tables end where 1.0's did, and it knows nothing of storages, threads or cost.
-TEST(PluginAbi, APluginBuiltAgainstTheOlderMinorHeaderRunsItsKernel) {
-  const std::string config = (std::filesystem::path(testing::TempDir()) / "older_minor.toml").string();
-  std::ofstream(config) << "[plugins]\nload = [\"" << plugin_file("older_minor") << "\"]\n";
+// The "abi_1_<m>" plugins are built from the header of minor m kept in
+// tests/sdk/fixtures/sdk_1_<m>: their tables end where that minor's did. 1.0's knows
+// nothing of storages, threads or cost; 1.1's has a cost and an in-place output; 1.2's
+// also answers output_inplace_tail.
+class EarlierMinor : public testing::TestWithParam<uint32_t> {};
+
+TEST_P(EarlierMinor, LoadsAndRunsItsKernel) {
+  const uint32_t minor = GetParam();
+  const std::string name = "abi_" + std::to_string(kHostMajor) + "_" + std::to_string(minor);
+  const std::string config = (std::filesystem::path(testing::TempDir()) / (name + ".toml")).string();
+  std::ofstream(config) << "[plugins]\nload = [\"" << plugin_file(name) << "\"]\n";
   switchyard::Runtime rt(switchyard::Options{config});
   ASSERT_EQ(rt.plugins().size(), 1u);
-  EXPECT_EQ(rt.plugins()[0].sdk_minor, kHostMinor - 1);
+  EXPECT_EQ(rt.plugins()[0].name, name);
+  EXPECT_EQ(rt.plugins()[0].sdk_minor, minor);
+  EXPECT_TRUE(rt.plugins()[0].attributes.empty());  // attributes came with 1.3
   switchyard::ir::Graph g;
   const DLDataType f32{kDLFloat, 32, 1};
   auto x = g.add_input("x", f32, {-1});
@@ -225,10 +244,39 @@ TEST(PluginAbi, APluginBuiltAgainstTheOlderMinorHeaderRunsItsKernel) {
     ASSERT_EQ(out.size(), 1u);
     ASSERT_EQ(out[0].numel(), n);
     for (int64_t i = 0; i < n; ++i) EXPECT_EQ(out[0].data<float>()[i], in.data<float>()[i]);
-    // Its kernel table ends before `cost`: the host never reads it, and reports none.
-    for (const auto& e : model->plan({in})) EXPECT_FALSE(e.has_kernel_cost) << e.node;
+    // 1.0's kernel table ends before `cost`: the host never reads it, and reports none.
+    for (const auto& e : model->plan({in})) EXPECT_EQ(e.has_kernel_cost, minor >= 1) << e.node;
   }
 }
-#endif
+
+INSTANTIATE_TEST_SUITE_P(PluginAbi, EarlierMinor, testing::Range(uint32_t{0}, kHostMinor),
+                         [](const testing::TestParamInfo<uint32_t>& info) {
+                           return "Sdk" + std::to_string(kHostMajor) + "_" + std::to_string(info.param);
+                         });
+
+// No struct has tail padding, so structs that plugins of earlier minors sized with sizeof()
+// read the same as SY_<Struct>_STRUCT_SIZE (sdk/CHANGELOG.md, 1.3).
+TEST(PluginAbi, StructSizeIsSizeofForEveryStruct) {
+#define SY_EXPECT_NO_TAIL(T) EXPECT_EQ(T##_STRUCT_SIZE, sizeof(T)) << #T
+  SY_EXPECT_NO_TAIL(SY_HostApi);
+  SY_EXPECT_NO_TAIL(SY_StorageSizeArgs);
+  SY_EXPECT_NO_TAIL(SY_StorageAllocArgs);
+  SY_EXPECT_NO_TAIL(SY_StorageCopyArgs);
+  SY_EXPECT_NO_TAIL(SY_StorageDef);
+  SY_EXPECT_NO_TAIL(SY_TensorDesc);
+  SY_EXPECT_NO_TAIL(SY_SupportsArgs);
+  SY_EXPECT_NO_TAIL(SY_KernelCreateArgs);
+  SY_EXPECT_NO_TAIL(SY_KernelInferArgs);
+  SY_EXPECT_NO_TAIL(SY_KernelRunArgs);
+  SY_EXPECT_NO_TAIL(SY_KernelStorageArgs);
+  SY_EXPECT_NO_TAIL(SY_KernelCostArgs);
+  SY_EXPECT_NO_TAIL(SY_KernelDef);
+  SY_EXPECT_NO_TAIL(SY_NamedValue);
+  SY_EXPECT_NO_TAIL(SY_PluginAttributesArgs);
+  SY_EXPECT_NO_TAIL(SY_Plugin);
+  SY_EXPECT_NO_TAIL(SY_PluginInitArgs);
+  SY_EXPECT_NO_TAIL(SY_Extension);
+#undef SY_EXPECT_NO_TAIL
+}
 
 }  // namespace

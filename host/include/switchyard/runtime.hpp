@@ -30,6 +30,9 @@ struct PluginInfo {
   std::vector<KernelInfo> kernels;
   // The storages it declares (SDK 1.1), named "plugin/storage", e.g. "conv/nChw16c".
   std::vector<std::string> storages;
+  // What it was built with and runs on (SDK 1.3), e.g. {"onednn", "2.6.3, isa avx2"};
+  // empty for a plugin of an earlier SDK.
+  std::vector<std::pair<std::string, std::string>> attributes;
 };
 
 // ---- results -------------------------------------------------------------------

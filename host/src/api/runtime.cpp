@@ -123,10 +123,11 @@ const RuntimeConfig& Runtime::config() const { return impl_->public_config; }
 std::vector<PluginInfo> Runtime::plugins() const {
   std::vector<PluginInfo> out;
   for (const auto& p : impl_->plugins.plugins()) {
-    PluginInfo info{p->name(), p->version(), p->vendor(), p->path(), p->sdk_major(), p->sdk_minor(), {}, {}};
+    PluginInfo info{p->name(), p->version(), p->vendor(), p->path(), p->sdk_major(), p->sdk_minor(), {}, {},
+                    p->attributes()};
     const SY_Plugin& t = p->table();
     if (SY_STRUCT_HAS(&t, SY_Plugin, num_storages) && t.storages != nullptr)
-      for (size_t k = 0; k < t.num_storages && k < 31; ++k)
+      for (size_t k = 0; k < t.num_storages && k < SY_MAX_STORAGES; ++k)
         if (t.storages[k] != nullptr && t.storages[k]->name != nullptr)
           info.storages.push_back(p->name() + "/" + t.storages[k]->name);
     for (size_t i = 0; i < t.num_kernels; ++i) {

@@ -41,7 +41,7 @@ Executor::Executor(const ir::Graph& graph, const config::Config& config, const l
     if (c.def->supports == nullptr) return "";
     SY_CallContext call;
     SY_SupportsArgs args{};
-    args.struct_size = sizeof(args);
+    args.struct_size = SY_SupportsArgs_STRUCT_SIZE;
     args.call = &call;
     args.node_name = node.name.c_str();
     args.attributes = loader::as_sdk(node.attrs);

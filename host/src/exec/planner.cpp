@@ -17,6 +17,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <type_traits>
 
 namespace switchyard::exec {
 namespace {
@@ -31,8 +32,9 @@ std::string join_rejections(const std::vector<select::Rejection>& rejected) {
 // SY_SupportsArgs and SY_KernelCreateArgs describe a node with the same fields.
 template <typename Args>
 Args node_args(SY_CallContext* call, const ir::Node& node, const std::vector<const DLTensor*>& inputs) {
+  static_assert(std::is_same_v<Args, SY_SupportsArgs> || std::is_same_v<Args, SY_KernelCreateArgs>);
   Args args{};
-  args.struct_size = sizeof(args);
+  args.struct_size = std::is_same_v<Args, SY_SupportsArgs> ? SY_SupportsArgs_STRUCT_SIZE : SY_KernelCreateArgs_STRUCT_SIZE;
   args.call = call;
   args.node_name = node.name.c_str();
   args.attributes = loader::as_sdk(node.attrs);
@@ -65,7 +67,7 @@ void ask_cost(BoundKernel& bound, const std::string& node, const std::string& ba
   if (!SY_STRUCT_HAS(def, SY_KernelDef, cost) || def->cost == nullptr) return;
   SY_CallContext call;
   SY_KernelCostArgs args{};
-  args.struct_size = sizeof(args);
+  args.struct_size = SY_KernelCostArgs_STRUCT_SIZE;
   args.call = &call;
   args.instance = bound.instance;
   args.inputs = inputs.data();
@@ -155,9 +157,9 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
 
   if (def->infer != nullptr) {  // required for host-allocated outputs; a promise otherwise
     bound->output_descs.assign(node.outputs.size(), SY_TensorDesc{});
-    for (auto& d : bound->output_descs) d.struct_size = sizeof(SY_TensorDesc);
+    for (auto& d : bound->output_descs) d.struct_size = SY_TensorDesc_STRUCT_SIZE;
     SY_KernelInferArgs infer{};
-    infer.struct_size = sizeof(infer);
+    infer.struct_size = SY_KernelInferArgs_STRUCT_SIZE;
     infer.call = &call;
     infer.instance = bound->instance;
     infer.inputs = inputs.data();
@@ -179,7 +181,7 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
   bound->output_inplace_tail.assign(node.outputs.size(), -1);
   if (SY_STRUCT_HAS(def, SY_KernelDef, storage) && def->storage != nullptr) {
     SY_KernelStorageArgs st{};
-    st.struct_size = sizeof(st);
+    st.struct_size = SY_KernelStorageArgs_STRUCT_SIZE;
     st.call = &call;
     st.instance = bound->instance;
     st.inputs = inputs.data();

@@ -277,7 +277,7 @@ void Executor::run_kernel(const Step& step, RunState& st, Scratch& sc) const {
   thread_local std::vector<SY_StorageIndex> out_storage;
   SY_CallContext call;
   SY_KernelRunArgs args{};
-  args.struct_size = sizeof(args);
+  args.struct_size = SY_KernelRunArgs_STRUCT_SIZE;
   args.call = &call;
   args.instance = bk.instance;
   args.inputs = sc.in_ptrs.data();

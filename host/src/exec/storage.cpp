@@ -22,7 +22,7 @@ StorageTable::StorageTable(const loader::PluginManager& plugins) {
   for (const auto& p : plugins.plugins()) {
     const SY_Plugin& t = p->table();
     if (!SY_STRUCT_HAS(&t, SY_Plugin, num_storages) || t.storages == nullptr) continue;
-    for (size_t k = 0; k < t.num_storages && k < 31; ++k) {
+    for (size_t k = 0; k < t.num_storages && k < SY_MAX_STORAGES; ++k) {
       const SY_StorageDef* def = t.storages[k];
       if (def == nullptr) continue;
       kinds_.push_back(StorageKind{p, def, static_cast<SY_StorageIndex>(k),
@@ -63,7 +63,7 @@ uint64_t StorageTable::nbytes(int32_t id, DLDataType dtype, const std::vector<in
   const StorageKind& k = kind(id);
   SY_CallContext call;
   SY_StorageSizeArgs args{};
-  args.struct_size = sizeof(args);
+  args.struct_size = SY_StorageSizeArgs_STRUCT_SIZE;
   args.call = &call;
   args.dtype = dtype;
   args.ndim = static_cast<int32_t>(shape.size());
@@ -85,7 +85,7 @@ std::shared_ptr<void> StorageTable::allocate_bytes(int32_t id, uint64_t bytes, v
   const StorageKind& k = kind(id);
   SY_CallContext call;
   SY_StorageAllocArgs args{};
-  args.struct_size = sizeof(args);
+  args.struct_size = SY_StorageAllocArgs_STRUCT_SIZE;
   args.call = &call;
   args.nbytes = bytes;
   const SY_Status s = k.def->alloc(k.def->context, &args);
@@ -122,7 +122,7 @@ void storage_copy(const StorageKind& k, SY_Status (*copy)(void*, SY_StorageCopyA
                   const Tensor& dst, const std::string& what, const char* direction) {
   SY_CallContext call;
   SY_StorageCopyArgs args{};
-  args.struct_size = sizeof(args);
+  args.struct_size = SY_StorageCopyArgs_STRUCT_SIZE;
   args.call = &call;
   args.src = &src.dl();
   args.dst = const_cast<DLTensor*>(&dst.dl());

@@ -127,7 +127,7 @@ std::shared_ptr<SY_HostApi> make_host_api(const std::string& plugin_label, uint3
   auto holder = std::make_shared<HostApiWithLabel>();
   holder->label = plugin_label;
   SY_HostApi& api = holder->api;
-  api.struct_size = sizeof(SY_HostApi);
+  api.struct_size = SY_HostApi_STRUCT_SIZE;
   api.version_major = version_major;
   api.version_minor = version_minor;
   api.host_context = &holder->label;

@@ -93,6 +93,50 @@ SharedHostApis& shared_host_apis() {
   return apis;
 }
 
+// The plugin's SY_Plugin.attributes (SDK 1.3), copied; empty for an older table or a
+// failing call (warned about: the attributes only describe, so the load goes on).
+std::vector<std::pair<std::string, std::string>> read_attributes(const std::string& path, const SY_Plugin& table) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!SY_STRUCT_HAS(&table, SY_Plugin, attributes) || table.attributes == nullptr) return out;
+  SY_CallContext call;
+  SY_PluginAttributesArgs args{};
+  args.struct_size = SY_PluginAttributesArgs_STRUCT_SIZE;
+  args.call = &call;
+  const SY_Status status = table.attributes(table.context, &args);
+  if (status != SY_OK) {
+    log::get().warn("{}: the plugin's attributes call failed: {}", path, describe_failure(status, call));
+    return out;
+  }
+  for (size_t i = 0; i < args.num_attributes && args.attributes != nullptr; ++i) {
+    const SY_NamedValue& a = args.attributes[i];
+    if (a.struct_size < SY_NamedValue_STRUCT_SIZE || a.name == nullptr) continue;
+    out.emplace_back(a.name, a.value != nullptr ? a.value : "");
+  }
+  return out;
+}
+
+// " (built with: build gcc 12.2.0, release; onednn 2.6.3, ...)" for load errors, or "".
+std::string built_with(const std::vector<std::pair<std::string, std::string>>& attributes) {
+  std::string s;
+  for (const auto& [name, value] : attributes) s += (s.empty() ? "" : "; ") + name + " " + value;
+  return s.empty() ? s : " (built with: " + s + ")";
+}
+
+// Walks the plugin's extension chain (SDK 1.3). This host knows no extension type yet,
+// so each is skipped; a chain that is cut short or runs on forever is a broken plugin.
+void skip_extensions(const std::string& path, const SY_Plugin& table) {
+  if (!SY_STRUCT_HAS(&table, SY_Plugin, extension_start)) return;
+  constexpr int kMaxLinks = 256;
+  int link = 0;
+  for (const SY_Extension* e = table.extension_start; e != nullptr; e = e->next) {
+    if (++link > kMaxLinks) fail(path, "extension chain longer than " + std::to_string(kMaxLinks) + " links (a cycle?)");
+    if (e->struct_size < SY_Extension_STRUCT_SIZE)
+      fail(path, "extension " + std::to_string(link) + " has struct_size " + std::to_string(e->struct_size) +
+                     ", smaller than SY_Extension's");
+    log::get().debug("{}: extension type {} is not one this host knows; skipped", path, e->type);
+  }
+}
+
 }  // namespace
 
 std::string check_version(uint32_t plugin_major, uint32_t plugin_minor, uint32_t host_major,
@@ -134,7 +178,7 @@ std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) 
   plugin->path_ = path;
   SY_CallContext call;
   SY_PluginInitArgs args{};
-  args.struct_size = sizeof(args);
+  args.struct_size = SY_PluginInitArgs_STRUCT_SIZE;
   args.call = &call;
   SharedHostApis& apis = shared_host_apis();
   std::unique_lock<std::mutex> lock(apis.mutex);  // until the table is relabelled
@@ -152,7 +196,9 @@ std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) 
 
   std::string version_problem = check_version(table->sdk_version_major, table->sdk_version_minor,
                                               host_major_, host_minor_);
-  if (!version_problem.empty()) fail(path, "refused: " + version_problem);
+  // Another major may have moved the field: its attributes are read only for this one.
+  if (table->sdk_version_major == host_major_) plugin->attributes_ = read_attributes(path, *table);
+  if (!version_problem.empty()) fail(path, "refused: " + version_problem + built_with(plugin->attributes_));
   if (!SY_STRUCT_HAS(table, SY_Plugin, shutdown))
     fail(path, "plugin table struct_size " + std::to_string(table->struct_size) +
                    " is smaller than SDK 1.0's");
@@ -168,7 +214,12 @@ std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) 
   // would race with the other loads' use of it.
   if (fresh_table) relabel_host_api(*plugin->host_api_, plugin->name_);
   lock.unlock();
-  check_kernels(path, *table);
+  try {
+    check_kernels(path, *table);
+    skip_extensions(path, *table);
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.what() + built_with(plugin->attributes_));
+  }
   if (auto existing = find(plugin->name_))
     fail(path, "a plugin named '" + plugin->name_ + "' is already loaded from " + existing->path());
 

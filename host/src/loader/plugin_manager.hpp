@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace switchyard::loader {
@@ -22,6 +23,8 @@ class LoadedPlugin {
   uint32_t sdk_major() const { return sdk_major_; }
   uint32_t sdk_minor() const { return sdk_minor_; }
   const SY_Plugin& table() const { return *table_; }
+  // What it was built with and runs on (SDK 1.3 SY_Plugin.attributes), copied at load.
+  const std::vector<std::pair<std::string, std::string>>& attributes() const { return attributes_; }
   const SY_HostApi& host_api() const { return *host_api_; }
 
  private:
@@ -29,6 +32,7 @@ class LoadedPlugin {
   LoadedPlugin() = default;
   std::string name_, version_, vendor_, path_;
   uint32_t sdk_major_ = 0, sdk_minor_ = 0;
+  std::vector<std::pair<std::string, std::string>> attributes_;
   const SY_Plugin* table_ = nullptr;
   std::shared_ptr<SY_HostApi> host_api_;  // per plugin: log lines carry its name
   std::shared_ptr<void> library_;         // the boost::dll::shared_library

@@ -433,7 +433,7 @@ std::shared_ptr<KernelEntry> kernel(std::string op, std::string family,
   e->dtypes = std::move(dtypes);
   e->user_data = user_data;
   SY_KernelDef& d = e->def;
-  d.struct_size = sizeof(SY_KernelDef);
+  d.struct_size = SY_KernelDef_STRUCT_SIZE;
   d.op = e->op.c_str();
   d.family = e->family.c_str();
   d.device_type = kDLCPU;
@@ -489,7 +489,7 @@ std::shared_ptr<StorageEntry> storage(std::string name, DLDevice device) {
   auto e = std::make_shared<StorageEntry>();
   e->name = std::move(name);
   SY_StorageDef& d = e->def;
-  d.struct_size = sizeof(SY_StorageDef);
+  d.struct_size = SY_StorageDef_STRUCT_SIZE;
   d.name = e->name.c_str();
   d.device = device;
   d.context = nullptr;
@@ -527,6 +527,16 @@ class PluginDef {
   }
   // Storages keep their order: the first added is SY_STORAGE_MASK(0), index 0.
   void add_storage(std::shared_ptr<StorageEntry> st) { storages_.push_back(std::move(st)); }
+  // One of SY_Plugin.attributes (SDK 1.3): what the plugin was built with or runs on,
+  // e.g. attribute("onednn", "2.6.3, isa avx512_core_bf16"). "build" is filled already.
+  void attribute(std::string name, std::string value) {
+    for (auto& [n, v] : attributes_)
+      if (n == name) {
+        v = std::move(value);
+        return;
+      }
+    attributes_.emplace_back(std::move(name), std::move(value));
+  }
 
   SY_Status init(SY_PluginInitArgs* args) noexcept {
     if (args == nullptr || args->host == nullptr) return SY_ERROR_INVALID_ARGUMENT;
@@ -543,7 +553,7 @@ class PluginDef {
       defs_.clear();
       for (auto& e : entries_) defs_.push_back(&e->def);
       plugin_ = SY_Plugin{};
-      plugin_.struct_size = sizeof(SY_Plugin);
+      plugin_.struct_size = SY_Plugin_STRUCT_SIZE;
       plugin_.sdk_version_major = SY_SDK_VERSION_MAJOR;
       plugin_.sdk_version_minor = SY_SDK_VERSION_MINOR;
       plugin_.name = name_.c_str();
@@ -553,9 +563,16 @@ class PluginDef {
       plugin_.num_kernels = defs_.size();
       storage_defs_.clear();
       for (auto& st : storages_) storage_defs_.push_back(&st->def);
-      if (storage_defs_.size() > 31) throw Error("plugin '" + name_ + "' declares more than 31 storages", SY_ERROR_INTERNAL);
+      if (storage_defs_.size() > SY_MAX_STORAGES)
+        throw Error("plugin '" + name_ + "' declares " + std::to_string(storage_defs_.size()) + " storages, more than " +
+                        std::to_string(SY_MAX_STORAGES),
+                    SY_ERROR_INTERNAL);
       plugin_.storages = storage_defs_.empty() ? nullptr : storage_defs_.data();
       plugin_.num_storages = storage_defs_.size();
+      named_.clear();  // built at init, so that the pointers the host holds stay put
+      for (const auto& [n, v] : attributes_) named_.push_back(SY_NamedValue{SY_NamedValue_STRUCT_SIZE, n.c_str(), v.c_str()});
+      plugin_.context = this;
+      plugin_.attributes = &PluginDef::list_attributes;
       args->plugin = &plugin_;
     });
   }
@@ -567,6 +584,36 @@ class PluginDef {
   std::vector<std::shared_ptr<StorageEntry>> storages_;
   std::vector<const SY_StorageDef*> storage_defs_;
   SY_Plugin plugin_{};
+  std::vector<std::pair<std::string, std::string>> attributes_{{"build", build_attribute()}};
+  std::vector<SY_NamedValue> named_;
+
+  static std::string build_attribute() {
+    std::string b;
+#if defined(__clang__)
+    b = "clang " __clang_version__;
+#elif defined(__GNUC__)
+    b = "gcc " __VERSION__;
+#endif
+#ifdef NDEBUG
+    b += ", release";
+#else
+    b += ", debug";
+#endif
+#ifdef __AVX512F__
+    b += ", -mavx512f";
+#elif defined(__AVX2__)
+    b += ", -mavx2";
+#endif
+    return b + ", SDK headers " + std::to_string(SY_SDK_VERSION_MAJOR) + "." + std::to_string(SY_SDK_VERSION_MINOR);
+  }
+
+  static SY_Status list_attributes(void* context, SY_PluginAttributesArgs* args) {
+    auto* self = static_cast<PluginDef*>(context);
+    return guarded(args->call, [&] {
+      args->attributes = self->named_.data();
+      args->num_attributes = self->named_.size();
+    });
+  }
 };
 
 }  // namespace sy

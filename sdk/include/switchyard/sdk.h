@@ -8,9 +8,11 @@
  *
  * Rules that hold for every call in this file:
  *  - Every struct that crosses the boundary starts with `size_t struct_size`, set by the
- *    side that fills the struct to sizeof() of the struct as that side knows it. A reader
- *    only touches a field if struct_size covers it (SY_STRUCT_HAS) and, for pointers
- *    added in a later minor, the pointer is non-NULL.
+ *    side that fills the struct to the struct's size up to its last field as that side
+ *    knows it: SY_<Struct>_STRUCT_SIZE (SY_STRUCT_SIZE), never sizeof(), which counts
+ *    tail padding where a later minor may append a small field. A reader only touches a
+ *    field if struct_size covers it (SY_STRUCT_HAS) and, for pointers added in a later
+ *    minor, the pointer is non-NULL. Fields added after 1.0 say "(since 1.x)".
  *  - Tensors cross as DLPack `DLTensor` (dlpack.h, v0.6). Every other object crosses as
  *    an opaque handle with accessor functions.
  *  - Errors are an SY_Status plus a message. A plugin reports the message with
@@ -54,33 +56,21 @@ extern "C" {
  * not what the host compiled against: the two sides negotiate at load time.
  */
 #define SY_SDK_VERSION_MAJOR 1
-#define SY_SDK_VERSION_MINOR 2
+#define SY_SDK_VERSION_MINOR 3
 
-/*
- * What each minor added (every addition is appended; a 1.0 plugin never sees them):
- *  1.1  Threads: SY_HostApi.num_threads and .parallel_for, the host's one intra-op pool.
- *       Options: attributes named "@key" carry per-rule options from the config.
- *       Storages: SY_StorageDef, SY_Plugin.storages; a value may live on a device or in
- *       a plugin's own format, and the host converts where a reader needs another.
- *       Kernels: SY_KernelDef.storage (which storages a kernel reads and writes, and
- *       which output may take an input's buffer) and .cost (FLOPs, bytes, scratch);
- *       SY_KernelRunArgs.input_storage / .output_storage (what the host chose).
- *       1.1 is not released yet: until the project's first release its comments may
- *       still be made exact without a bump (num_threads: per calling thread; cost: asked
- *       once per signature, its scratch_bytes counted by the memory pre-flight). No
- *       field, function or layout has changed since 1.1 was declared.
- *  1.2  SY_KernelStorageArgs.output_inplace_tail: an output may be written over a buffer
- *       whose end holds a smaller input (a linear whose output rows are wider than its
- *       input rows), so that the two are not held side by side.
- */
+/* What each minor added: sdk/CHANGELOG.md. Since 1.3, a hint or capability that serves
+ * one case rides an extension chain (SY_Extension) instead of costing a minor. */
 
 /* The one exported symbol of every plugin. Its type is SY_PluginInitFn. */
 #define SY_PLUGIN_ENTRY_SYMBOL "switchyard_plugin_init"
 
+/* The size of `type` up to and including `last_field`: what a writer sets struct_size to.
+ * Each struct below has SY_<Struct>_STRUCT_SIZE, naming its last field in this minor. */
+#define SY_STRUCT_SIZE(type, last_field) (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
+
 /* True when the struct at `ptr` (of C type `type`) is large enough, by its own
  * struct_size, to contain `field`. Check it before reading any field added after 1.0. */
-#define SY_STRUCT_HAS(ptr, type, field) \
-  ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
+#define SY_STRUCT_HAS(ptr, type, field) ((ptr)->struct_size >= SY_STRUCT_SIZE(type, field))
 
 #if defined(_WIN32)
 #define SY_EXPORT __declspec(dllexport)
@@ -91,6 +81,27 @@ extern "C" {
 /* Booleans: DLPack 0.6 has no bool code; switchyard uses the value that DLPack 0.8
  * later assigned to kDLBool, with bits 8 and lanes 1 (one byte per element, 0 or 1). */
 #define SY_DL_BOOL 6U
+
+/* ---------------------------------------------------------------------------------- */
+/* Extensions (since 1.3)                                                              */
+/* ---------------------------------------------------------------------------------- */
+
+/* A chain of optional structs, each beginning with SY_Extension, as PJRT's
+ * extension_start: a hint or capability that serves one case (one planner rule, one
+ * vendor's device) is an extension type, not a field that costs a minor version. A
+ * reader walks `next` and skips every type it does not know. A published type keeps its
+ * meaning and only grows at its end, its struct_size saying how far. Types below
+ * SY_EXTENSION_VENDOR_BASE are assigned in this header (sdk/CHANGELOG.md lists them);
+ * a vendor numbers its private ones from SY_EXTENSION_VENDOR_BASE. None is assigned
+ * yet: the chain exists so that the first needs no minor. */
+#define SY_EXTENSION_VENDOR_BASE 0x10000
+
+typedef struct SY_Extension {
+  size_t struct_size;          /* of the whole extension struct this header begins */
+  int32_t type;                /* what follows this header */
+  struct SY_Extension* next;   /* (optional) the next in the chain, same owner */
+} SY_Extension;
+#define SY_Extension_STRUCT_SIZE SY_STRUCT_SIZE(SY_Extension, next)
 
 /* ---------------------------------------------------------------------------------- */
 /* Status                                                                              */
@@ -190,7 +201,7 @@ typedef struct SY_HostApi {
   SY_Status (*attr_tensor)(const SY_Attributes* attrs, const char* name,
                            const DLTensor** value /* out */);
 
-  /* ---- 1.1: the host's intra-op thread pool ------------------------------------------
+  /* ---- since 1.1: the host's intra-op thread pool ------------------------------------
    * The host runs one pool (oneTBB) for every plugin. A plugin starts no threads of its
    * own, and sets the libraries it wraps (BLAS, OpenMP, ...) to num_threads or to 1. */
 
@@ -209,9 +220,10 @@ typedef struct SY_HostApi {
   void (*parallel_for)(void* host_context, int64_t begin, int64_t end, int64_t grain,
                        SY_ParallelBody body, void* body_context);
 } SY_HostApi;
+#define SY_HostApi_STRUCT_SIZE SY_STRUCT_SIZE(SY_HostApi, parallel_for)
 
 /* ---------------------------------------------------------------------------------- */
-/* Storages (1.1): where and how a value is stored                                     */
+/* Storages (since 1.1): where and how a value is stored                               */
 /* ---------------------------------------------------------------------------------- */
 
 /*
@@ -251,7 +263,8 @@ typedef int32_t SY_StorageIndex;
 #define SY_STORAGE_HOST ((SY_StorageIndex)-1)
 
 /* Masks of storages, as SY_KernelStorageArgs uses them: bit 0 is plain host memory,
- * bit k + 1 the plugin's storages[k] (so a plugin declares at most 31 storages). */
+ * bit k + 1 the plugin's storages[k], so a plugin declares at most SY_MAX_STORAGES. */
+#define SY_MAX_STORAGES 31
 typedef uint32_t SY_StorageMask;
 #define SY_STORAGE_MASK_HOST ((SY_StorageMask)1u)
 #define SY_STORAGE_MASK(k) ((SY_StorageMask)(2u << (k)))
@@ -265,6 +278,7 @@ typedef struct SY_StorageSizeArgs {
   const int64_t* shape;        /* ndim entries: the logical shape */
   uint64_t nbytes;             /* out */
 } SY_StorageSizeArgs;
+#define SY_StorageSizeArgs_STRUCT_SIZE SY_STRUCT_SIZE(SY_StorageSizeArgs, nbytes)
 
 typedef struct SY_StorageAllocArgs {
   size_t struct_size;
@@ -272,6 +286,7 @@ typedef struct SY_StorageAllocArgs {
   uint64_t nbytes;             /* may be 0 */
   void* data;                  /* out: never NULL on SY_OK; freed with `free` */
 } SY_StorageAllocArgs;
+#define SY_StorageAllocArgs_STRUCT_SIZE SY_STRUCT_SIZE(SY_StorageAllocArgs, data)
 
 /* One conversion. `src` and `dst` have the same dtype and logical shape. For to_host,
  * src is in the storage and dst is a contiguous plain host tensor the host allocated;
@@ -283,6 +298,7 @@ typedef struct SY_StorageCopyArgs {
   const DLTensor* src;
   DLTensor* dst;
 } SY_StorageCopyArgs;
+#define SY_StorageCopyArgs_STRUCT_SIZE SY_STRUCT_SIZE(SY_StorageCopyArgs, dst)
 
 /* One storage a plugin declares. Owned by the plugin, valid until shutdown. */
 typedef struct SY_StorageDef {
@@ -305,6 +321,7 @@ typedef struct SY_StorageDef {
   /* (optional) Returns when all work this plugin queued on the device is done. */
   SY_Status (*synchronize)(void* context, SY_CallContext* call);
 } SY_StorageDef;
+#define SY_StorageDef_STRUCT_SIZE SY_STRUCT_SIZE(SY_StorageDef, synchronize)
 
 /* ---------------------------------------------------------------------------------- */
 /* Kernels                                                                             */
@@ -331,6 +348,7 @@ typedef struct SY_TensorDesc {
   int32_t ndim;
   int64_t shape[SY_MAX_DIMS];
 } SY_TensorDesc;
+#define SY_TensorDesc_STRUCT_SIZE SY_STRUCT_SIZE(SY_TensorDesc, shape)
 
 /* Capability query for one node: may this kernel run it? Tensors carry metadata
  * (dtype, shape, strides, device); their data pointer is NULL unless the input is a
@@ -345,6 +363,7 @@ typedef struct SY_SupportsArgs {
   size_t num_inputs;
   size_t num_outputs;
 } SY_SupportsArgs;
+#define SY_SupportsArgs_STRUCT_SIZE SY_STRUCT_SIZE(SY_SupportsArgs, num_outputs)
 
 /* Binds the kernel to one node. Inputs are metadata as in SY_SupportsArgs; shapes may
  * change between runs, in which case the host calls `infer` again before `run`. */
@@ -358,6 +377,7 @@ typedef struct SY_KernelCreateArgs {
   size_t num_outputs;
   SY_KernelInstance* instance;          /* out: passed to infer, run and destroy */
 } SY_KernelCreateArgs;
+#define SY_KernelCreateArgs_STRUCT_SIZE SY_STRUCT_SIZE(SY_KernelCreateArgs, instance)
 
 /* Output shapes for given input metadata. Required for SY_OUTPUT_HOST_ALLOCATED; for
  * SY_OUTPUT_KERNEL_ALLOCATED it is optional, and the host checks produced tensors against it. */
@@ -370,6 +390,7 @@ typedef struct SY_KernelInferArgs {
   SY_TensorDesc* outputs;               /* out: num_outputs entries, struct_size preset */
   size_t num_outputs;
 } SY_KernelInferArgs;
+#define SY_KernelInferArgs_STRUCT_SIZE SY_STRUCT_SIZE(SY_KernelInferArgs, num_outputs)
 
 /* Runs the kernel. Inputs are read-only and host-owned; a kernel never writes them.
  * The host may call run on one instance from several threads at once: a kernel that
@@ -391,15 +412,16 @@ typedef struct SY_KernelRunArgs {
    * SY_OUTPUT_HOST_ALLOCATED: NULL. */
   DLManagedTensor** produced;           /* out */
   size_t num_outputs;
-  /* ---- 1.1 ---- the storage of each input and output, as the host chose it from what
+  /* ---- since 1.1 ---- the storage of each input and output, as the host chose it from what
    * `storage` allowed: SY_STORAGE_HOST or an index into this plugin's storages. NULL
    * (and for kernels without `storage`) means every tensor is plain host memory. An
    * output the host let take an input's buffer has that input's `data`. */
   const SY_StorageIndex* input_storage;   /* num_inputs entries */
   const SY_StorageIndex* output_storage;  /* num_outputs entries */
 } SY_KernelRunArgs;
+#define SY_KernelRunArgs_STRUCT_SIZE SY_STRUCT_SIZE(SY_KernelRunArgs, output_storage)
 
-/* Which storages an instance reads and writes (1.1). The host presets every mask to
+/* Which storages an instance reads and writes (since 1.1). The host presets every mask to
  * SY_STORAGE_MASK_HOST and every output_inplace to -1, which is also what a kernel
  * without `storage` gets. The host then picks, per value, one storage its producer
  * writes; a reader that cannot read it gets a converted copy. Outputs the kernel
@@ -423,7 +445,7 @@ typedef struct SY_KernelStorageArgs {
    * as outputs[o]->data == inputs[i]->data and must then read input i before it writes
    * the same elements of output o (element-wise kernels do by nature). */
   int32_t* output_inplace;
-  /* ---- 1.2 ---- */
+  /* ---- since 1.2 ---- */
   /* (optional) out: num_outputs entries, preset to -1; NULL from a host before 1.2 (check
    * SY_STRUCT_HAS and NULL). i >= 0: output o may be written into a buffer whose last
    * bytes hold input i, when that input is last read here and is smaller than the output
@@ -433,9 +455,15 @@ typedef struct SY_KernelStorageArgs {
    * over it: a row-wise kernel whose output rows are at least as wide as its input rows
    * can go row block by row block from the first, copying each input block first. */
   int32_t* output_inplace_tail;
+  /* ---- since 1.3 ---- */
+  /* (optional) Planner hints of the types the host knows, host-owned, valid during the
+   * call: the kernel fills the `out` fields of those it knows and skips the others.
+   * NULL when the host has none to offer (and from a host before 1.3). */
+  SY_Extension* extension_start;
 } SY_KernelStorageArgs;
+#define SY_KernelStorageArgs_STRUCT_SIZE SY_STRUCT_SIZE(SY_KernelStorageArgs, extension_start)
 
-/* The cost of one run at the given input metadata (1.1), for the roofline report and the
+/* The cost of one run at the given input metadata (since 1.1), for the roofline report and the
  * memory pre-flight (scratch_bytes). A NULL `cost`, or one that fails (the host warns):
  * the host estimates. Fields are preset to 0. */
 typedef struct SY_KernelCostArgs {
@@ -449,6 +477,7 @@ typedef struct SY_KernelCostArgs {
   double bytes;                         /* out: bytes read from and written to memory */
   uint64_t scratch_bytes;               /* out: temporary memory one run allocates besides its outputs */
 } SY_KernelCostArgs;
+#define SY_KernelCostArgs_STRUCT_SIZE SY_STRUCT_SIZE(SY_KernelCostArgs, scratch_bytes)
 
 /* One kernel a plugin offers: static data plus its functions. Owned by the plugin,
  * valid until shutdown.
@@ -469,7 +498,9 @@ typedef struct SY_KernelDef {
   size_t struct_size;
   const char* op;              /* e.g. "aten::linear", or "example::scale" */
   const char* family;          /* e.g. "linalg", "conv", "elementwise" */
-  int32_t device_type;         /* DLDeviceType, e.g. kDLCPU */
+  int32_t device_type;         /* DLDeviceType, e.g. kDLCPU. Informational: `plugins`
+                                  shows it; where tensors live is the storages' say
+                                  (SY_KernelDef.storage, SY_StorageDef.device). */
   const DLDataType* dtypes;    /* dtypes the kernel accepts on its tensor inputs */
   size_t num_dtypes;
   SY_OutputMode output_mode;
@@ -483,13 +514,14 @@ typedef struct SY_KernelDef {
   SY_Status (*infer)(void* context, SY_KernelInferArgs* args);
   SY_Status (*run)(void* context, SY_KernelRunArgs* args);
   void (*destroy)(void* context, SY_KernelInstance* instance);
-  /* ---- 1.1 ---- */
+  /* ---- since 1.1 ---- */
   /* (optional) Storages the instance reads and writes, and in-place outputs. NULL: plain
    * host tensors only. Called after create, once per input-shape signature. */
   SY_Status (*storage)(void* context, SY_KernelStorageArgs* args);
   /* (optional) Cost of one run; asked once per input-shape signature, never per run. */
   SY_Status (*cost)(void* context, SY_KernelCostArgs* args);
 } SY_KernelDef;
+#define SY_KernelDef_STRUCT_SIZE SY_STRUCT_SIZE(SY_KernelDef, cost)
 
 /* Fused kernels (a naming convention, no extra ABI). A kernel whose op is "A+B", e.g.
  * "aten::linear+aten::gelu", runs a node of op A followed by its consumer of op B, as
@@ -510,6 +542,23 @@ typedef struct SY_KernelDef {
 /* Plugin                                                                              */
 /* ---------------------------------------------------------------------------------- */
 
+/* One name/value pair (since 1.3), as SY_Plugin.attributes lists them. */
+typedef struct SY_NamedValue {
+  size_t struct_size;
+  const char* name;            /* e.g. "onednn" */
+  const char* value;           /* e.g. "2.6.3, isa avx512_core_bf16" */
+} SY_NamedValue;
+#define SY_NamedValue_STRUCT_SIZE SY_STRUCT_SIZE(SY_NamedValue, value)
+
+typedef struct SY_PluginAttributesArgs {
+  size_t struct_size;
+  SY_CallContext* call;
+  const SY_NamedValue* attributes; /* out: num_attributes entries, plugin-owned, valid
+                                      until shutdown */
+  size_t num_attributes;           /* out */
+} SY_PluginAttributesArgs;
+#define SY_PluginAttributesArgs_STRUCT_SIZE SY_STRUCT_SIZE(SY_PluginAttributesArgs, num_attributes)
+
 /* What a plugin declares. Owned by the plugin, valid until shutdown returns. */
 typedef struct SY_Plugin {
   size_t struct_size;
@@ -520,12 +569,24 @@ typedef struct SY_Plugin {
   const char* vendor;
   const SY_KernelDef* const* kernels; /* num_kernels pointers */
   size_t num_kernels;
-  void* context;               /* (optional) passed to shutdown */
+  void* context;               /* (optional) passed to shutdown and attributes */
   void (*shutdown)(void* context); /* (optional) see the unload policy above */
-  /* ---- 1.1 ---- */
-  const SY_StorageDef* const* storages; /* (optional) num_storages pointers, at most 31 */
+  /* ---- since 1.1 ---- */
+  const SY_StorageDef* const* storages; /* (optional) num_storages pointers, at most
+                                           SY_MAX_STORAGES */
   size_t num_storages;
+  /* ---- since 1.3 ---- */
+  /* (optional) What the plugin was built with and runs on, as name/value pairs: "build"
+   * (compiler, flags, the SDK headers' version) and, per library it wraps, its version
+   * and what it chose at run time ("onednn": "2.6.3, isa avx512_core_bf16"; "openblas";
+   * "cuda"; "cudnn"; "libtorch"). Called once, after init; `switchyard plugins` shows
+   * them, and the host's load errors name them. */
+  SY_Status (*attributes)(void* context, SY_PluginAttributesArgs* args);
+  /* (optional) Capabilities of the types the host knows, plugin-owned, valid until
+   * shutdown; the host skips the types it does not know. */
+  const SY_Extension* extension_start;
 } SY_Plugin;
+#define SY_Plugin_STRUCT_SIZE SY_STRUCT_SIZE(SY_Plugin, extension_start)
 
 typedef struct SY_PluginInitArgs {
   size_t struct_size;
@@ -533,6 +594,7 @@ typedef struct SY_PluginInitArgs {
   const SY_HostApi* host;      /* valid until shutdown returns */
   const SY_Plugin* plugin;     /* out: the plugin's table */
 } SY_PluginInitArgs;
+#define SY_PluginInitArgs_STRUCT_SIZE SY_STRUCT_SIZE(SY_PluginInitArgs, plugin)
 
 /* The entry point. A plugin may refuse a host whose version it cannot work with by
  * returning SY_ERROR_VERSION_MISMATCH with a reported message. Called once per load,

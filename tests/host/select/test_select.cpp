@@ -23,7 +23,7 @@ const DLDataType kHalfAndFloat[] = {kF16, kF32};
 
 SY_KernelDef make_def(const char* op, const char* family, const DLDataType* dtypes, size_t n) {
   SY_KernelDef def{};
-  def.struct_size = sizeof(SY_KernelDef);
+  def.struct_size = SY_KernelDef_STRUCT_SIZE;
   def.op = op;
   def.family = family;
   def.device_type = kDLCPU;

@@ -97,7 +97,7 @@ SY_Status h_attr_tensor(const SY_Attributes* a, const char* name, const DLTensor
 
 SY_HostApi make_host_api() {
   SY_HostApi h{};
-  h.struct_size = sizeof(SY_HostApi);
+  h.struct_size = SY_HostApi_STRUCT_SIZE;
   h.version_major = SY_SDK_VERSION_MAJOR;
   h.version_minor = SY_SDK_VERSION_MINOR;
   h.host_context = nullptr;
@@ -222,7 +222,7 @@ const SY_Plugin& plugin() {
   static const SY_Plugin* p = [] {
     SY_CallContext call;
     SY_PluginInitArgs args{};
-    args.struct_size = sizeof(args);
+    args.struct_size = SY_PluginInitArgs_STRUCT_SIZE;
     args.call = &call;
     args.host = &host_api();
     SY_Status s = plugin_init_fn()(&args);
@@ -339,7 +339,7 @@ Result call_kernel(const std::string& op, const std::vector<at::Tensor>& inputs,
   if (k->supports != nullptr) {
     SY_CallContext call;
     SY_SupportsArgs a{};
-    a.struct_size = sizeof(a);
+    a.struct_size = SY_SupportsArgs_STRUCT_SIZE;
     a.call = &call;
     a.node_name = "test_node";
     a.attributes = attrs.raw();
@@ -353,7 +353,7 @@ Result call_kernel(const std::string& op, const std::vector<at::Tensor>& inputs,
 
   SY_CallContext create_call;
   SY_KernelCreateArgs c{};
-  c.struct_size = sizeof(c);
+  c.struct_size = SY_KernelCreateArgs_STRUCT_SIZE;
   c.call = &create_call;
   c.node_name = "test_node";
   c.attributes = attrs.raw();
@@ -367,7 +367,7 @@ Result call_kernel(const std::string& op, const std::vector<at::Tensor>& inputs,
   SY_CallContext run_call;
   std::vector<DLManagedTensor*> produced(num_outputs, nullptr);
   SY_KernelRunArgs r{};
-  r.struct_size = sizeof(r);
+  r.struct_size = SY_KernelRunArgs_STRUCT_SIZE;
   r.call = &run_call;
   r.instance = c.instance;
   r.inputs = ptrs.data();

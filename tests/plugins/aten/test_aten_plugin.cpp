@@ -24,7 +24,7 @@ bool contains(const std::string& s, const std::string& part) {
 SY_Status init_with(const SY_HostApi* host, std::string* message) {
   SY_CallContext call;
   SY_PluginInitArgs args{};
-  args.struct_size = sizeof(args);
+  args.struct_size = SY_PluginInitArgs_STRUCT_SIZE;
   args.call = &call;
   args.host = host;
   SY_Status s = plugin_init_fn()(&args);
@@ -38,7 +38,7 @@ SY_Status init_with(const SY_HostApi* host, std::string* message) {
 
 TEST(AtenPlugin, InitDeclaresItself) {
   const SY_Plugin& p = plugin();
-  EXPECT_EQ(p.struct_size, sizeof(SY_Plugin));
+  EXPECT_EQ(p.struct_size, SY_Plugin_STRUCT_SIZE);
   EXPECT_EQ(p.sdk_version_major, static_cast<uint32_t>(SY_SDK_VERSION_MAJOR));
   EXPECT_STREQ(p.name, "aten");
   EXPECT_GE(p.num_kernels, 150u);

@@ -87,7 +87,7 @@ void check(const Case& k) {
   Call call(k.inputs);
   SY_CallContext ctx;
   SY_SupportsArgs s{};
-  s.struct_size = sizeof(s);
+  s.struct_size = SY_SupportsArgs_STRUCT_SIZE;
   s.call = &ctx;
   s.node_name = "node";
   s.attributes = switchyard::loader::as_sdk(k.attrs);
@@ -103,7 +103,7 @@ void check(const Case& k) {
   ASSERT_EQ(st, SY_OK) << ctx.message;
 
   SY_KernelCreateArgs cr{};
-  cr.struct_size = sizeof(cr);
+  cr.struct_size = SY_KernelCreateArgs_STRUCT_SIZE;
   cr.call = &ctx;
   cr.node_name = "node";
   cr.attributes = s.attributes;
@@ -113,9 +113,9 @@ void check(const Case& k) {
   ASSERT_EQ(def->create(def->context, &cr), SY_OK) << ctx.message;
 
   std::vector<SY_TensorDesc> outs(k.outputs.size());
-  for (SY_TensorDesc& o : outs) o.struct_size = sizeof(o);
+  for (SY_TensorDesc& o : outs) o.struct_size = SY_TensorDesc_STRUCT_SIZE;
   SY_KernelInferArgs inf{};
-  inf.struct_size = sizeof(inf);
+  inf.struct_size = SY_KernelInferArgs_STRUCT_SIZE;
   inf.call = &ctx;
   inf.instance = cr.instance;
   inf.inputs = s.inputs;
@@ -132,7 +132,7 @@ void check(const Case& k) {
   std::vector<SY_StorageMask> reads(s.num_inputs, SY_STORAGE_MASK_HOST), writes(outs.size(), SY_STORAGE_MASK_HOST);
   std::vector<int32_t> inplace(outs.size(), -1);
   SY_KernelStorageArgs sa{};
-  sa.struct_size = sizeof(sa);
+  sa.struct_size = SY_KernelStorageArgs_STRUCT_SIZE;
   sa.call = &ctx;
   sa.instance = cr.instance;
   sa.inputs = s.inputs;
@@ -148,7 +148,7 @@ void check(const Case& k) {
   if (!inplace.empty()) EXPECT_EQ(inplace[0], k.in_place);
 
   SY_KernelCostArgs co{};
-  co.struct_size = sizeof(co);
+  co.struct_size = SY_KernelCostArgs_STRUCT_SIZE;
   co.call = &ctx;
   co.instance = cr.instance;
   co.inputs = s.inputs;
@@ -175,7 +175,7 @@ void check(const Case& k) {
     in_ptrs.push_back(&in_tensors.back().dl());
   }
   SY_KernelRunArgs ra{};
-  ra.struct_size = sizeof(ra);
+  ra.struct_size = SY_KernelRunArgs_STRUCT_SIZE;
   ra.call = &ctx;
   ra.instance = cr.instance;
   ra.inputs = in_ptrs.data();
@@ -356,7 +356,7 @@ TEST(CudaPlanning, ConversionsAndMemoryFailClearly) {
   const SY_StorageDef& s = *table().storages[0];
   SY_CallContext call;
   SY_StorageAllocArgs a{};
-  a.struct_size = sizeof(a);
+  a.struct_size = SY_StorageAllocArgs_STRUCT_SIZE;
   a.call = &call;
   a.nbytes = 64;
   EXPECT_NE(s.alloc(s.context, &a), SY_OK);

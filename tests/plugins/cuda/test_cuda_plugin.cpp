@@ -94,7 +94,7 @@ TEST(CudaPluginWithoutGpu, EveryKernelDeclinesWithTheProbesReason) {
     const SY_KernelDef& k = *t.kernels[i];
     SY_CallContext call;
     SY_SupportsArgs args{};
-    args.struct_size = sizeof(args);
+    args.struct_size = SY_SupportsArgs_STRUCT_SIZE;
     args.call = &call;
     args.node_name = "n";
     args.attributes = switchyard::loader::as_sdk(attrs);
@@ -154,7 +154,7 @@ TEST(CudaPluginWithoutGpu, StorageCallsFailCleanly) {
   const SY_StorageDef& s = cuda_storage();
   SY_CallContext call;
   SY_StorageAllocArgs a{};
-  a.struct_size = sizeof(a);
+  a.struct_size = SY_StorageAllocArgs_STRUCT_SIZE;
   a.call = &call;
   a.nbytes = 1024;
   EXPECT_NE(s.alloc(s.context, &a), SY_OK);
@@ -170,7 +170,7 @@ void* storage_alloc(uint64_t bytes, SY_Status* status = nullptr, std::string* me
   const SY_StorageDef& s = cuda_storage();
   SY_CallContext call;
   SY_StorageAllocArgs a{};
-  a.struct_size = sizeof(a);
+  a.struct_size = SY_StorageAllocArgs_STRUCT_SIZE;
   a.call = &call;
   a.nbytes = bytes;
   const SY_Status st = s.alloc(s.context, &a);
@@ -184,7 +184,7 @@ SY_Status convert(bool to_host, const DLTensor& src, DLTensor& dst, std::string*
   const SY_StorageDef& s = cuda_storage();
   SY_CallContext call;
   SY_StorageCopyArgs c{};
-  c.struct_size = sizeof(c);
+  c.struct_size = SY_StorageCopyArgs_STRUCT_SIZE;
   c.call = &call;
   c.src = &src;
   c.dst = &dst;

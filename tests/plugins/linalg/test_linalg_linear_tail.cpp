@@ -107,7 +107,7 @@ class Bound {
     meta_ptrs_ = {&meta_[0], &meta_[1]};
     if (c.bias) meta_ptrs_.push_back(&meta_[2]);
     SY_KernelCreateArgs cr{};
-    cr.struct_size = sizeof(cr);
+    cr.struct_size = SY_KernelCreateArgs_STRUCT_SIZE;
     cr.call = &ctx_;
     cr.node_name = "linear";
     cr.attributes = switchyard::loader::as_sdk(c_.attrs);
@@ -125,7 +125,7 @@ class Bound {
 
   // What storage() says of the tail (-1: nothing), checking it leaves the rest as preset.
   // `struct_size` below the 1.2 field: a host that does not know it.
-  int32_t tail(size_t struct_size = sizeof(SY_KernelStorageArgs)) {
+  int32_t tail(size_t struct_size = SY_KernelStorageArgs_STRUCT_SIZE) {
     if (def_->storage == nullptr) return -2;
     std::vector<SY_StorageMask> reads(meta_ptrs_.size(), SY_STORAGE_MASK_HOST), writes(1, SY_STORAGE_MASK_HOST);
     int32_t inplace = -1, tail = -1;
@@ -163,7 +163,7 @@ class Bound {
     if (c_.bias) in.push_back(&b_.dl);
     DLTensor* outs[] = {&out.dl};
     SY_KernelRunArgs ra{};
-    ra.struct_size = sizeof(ra);
+    ra.struct_size = SY_KernelRunArgs_STRUCT_SIZE;
     ra.call = &ctx_;
     ra.instance = instance_;
     ra.inputs = in.data();
