@@ -48,7 +48,7 @@ SY_VECTOR_CLONES bool any_nan_or_inf(const float* x, int64_t n) {
 // share it wrote in the batched GEMM before (linalg splits products the same way) and
 // softmaxes after, so no thread reads rows from the other core's cache. When the two
 // cores sit on different dies, a serial scan of gpt b8's 2 MiB of scores took the
-// softmax from 0.034 to 0.093 ms (docs/benchmarks.md, fourteenth measurement).
+// softmax from 0.034 to 0.093 ms (docs/benchmarks-history.md, the host's two modes).
 bool any_nan_or_inf_team(const float* x, int64_t n) {
   if (n < static_cast<int64_t>(sy_omp::kSerialWork) * 2 || omp_get_max_threads() < 2) return any_nan_or_inf(x, n);
   int found = 0;

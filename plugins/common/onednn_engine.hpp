@@ -35,8 +35,8 @@ inline dnnl::stream& thread_stream() {
 // A constant that every run streams through (packed weights), with what keeps its memory.
 // From 2 MiB up it lies in a mapping of its own backed by huge pages (switchyard/
 // huge_pages.hpp): ResNet-50's last-stage convolutions at batch 1 read megabytes of
-// weights per run, and their node times fell from 3.2-3.5 to 3.0 ms so (docs/benchmarks.md,
-// twelfth measurement).
+// weights per run, and their node times fell from 3.2-3.5 to 3.0 ms so
+// (docs/benchmarks-history.md, huge pages for packed weights).
 // Smaller ones are oneDNN's own allocation. Throws sy::Error when out of memory.
 struct ConstantMemory {
   dnnl::memory::desc md;

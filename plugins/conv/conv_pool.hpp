@@ -5,9 +5,10 @@
 // no post-op) for just the rows those windows read, single-threaded, into a buffer of its
 // own, then pools them and applies relu by the plugin's loop (max_pool_loop.cpp) while
 // they are still in its cache. The convolution's output is never written whole: unfused,
-// ResNet's stem wrote 25.7 MB at batch 8 for the pool to read back (docs/benchmarks.md,
-// thirteenth measurement). relu after the max equals the max of relu (relu is monotone),
-// and both keep NaN as ATen does, so no run scans its input for NaN.
+// ResNet's stem wrote 25.7 MB at batch 8 for the pool to read back
+// (docs/benchmarks-history.md, the stem fused with its pool). relu after the max equals
+// the max of relu (relu is monotone), and both keep NaN as ATen does, so no run scans its
+// input for NaN.
 //
 // Bands: a batch's images are shared out whole where there are enough of them for the
 // threads; otherwise an image's rows are cut into bands, and where windows overlap (3x3,

@@ -3,8 +3,9 @@
 //
 // Why: for ResNet's stem pool oneDNN 2.6's jit pooling wrote nChw16c, which then took a
 // reorder to nhwc, and it skips NaN, so every run first scanned its input for one. At
-// batch 1 the node took 0.24 ms against ONNX Runtime's 0.05 (docs/benchmarks.md, tenth
-// measurement). This loop reads either layout, writes nhwc and keeps NaN in one pass.
+// batch 1 the node took 0.24 ms against ONNX Runtime's 0.05 (docs/benchmarks-history.md,
+// max pooling by the plugin's own loop). This loop reads either layout, writes nhwc and
+// keeps NaN in one pass.
 #include "pool_kernel.hpp"
 
 #include "common/vector_clones.hpp"
@@ -146,7 +147,8 @@ SY_VECTOR_CLONES void nhwc_rows(const float* x, int64_t first, int64_t H, int64_
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 // nhwc_rows on AVX-512 for channels in multiples of 16, with plain vmaxps: the careful max
 // above is four dependent instructions per tap, and the loop ran at 36 ns per 64-channel
-// pixel from L2 against 16 here (docs/benchmarks.md, thirteenth measurement). An unordered
+// pixel from L2 against 16 here (docs/benchmarks-history.md, the max pool loop on AVX-512).
+// An unordered
 // compare notes whether any tap was NaN; then it returns false, and the caller runs the
 // careful loop over the same rows (NaN is rare).
 __attribute__((target("avx512f"))) bool nhwc_rows_avx512(const float* x, int64_t first, int64_t H, int64_t W,

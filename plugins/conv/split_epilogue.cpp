@@ -7,7 +7,7 @@
 //    oneDNN 2.6's brgemm convolutions (what it picks for nhwc on AVX-512) read the sum
 //    post-op's operand slowly once it is out of cache: ResNet-50's first-stage tail at
 //    batch 8 ([8, 256, 56, 56], 25.7 MB) took 3.3-3.8 ms fused and 2.7 split
-//    (docs/benchmarks.md, tenth measurement).
+//    (docs/benchmarks-history.md, split residual tails).
 //  - A relu after a convolution that reads at least twice the bytes it writes (a 1x1
 //    bottleneck, a stride-2 depthwise): the convolution writes the output, then relu runs
 //    over it in place. Fused, oneDNN's relu turns NaN into 0, so every run scanned the
@@ -31,7 +31,7 @@ namespace {
 constexpr uint64_t kSplitResidualFromBytes = uint64_t{16} << 20;
 // From this size on, a thin convolution (at most kThinMacsPerOutput multiply-adds per
 // output element: a 1x1 bottleneck tail) splits too; it has too little arithmetic to hide
-// the residual's reads. Measured in the network (docs/benchmarks.md, twelfth measurement):
+// the residual's reads. Measured in the network (docs/benchmarks-history.md, 1x1 tails):
 // ResNet-50's 12.8 MB tails, 2.9 -> 2.2 ms at batch 8, while ResNet-18's 3x3 tails at
 // 6.4 MB (576 multiply-adds per output) are faster fused.
 constexpr uint64_t kSplitThinResidualFromBytes = uint64_t{6} << 20;

@@ -1,6 +1,6 @@
 // conv plugin: when a convolution runs by Winograd's algorithm, oneDNN's F(2x2,3x3) and
 // F(4x4,3x3) kernels, which do a 3x3 convolution in about half the time of the direct one
-// on AVX-512 (docs/benchmarks.md, fifteenth measurement).
+// on AVX-512 (docs/benchmarks-history.md, 3x3 convolutions by Winograd).
 //
 // Winograd's transforms mix each input tile into every output of its tile, so in float32:
 // - a NaN or an infinity would reach outputs that ATen's convolution keeps finite: the

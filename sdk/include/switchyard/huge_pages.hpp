@@ -10,7 +10,7 @@
 // to `madvise` (Debian's default), a buffer gets 2 MiB pages only through madvise, and only
 // for pages not yet touched. Over megabytes that every run streams through (activations,
 // packed weights), fewer TLB misses and longer hardware prefetches measurably speed up
-// memory-bound kernels (docs/benchmarks.md, twelfth measurement). Best effort: where the
+// memory-bound kernels (docs/benchmarks-history.md, huge pages). Best effort: where the
 // kernel has no transparent huge pages, or refuses, the memory is the same, on small pages;
 // elsewhere than Linux nothing is advised.
 #ifndef SWITCHYARD_HUGE_PAGES_HPP
