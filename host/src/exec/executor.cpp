@@ -1,5 +1,6 @@
 #include "exec/executor.hpp"
 
+#include "exec/finalize.hpp"
 #include "exec/fusion.hpp"
 #include "ir/input_spec.hpp"
 #include "loader/host_api.hpp"
@@ -85,6 +86,11 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
   finalize(*plan);
   cache_.insert(inputs, std::move(plan));
   return result;
+}
+
+void Executor::finalize(Plan& plan) const {
+  finalize_plan(FinalizeInputs{graph_, config_, storages_, last_use_, preferred_storage_, parallel_ != nullptr}, plan);
+  if (parallel_) plan.schedule = std::make_unique<Schedule>(make_schedule(plan));
 }
 
 std::shared_ptr<const Plan> Executor::cached_plan(const std::vector<Tensor>& inputs) const { return cache_.find(inputs); }

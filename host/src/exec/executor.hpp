@@ -91,18 +91,22 @@ class Executor {
   const PlanCache& plan_cache() const { return cache_; }
 
  private:
-  // planner.cpp: the planning run of a new signature, and what it decides per node.
+  friend class PlanningRun;  // planning_run.cpp: walks the graph with the methods below
+  // planning_run.cpp: the planning run of a new signature.
   RunResult plan_and_run(Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options);
+  // planner.cpp: what the planning run decides per node.
   void bind_node(size_t index, Plan& plan, const ir::Node& node, const std::vector<const DLTensor*>& inputs);
   std::unique_ptr<BoundKernel> create_kernel(const ir::Node& node, const select::Candidate& winner,
                                              const std::vector<const DLTensor*>& inputs) const;
   // Metadata of values as kernels are asked about them (planner.cpp's planning run).
   using MetadataOf = std::function<std::vector<const DLTensor*>(const std::vector<ir::ValueId>&)>;
   void try_fuse(size_t index, Plan& plan, const MetadataOf& metadata);
+  const ir::Node& prepare_node(size_t index, Plan& plan, const MetadataOf& metadata);
   ir::Node resolve(const ir::Node& node, const Plan& plan) const;
   // The `options` of the rule that routes `node`, or nullptr (none, or no rule matches).
   const std::vector<config::RuleOption>* rule_options(const ir::Node& node) const;
-  // finalize.cpp: storages, conversions, in-place, arenas, steps and schedule.
+  // The passes of finalize.cpp (storages, conversions, in-place, arenas, steps), then the
+  // parallel schedule.
   void finalize(Plan& plan) const;
   // step.cpp: the per-node step, and a sequential run of a complete plan.
   void run_step(const Step& step, size_t index, RunState& state, Scratch& scratch) const;
@@ -127,9 +131,7 @@ class Executor {
   void check_outputs(const Step& step, const std::vector<Tensor>& outs) const;
   void check_finite(const Step& step, const std::vector<Tensor>& outs) const;
   void check_inputs(const std::vector<Tensor>& inputs) const;
-  // memory.cpp: what the planning run learns of a step's outputs, and the plans made from it.
-  void record_lives(const Step& step, const std::vector<Tensor>& outs, const RunState& state, Plan& plan) const;
-  void plan_memory_of(Plan& plan) const;
+  // memory.cpp: an arena output that a later run must not trust blindly.
   Tensor guard_arena_view(const Step& step, size_t o, Tensor t, const RunState& state) const;
 
   const ir::Graph& graph_;

@@ -1,15 +1,19 @@
 // After the planning run: with every kernel, its storages and every value's dtype and
-// shape known, fix where each value lives and lay the run out as steps.
-//   1. Storage per value: the producer's preferred storage that every reader can read
-//      (graph outputs need host memory), else host memory if the producer writes it,
-//      else the producer's first storage; readers that cannot read it get a converted
-//      copy, made once per (value, storage) just before its first reader.
-//   2. Slots: value v is slot v; each converted copy gets a slot of its own.
-//   3. In-place: an output may take an input's buffer when the kernel allows it and the
-//      input is an owned buffer of the same bytes and storage, read by this step only.
-//   4. Memory: each slot's life in step order; one arena per memory (host memory, and
-//      each device storage), placed by the planner in memory_plan.cpp.
-#include "exec/executor.hpp"
+// shape known, fix where each value lives and lay the run out as steps. The passes, in
+// the order Finalizer::run calls them:
+//   1. choose_storages: per value, the producer's preferred storage that every reader can
+//      read (graph outputs need host memory), else host memory if the producer writes it,
+//      else the producer's first storage.
+//   2. lay_out_steps: value v is slot v; readers that cannot read a value's storage get a
+//      converted copy in a slot of its own, made once per (value, storage) just before its
+//      first reader.
+//   3. plan_lives: each slot's first and last step, its bytes and kind, and its free.
+//   4. plan_in_place, plan_in_place_tails: an output may take an input's buffer (or sit
+//      over its end) when the kernel allows it and the input dies at this step.
+//   5. place_memory: one arena per memory (host memory, and each device storage), placed
+//      by the planner in memory_plan.cpp.
+//   6. add_guards: the sizes sym nodes read were fixed from these shapes.
+#include "exec/finalize.hpp"
 
 #include "util/log.hpp"
 
@@ -17,15 +21,11 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <utility>
 
 namespace switchyard::exec {
 namespace {
-
-SY_StorageIndex lowest_storage(SY_StorageMask mask) {
-  for (SY_StorageIndex k = 0; k < 31; ++k)
-    if (mask & SY_STORAGE_MASK(k)) return k;
-  return SY_STORAGE_HOST;
-}
 
 bool reads_local(SY_StorageMask mask, SY_StorageIndex local) {
   if (local == SY_STORAGE_HOST) return (mask & SY_STORAGE_MASK_HOST) != 0;
@@ -38,243 +38,316 @@ uint64_t dense_bytes(const ValueInfo& info) {
   return n * dtype_size(info.dtype);
 }
 
-}  // namespace
+size_t at(ir::ValueId v) { return static_cast<size_t>(v); }
 
-void Executor::finalize(Plan& plan) const {
-  const size_t num_values = graph_.values.size();
-  std::vector<const Step*> kernels;
-  for (const Step& s : plan.planning_steps)
-    if (s.kind == Step::Kind::Kernel) kernels.push_back(&s);
+class Finalizer {
+ public:
+  Finalizer(const FinalizeInputs& in, Plan& plan)
+      : in_(in), plan_(plan), graph_(in.graph), storages_(in.storages), num_values_(in.graph.values.size()) {}
 
-  // ---- 1. storage per value
+  void run() {
+    find_producers_and_readers();
+    choose_storages();
+    lay_out_steps();
+    plan_lives();
+    plan_in_place();
+    plan_in_place_tails();
+    place_memory();
+    add_guards();
+    finish();
+  }
+
+ private:
   struct Read {
     size_t kernel, input;
   };
-  std::vector<std::vector<Read>> readers(num_values);
-  std::vector<int32_t> producer(num_values, -1);
-  auto fixed_of = [&](ir::ValueId v) -> const Tensor* {
-    if (graph_.values[static_cast<size_t>(v)].kind == ir::ValueKind::Constant) return &graph_.values[static_cast<size_t>(v)].constant;
-    return plan.value_fixed[static_cast<size_t>(v)].fixed;
-  };
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    const ir::Node& node = *kernels[k]->run_node;
-    for (size_t i = 0; i < node.inputs.size(); ++i)
-      if (node.inputs[i] != ir::kNoValue && fixed_of(node.inputs[i]) == nullptr)
-        readers[static_cast<size_t>(node.inputs[i])].push_back(Read{k, i});
-    if (!kernels[k]->folded)
-      for (ir::ValueId v : node.outputs) producer[static_cast<size_t>(v)] = static_cast<int32_t>(k);
-  }
-  std::vector<char> is_output(num_values, 0);
-  for (ir::ValueId v : graph_.outputs) is_output[static_cast<size_t>(v)] = 1;
 
-  std::vector<int32_t>& where = plan.value_storage;
-  where.assign(num_values, kHost);
-  for (size_t v = 0; v < num_values; ++v) {
-    if (producer[v] < 0) continue;
-    const Step& p = *kernels[static_cast<size_t>(producer[v])];
-    const loader::LoadedPlugin* plugin = p.kernel->kernel.plugin.get();
-    size_t o = 0;
-    while (p.run_node->outputs[o] != static_cast<ir::ValueId>(v)) ++o;
-    const SY_StorageMask writes = p.kernel->output_writes[o];
-    int32_t chosen = -2;
-    const SY_StorageIndex preferred = storages_.local_of(preferred_storage_, plugin);  // >= 0: this plugin's
-    if (preferred >= 0 && (writes & SY_STORAGE_MASK(preferred)))
-      chosen = preferred_storage_;  // [runtime] prefer_storage: there, whoever reads it
-    for (SY_StorageIndex k = 0; k < 31 && chosen == -2 && !is_output[v]; ++k) {
-      if (!(writes & SY_STORAGE_MASK(k))) continue;
-      bool all = true;
-      for (const Read& r : readers[v])
-        all = all && kernels[r.kernel]->kernel->kernel.plugin.get() == plugin &&
-              reads_local(kernels[r.kernel]->kernel->input_reads[r.input], k);
-      if (all) chosen = storages_.id_of(plugin, k);
-    }
-    if (chosen == -2) chosen = (writes & SY_STORAGE_MASK_HOST) ? kHost : storages_.id_of(plugin, lowest_storage(writes));
-    where[v] = chosen;
+  const Tensor* fixed_of(ir::ValueId v) const {
+    if (graph_.values[at(v)].kind == ir::ValueKind::Constant) return &graph_.values[at(v)].constant;
+    return plan_.value_fixed[at(v)].fixed;
   }
+  uint64_t value_bytes(ir::ValueId v) const { return dense_bytes(plan_.infos[at(v)]); }
+  const loader::LoadedPlugin* plugin_of(const Step& s) const { return s.kernel->kernel.plugin.get(); }
+
+  void find_producers_and_readers();
+  void choose_storages();
+  int32_t storage_for(size_t v) const;
+  void lay_out_steps();
+  int32_t copy_to(ir::ValueId v, int32_t to, const std::string& reader);
+  void route_inputs(Step& s);
+  void place_outputs(Step& s);
+  void plan_lives();
+  bool dies_here(const Step& s, size_t i, const InputRef& r, size_t o) const;
+  void plan_in_place();
+  void plan_in_place_tails();
+  void place_memory();
+  void add_guards();
+  void finish();
+
+  const FinalizeInputs& in_;
+  Plan& plan_;
+  const ir::Graph& graph_;
+  const StorageTable& storages_;
+  const size_t num_values_;
+  std::vector<const Step*> kernels_;               // the planning run's kernel steps
+  std::vector<std::vector<Read>> readers_;         // per value
+  std::vector<int32_t> producer_;                  // per value: index in kernels_, or -1
+  std::vector<char> is_output_;                    // per value
+  std::vector<Step> steps_;                        // the executable steps, built here
+  std::map<std::pair<ir::ValueId, int32_t>, int32_t> copies_;  // (value, storage) -> slot
+  std::vector<ir::ValueId> slot_value_;            // per slot: the value it holds
+  std::vector<int32_t> first_, last_, reads_;      // per slot: first step, last reader, readers
+  std::vector<char> viewed_, written_in_place_;    // per slot
+  std::vector<int64_t> buffer_bytes_;              // per slot: the bytes of the buffer it holds
+};
+
+void Finalizer::find_producers_and_readers() {
+  for (const Step& s : plan_.planning_steps)
+    if (s.kind == Step::Kind::Kernel) kernels_.push_back(&s);
+  readers_.assign(num_values_, {});
+  producer_.assign(num_values_, -1);
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    const ir::Node& node = *kernels_[k]->run_node;
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (node.inputs[i] != ir::kNoValue && fixed_of(node.inputs[i]) == nullptr) readers_[at(node.inputs[i])].push_back(Read{k, i});
+    if (!kernels_[k]->folded)
+      for (ir::ValueId v : node.outputs) producer_[at(v)] = static_cast<int32_t>(k);
+  }
+  is_output_.assign(num_values_, 0);
+  for (ir::ValueId v : graph_.outputs) is_output_[at(v)] = 1;
+}
+
+// ---- 1. storage per value
+
+int32_t Finalizer::storage_for(size_t v) const {
+  const Step& p = *kernels_[static_cast<size_t>(producer_[v])];
+  const loader::LoadedPlugin* plugin = plugin_of(p);
+  size_t o = 0;
+  while (p.run_node->outputs[o] != static_cast<ir::ValueId>(v)) ++o;
+  const SY_StorageMask writes = p.kernel->output_writes[o];
+  const SY_StorageIndex preferred = storages_.local_of(in_.preferred_storage, plugin);  // >= 0: this plugin's
+  if (preferred >= 0 && (writes & SY_STORAGE_MASK(preferred)))
+    return in_.preferred_storage;  // [runtime] prefer_storage: there, whoever reads it
+  for (SY_StorageIndex k = 0; k < SY_MAX_STORAGES && !is_output_[v]; ++k) {
+    if (!(writes & SY_STORAGE_MASK(k))) continue;
+    bool all = true;
+    for (const Read& r : readers_[v])
+      all = all && plugin_of(*kernels_[r.kernel]) == plugin && reads_local(kernels_[r.kernel]->kernel->input_reads[r.input], k);
+    if (all) return storages_.id_of(plugin, k);
+  }
+  return storages_.first_in(writes, plugin);
+}
+
+void Finalizer::choose_storages() {
+  std::vector<int32_t>& where = plan_.value_storage;
+  where.assign(num_values_, kHost);
+  for (size_t v = 0; v < num_values_; ++v)
+    if (producer_[v] >= 0) where[v] = storage_for(v);
   std::map<int32_t, size_t> kept;  // values that stay in a plugin's storage (a device, a layout)
   for (int32_t w : where)
     if (w != kHost) ++kept[w];
   for (const auto& [storage, count] : kept)
     log::get().debug("plan: {} value(s) stay in storage {}", count, storages_.name_of(storage));
+}
 
-  // ---- 2. steps and slots
-  std::vector<Step> steps;
-  std::map<std::pair<ir::ValueId, int32_t>, int32_t> copies;  // (value, storage) -> slot
-  plan.slot_storage = where;
-  plan.slot_names.clear();
-  for (const ir::Value& v : graph_.values) plan.slot_names.push_back(v.name);
-  std::vector<ir::ValueId> slot_value(num_values);
-  for (size_t v = 0; v < num_values; ++v) slot_value[v] = static_cast<ir::ValueId>(v);
-  plan.crossings.clear();
-  plan.crossing_bytes = plan.moved_bytes = 0;
-  auto value_bytes = [&](ir::ValueId v) { return dense_bytes(plan.infos[static_cast<size_t>(v)]); };
-  std::function<int32_t(ir::ValueId, int32_t, const std::string&)> copy_to = [&](ir::ValueId v, int32_t to,
-                                                                                  const std::string& reader) -> int32_t {
-    const int32_t from = where[static_cast<size_t>(v)];
-    if (from == to) return v;
-    auto found = copies.find({v, to});
-    if (found != copies.end()) return found->second;
-    const int32_t src = from != kHost && to != kHost ? copy_to(v, kHost, reader) : v;
-    Step c;
-    c.kind = Step::Kind::Convert;
-    c.node = producer[static_cast<size_t>(v)] >= 0 ? kernels[static_cast<size_t>(producer[static_cast<size_t>(v)])]->node : -1;
-    c.value = v;
-    c.src = src;
-    c.from = src == v ? from : kHost;
-    c.to = to;
-    c.dst = static_cast<int32_t>(plan.slot_storage.size());
-    plan.slot_storage.push_back(to);
-    plan.slot_names.push_back(graph_.values[static_cast<size_t>(v)].name + "@" + storages_.name_of(to));
-    slot_value.push_back(v);
-    steps.push_back(c);
-    copies[{v, to}] = c.dst;
-    plan.crossings.push_back(Crossing{graph_.values[static_cast<size_t>(v)].name, storages_.name_of(c.from),
-                                      storages_.name_of(to), reader, value_bytes(v), false});
-    plan.crossing_bytes += value_bytes(v);
-    return c.dst;
-  };
-  for (auto& [key, tensor] : plan.fixed_copies)
-    plan.crossings.push_back(Crossing{graph_.values[static_cast<size_t>(key.first)].name, "host", storages_.name_of(key.second),
-                                      "", tensor->nbytes(), true});
+// ---- 2. steps and slots
 
-  plan.input_slots.assign(graph_.inputs.begin(), graph_.inputs.end());
-  for (const Step* k : kernels) {
-    Step s = *k;  // the planning run's kernel step, with its inputs redirected
-    const ir::Node& node = *s.run_node;
-    if (s.folded) {  // computed when planning; kept so that node_io and callbacks still see it
-      for (OutputPlan& o : s.outputs) o = OutputPlan{};
-      s.frees.clear();
-      steps.push_back(std::move(s));
+int32_t Finalizer::copy_to(ir::ValueId v, int32_t to, const std::string& reader) {
+  const int32_t from = plan_.value_storage[at(v)];
+  if (from == to) return v;
+  auto found = copies_.find({v, to});
+  if (found != copies_.end()) return found->second;
+  const int32_t src = from != kHost && to != kHost ? copy_to(v, kHost, reader) : v;
+  Step c;
+  c.kind = Step::Kind::Convert;
+  c.node = producer_[at(v)] >= 0 ? kernels_[static_cast<size_t>(producer_[at(v)])]->node : -1;
+  c.value = v;
+  c.src = src;
+  c.from = src == v ? from : kHost;
+  c.to = to;
+  c.dst = static_cast<int32_t>(plan_.slot_storage.size());
+  plan_.slot_storage.push_back(to);
+  plan_.slot_names.push_back(graph_.values[at(v)].name + "@" + storages_.name_of(to));
+  slot_value_.push_back(v);
+  steps_.push_back(c);
+  copies_[{v, to}] = c.dst;
+  plan_.crossings.push_back(Crossing{graph_.values[at(v)].name, storages_.name_of(c.from), storages_.name_of(to), reader,
+                                     value_bytes(v), false});
+  plan_.crossing_bytes += value_bytes(v);
+  return c.dst;
+}
+
+// Points each input of kernel step `s` at a slot in a storage its kernel reads: the
+// value's own, a converted copy, or a constant (host, or converted once, now).
+void Finalizer::route_inputs(Step& s) {
+  const ir::Node& node = *s.run_node;
+  const loader::LoadedPlugin* plugin = plugin_of(s);
+  const int32_t preferred_id = in_.preferred_storage;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const ir::ValueId v = node.inputs[i];
+    if (v == ir::kNoValue) continue;
+    const SY_StorageMask reads = s.kernel->input_reads[i];
+    if (const Tensor* fixed = fixed_of(v)) {
+      if (reads & SY_STORAGE_MASK_HOST) {
+        s.inputs[i] = InputRef{-1, fixed, kHost};
+        s.input_storage[i] = SY_STORAGE_HOST;
+        continue;
+      }
+      const int32_t to = storages_.first_in(reads, plugin);  // a plugin storage: the mask has no host
+      const Tensor*& copy = plan_.fixed_copies[{v, to}];
+      if (copy == nullptr) {
+        plan_.fixed.push_back(storages_.from_host(to, *fixed, "constant '" + graph_.values[at(v)].name + "'"));
+        copy = &plan_.fixed.back();
+      }
+      s.inputs[i] = InputRef{-1, copy, to};
+      s.input_storage[i] = storages_.local_of(to, plugin);
       continue;
     }
-    const loader::LoadedPlugin* plugin = s.kernel->kernel.plugin.get();
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const ir::ValueId v = node.inputs[i];
-      if (v == ir::kNoValue) continue;
-      const SY_StorageMask reads = s.kernel->input_reads[i];
-      if (const Tensor* fixed = fixed_of(v)) {  // constants: host, or converted once at plan time
-        if (reads & SY_STORAGE_MASK_HOST) {
-          s.inputs[i] = InputRef{-1, fixed, kHost};
-          s.input_storage[i] = SY_STORAGE_HOST;
-          continue;
-        }
-        const int32_t to = storages_.id_of(plugin, lowest_storage(reads));
-        const Tensor*& copy = plan.fixed_copies[{v, to}];
-        if (copy == nullptr) {
-          plan.fixed.push_back(storages_.from_host(to, *fixed, "constant '" + graph_.values[v].name + "'"));
-          copy = &plan.fixed.back();
-        }
-        s.inputs[i] = InputRef{-1, copy, to};
-        s.input_storage[i] = storages_.local_of(to, plugin);
-        continue;
-      }
-      const int32_t cur = where[static_cast<size_t>(v)];
-      const SY_StorageIndex local = storages_.local_of(cur, plugin);
-      const SY_StorageIndex preferred = storages_.local_of(preferred_storage_, plugin);
-      if (preferred >= 0 && cur != preferred_storage_ && reads_local(reads, preferred)) {
-        s.inputs[i] = InputRef{copy_to(v, preferred_storage_, node.name), nullptr, preferred_storage_};
-        s.input_storage[i] = preferred;
-        continue;
-      }
-      if (local != -2 && reads_local(reads, local)) {
-        s.inputs[i] = InputRef{v, nullptr, cur};
-        s.input_storage[i] = local;
-        continue;
-      }
-      const int32_t to = (reads & SY_STORAGE_MASK_HOST) ? kHost : storages_.id_of(plugin, lowest_storage(reads));
+    const int32_t cur = plan_.value_storage[at(v)];
+    const SY_StorageIndex local = storages_.local_of(cur, plugin);
+    const SY_StorageIndex preferred = storages_.local_of(preferred_id, plugin);
+    if (preferred >= 0 && cur != preferred_id && reads_local(reads, preferred)) {
+      s.inputs[i] = InputRef{copy_to(v, preferred_id, node.name), nullptr, preferred_id};
+      s.input_storage[i] = preferred;
+    } else if (local != -2 && reads_local(reads, local)) {
+      s.inputs[i] = InputRef{v, nullptr, cur};
+      s.input_storage[i] = local;
+    } else {
+      const int32_t to = storages_.first_in(reads, plugin);
       s.inputs[i] = InputRef{copy_to(v, to, node.name), nullptr, to};
       s.input_storage[i] = storages_.local_of(to, plugin);
     }
-    for (size_t o = 0; o < node.outputs.size(); ++o) {
-      const ir::ValueId v = node.outputs[o];
-      OutputPlan& out = s.outputs[o];
-      out.storage = where[static_cast<size_t>(v)];
-      out.local = storages_.local_of(out.storage, plugin);
-      out.slot = last_use_[static_cast<size_t>(v)] == -1 ? -1 : v;
-      out.arena_offset = -1;
-      out.inplace_input = -1;
-      plan.moved_bytes += value_bytes(v);
-    }
-    s.frees.clear();
-    s.guards.clear();
-    steps.push_back(std::move(s));
-    for (ir::ValueId v : node.outputs)
-      if (is_output[static_cast<size_t>(v)] && where[static_cast<size_t>(v)] != kHost) copy_to(v, kHost, "the graph's outputs");
   }
-  plan.outputs.clear();
-  for (ir::ValueId v : graph_.outputs) {
-    if (const Tensor* fixed = fixed_of(v)) plan.outputs.push_back(InputRef{-1, fixed, kHost});
-    else plan.outputs.push_back(InputRef{where[static_cast<size_t>(v)] == kHost ? v : copies.at({v, kHost}), nullptr, kHost});
-  }
-  plan.num_slots = static_cast<int32_t>(plan.slot_storage.size());
+}
 
-  // ---- 3. lives, frees, in-place
-  const size_t num_slots = plan.slot_storage.size();
-  std::vector<int32_t> first(num_slots, -1), last(num_slots, -1), reads(num_slots, 0);
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const Step& s = steps[i];
+void Finalizer::place_outputs(Step& s) {
+  const ir::Node& node = *s.run_node;
+  const loader::LoadedPlugin* plugin = plugin_of(s);
+  for (size_t o = 0; o < node.outputs.size(); ++o) {
+    const ir::ValueId v = node.outputs[o];
+    OutputPlan& out = s.outputs[o];
+    out.storage = plan_.value_storage[at(v)];
+    out.local = storages_.local_of(out.storage, plugin);
+    out.slot = in_.last_use[at(v)] == -1 ? -1 : v;
+    out.arena_offset = -1;
+    out.inplace_input = -1;
+    plan_.moved_bytes += value_bytes(v);
+  }
+}
+
+void Finalizer::lay_out_steps() {
+  plan_.slot_storage = plan_.value_storage;
+  plan_.slot_names.clear();
+  for (const ir::Value& v : graph_.values) plan_.slot_names.push_back(v.name);
+  slot_value_.resize(num_values_);
+  for (size_t v = 0; v < num_values_; ++v) slot_value_[v] = static_cast<ir::ValueId>(v);
+  plan_.crossings.clear();
+  plan_.crossing_bytes = plan_.moved_bytes = 0;
+  for (auto& [key, tensor] : plan_.fixed_copies)
+    plan_.crossings.push_back(Crossing{graph_.values[at(key.first)].name, "host", storages_.name_of(key.second), "",
+                                       tensor->nbytes(), true});
+  plan_.input_slots.assign(graph_.inputs.begin(), graph_.inputs.end());
+  for (const Step* k : kernels_) {
+    Step s = *k;  // the planning run's kernel step, with its inputs redirected
+    s.frees.clear();
+    if (s.folded) {  // computed when planning; kept so that node_io and callbacks still see it
+      for (OutputPlan& o : s.outputs) o = OutputPlan{};
+      steps_.push_back(std::move(s));
+      continue;
+    }
+    route_inputs(s);
+    place_outputs(s);
+    s.guards.clear();
+    const std::vector<ir::ValueId> outputs = s.run_node->outputs;
+    steps_.push_back(std::move(s));
+    for (ir::ValueId v : outputs)
+      if (is_output_[at(v)] && plan_.value_storage[at(v)] != kHost) copy_to(v, kHost, "the graph's outputs");
+  }
+  plan_.outputs.clear();
+  for (ir::ValueId v : graph_.outputs) {
+    if (const Tensor* fixed = fixed_of(v)) plan_.outputs.push_back(InputRef{-1, fixed, kHost});
+    else plan_.outputs.push_back(InputRef{plan_.value_storage[at(v)] == kHost ? v : copies_.at({v, kHost}), nullptr, kHost});
+  }
+  plan_.num_slots = static_cast<int32_t>(plan_.slot_storage.size());
+}
+
+// ---- 3. lives and frees
+
+void Finalizer::plan_lives() {
+  const size_t num_slots = plan_.slot_storage.size();
+  first_.assign(num_slots, -1);
+  last_.assign(num_slots, -1);
+  reads_.assign(num_slots, 0);
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = steps_[i];
     auto read = [&](int32_t slot) {
-      last[static_cast<size_t>(slot)] = static_cast<int32_t>(i);
-      ++reads[static_cast<size_t>(slot)];
+      last_[static_cast<size_t>(slot)] = static_cast<int32_t>(i);
+      ++reads_[static_cast<size_t>(slot)];
     };
     if (s.kind == Step::Kind::Convert) {
       read(s.src);
-      first[static_cast<size_t>(s.dst)] = static_cast<int32_t>(i);
+      first_[static_cast<size_t>(s.dst)] = static_cast<int32_t>(i);
       continue;
     }
     for (const InputRef& r : s.inputs)
       if (r.slot >= 0) read(r.slot);
-    for (ir::ValueId v : s.run_node->outputs) first[static_cast<size_t>(v)] = static_cast<int32_t>(i);
+    for (ir::ValueId v : s.run_node->outputs) first_[at(v)] = static_cast<int32_t>(i);
   }
-  for (const InputRef& r : plan.outputs)
-    if (r.slot >= 0) last[static_cast<size_t>(r.slot)] = kForever;
-  for (int32_t s : plan.input_slots) first[static_cast<size_t>(s)] = -1;
+  for (const InputRef& r : plan_.outputs)
+    if (r.slot >= 0) last_[static_cast<size_t>(r.slot)] = kForever;
+  for (int32_t s : plan_.input_slots) first_[static_cast<size_t>(s)] = -1;
 
-  plan.lives.assign(num_slots, ValueLife{});
+  plan_.lives.assign(num_slots, ValueLife{});
   for (size_t slot = 0; slot < num_slots; ++slot) {
-    ValueLife& life = plan.lives[slot];
-    const ir::ValueId v = slot_value[slot];
-    if (first[slot] < 0) continue;  // graph inputs, constants, values no step makes
-    life.first = first[slot];
-    life.last = last[slot];
-    life.bytes = storages_.nbytes(plan.slot_storage[slot], plan.infos[static_cast<size_t>(v)].dtype,
-                                  plan.infos[static_cast<size_t>(v)].shape);
-    if (slot >= num_values) {
+    ValueLife& life = plan_.lives[slot];
+    const ValueInfo& info = plan_.infos[at(slot_value_[slot])];
+    if (first_[slot] < 0) continue;  // graph inputs, constants, values no step makes
+    life.first = first_[slot];
+    life.last = last_[slot];
+    life.bytes = storages_.nbytes(plan_.slot_storage[slot], info.dtype, info.shape);
+    if (slot >= num_values_) {
       life.kind = ValueLife::Kind::HostArena;  // a converted copy: the host allocates it
-    } else if (plan.infos[slot].view_of != ir::kNoValue || plan.infos[slot].view_of_outside) {
+    } else if (plan_.infos[slot].view_of != ir::kNoValue || plan_.infos[slot].view_of_outside) {
       life.kind = ValueLife::Kind::View;
-      life.view_of = plan.infos[slot].view_of;
+      life.view_of = plan_.infos[slot].view_of;
       life.bytes = 0;
     } else {
-      life.kind = plan.infos[slot].host_allocated ? ValueLife::Kind::HostArena : ValueLife::Kind::Kernel;
+      life.kind = plan_.infos[slot].host_allocated ? ValueLife::Kind::HostArena : ValueLife::Kind::Kernel;
     }
   }
   // Frees: each slot goes after its last reader (a slot nobody reads is never held).
   for (size_t slot = 0; slot < num_slots; ++slot)
-    if (last[slot] >= 0 && last[slot] != kForever) steps[static_cast<size_t>(last[slot])].frees.push_back(static_cast<int32_t>(slot));
-  // In-place: the kernel allows it, and the input is an owned buffer whose last reader is
-  // this step, through this one input. Earlier readers are done in a sequential run; a
-  // parallel run may still be in them, so there the step must be the input's only reader.
-  // A value written in place is a view that owns nothing, yet its whole buffer: it may be
-  // written over in turn (a chain such as scale -> mask -> softmax), with its bytes here.
-  std::vector<char> viewed(num_slots, 0), written_in_place(num_slots, 0);
-  std::vector<int64_t> buffer_bytes(num_slots, 0);
-  for (size_t slot = 0; slot < num_slots; ++slot) buffer_bytes[slot] = plan.lives[slot].bytes;
-  for (const ValueLife& l : plan.lives)
-    if (l.kind == ValueLife::Kind::View && l.view_of != ir::kNoValue) viewed[static_cast<size_t>(l.view_of)] = 1;
-  // Input r of step s is an owned buffer, read here once and never after, in output o's storage and dtype.
-  auto dies_here = [&](const Step& s, size_t i, const InputRef& r, size_t o) {
-    const auto src = static_cast<size_t>(r.slot);
-    const ValueLife& sl = plan.lives[src];
-    const bool owned = sl.kind == ValueLife::Kind::HostArena || sl.kind == ValueLife::Kind::Kernel || written_in_place[src];
-    const auto here = std::count_if(s.inputs.begin(), s.inputs.end(), [&](const InputRef& x) { return x.slot == r.slot; });
-    return owned && here == 1 && !(parallel_ && reads[src] != 1) && last[src] == static_cast<int32_t>(i) && !viewed[src] &&
-           plan.slot_storage[src] == s.outputs[o].storage &&
-           same_dtype(plan.infos[static_cast<size_t>(slot_value[src])].dtype,
-                      plan.infos[static_cast<size_t>(s.outputs[o].slot)].dtype);
-  };
-  for (size_t i = 0; i < steps.size(); ++i) {
-    Step& s = steps[i];
+    if (last_[slot] >= 0 && last_[slot] != kForever) steps_[static_cast<size_t>(last_[slot])].frees.push_back(static_cast<int32_t>(slot));
+}
+
+// ---- 4. in-place
+
+// Input r of step s (at index i) is an owned buffer, read here once and never after, in
+// output o's storage and dtype. Earlier readers are done in a sequential run; a parallel
+// run may still be in them, so there the step must be the input's only reader.
+bool Finalizer::dies_here(const Step& s, size_t i, const InputRef& r, size_t o) const {
+  const auto src = static_cast<size_t>(r.slot);
+  const ValueLife& sl = plan_.lives[src];
+  const bool owned = sl.kind == ValueLife::Kind::HostArena || sl.kind == ValueLife::Kind::Kernel || written_in_place_[src];
+  const auto here = std::count_if(s.inputs.begin(), s.inputs.end(), [&](const InputRef& x) { return x.slot == r.slot; });
+  return owned && here == 1 && !(in_.parallel && reads_[src] != 1) && last_[src] == static_cast<int32_t>(i) && !viewed_[src] &&
+         plan_.slot_storage[src] == s.outputs[o].storage &&
+         same_dtype(plan_.infos[at(slot_value_[src])].dtype, plan_.infos[static_cast<size_t>(s.outputs[o].slot)].dtype);
+}
+
+// An output takes a dying input's buffer where the kernel allows it. A value written in
+// place is a view that owns nothing, yet its whole buffer: it may be written over in turn
+// (a chain such as scale -> mask -> softmax), with its bytes here.
+void Finalizer::plan_in_place() {
+  const size_t num_slots = plan_.lives.size();
+  viewed_.assign(num_slots, 0);
+  written_in_place_.assign(num_slots, 0);
+  buffer_bytes_.assign(num_slots, 0);
+  for (size_t slot = 0; slot < num_slots; ++slot) buffer_bytes_[slot] = plan_.lives[slot].bytes;
+  for (const ValueLife& l : plan_.lives)
+    if (l.kind == ValueLife::Kind::View && l.view_of != ir::kNoValue) viewed_[at(l.view_of)] = 1;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& s = steps_[i];
     if (s.kind != Step::Kind::Kernel || s.kernel->kernel.def->output_mode != SY_OUTPUT_HOST_ALLOCATED) continue;
     for (size_t o = 0; o < s.outputs.size(); ++o) {
       const int32_t in = s.kernel->output_inplace[o];
@@ -283,104 +356,121 @@ void Executor::finalize(Plan& plan) const {
       const InputRef& r = s.inputs[static_cast<size_t>(in)];
       if (r.slot < 0) continue;
       const auto src = static_cast<size_t>(r.slot);
-      if (!dies_here(s, i, r, o) || buffer_bytes[src] != plan.lives[static_cast<size_t>(out_slot)].bytes) continue;
+      if (!dies_here(s, i, r, o) || buffer_bytes_[src] != plan_.lives[static_cast<size_t>(out_slot)].bytes) continue;
       s.outputs[o].inplace_input = in;
-      ValueLife& ol = plan.lives[static_cast<size_t>(out_slot)];
+      ValueLife& ol = plan_.lives[static_cast<size_t>(out_slot)];
       ol.kind = ValueLife::Kind::View;  // it owns nothing: its bytes are the input's
       ol.view_of = r.slot;
       ol.bytes = 0;
-      viewed[src] = 1;
-      written_in_place[static_cast<size_t>(out_slot)] = 1;
-      buffer_bytes[static_cast<size_t>(out_slot)] = buffer_bytes[src];
+      viewed_[src] = 1;
+      written_in_place_[static_cast<size_t>(out_slot)] = 1;
+      buffer_bytes_[static_cast<size_t>(out_slot)] = buffer_bytes_[src];
     }
   }
-  // In-place at the end (SDK 1.2): a smaller input's buffer may sit at the end of the
-  // output's; the memory planner places it there where it can (plan_memory).
-  for (size_t i = 0; i < steps.size() && !parallel_; ++i) {
-    const Step& s = steps[i];
+}
+
+// In-place at the end (SDK 1.2): a smaller input's buffer may sit at the end of the
+// output's; the memory planner places it there where it can (plan_memory).
+void Finalizer::plan_in_place_tails() {
+  for (size_t i = 0; i < steps_.size() && !in_.parallel; ++i) {
+    const Step& s = steps_[i];
     if (s.kind != Step::Kind::Kernel || s.kernel->kernel.def->output_mode != SY_OUTPUT_HOST_ALLOCATED) continue;
     for (size_t o = 0; o < s.outputs.size(); ++o) {
       const int32_t in = s.kernel->output_inplace_tail[o];
       const int32_t out_slot = s.outputs[o].slot;
       if (in < 0 || out_slot < 0 || s.outputs[o].inplace_input >= 0 || s.outputs[o].storage != kHost) continue;
       const InputRef& r = s.inputs[static_cast<size_t>(in)];
-      if (r.slot < 0 || !dies_here(s, i, r, static_cast<size_t>(o))) continue;
+      if (r.slot < 0 || !dies_here(s, i, r, o)) continue;
       int32_t root = r.slot;  // the buffer's owner: through the values written in place over it
-      while (written_in_place[static_cast<size_t>(root)]) root = plan.lives[static_cast<size_t>(root)].view_of;
-      ValueLife& owner = plan.lives[static_cast<size_t>(root)];
-      if (owner.kind == ValueLife::Kind::HostArena && owner.bytes < plan.lives[static_cast<size_t>(out_slot)].bytes)
+      while (written_in_place_[static_cast<size_t>(root)]) root = plan_.lives[static_cast<size_t>(root)].view_of;
+      ValueLife& owner = plan_.lives[static_cast<size_t>(root)];
+      if (owner.kind == ValueLife::Kind::HostArena && owner.bytes < plan_.lives[static_cast<size_t>(out_slot)].bytes)
         owner.tail_of = out_slot;
     }
   }
+}
 
-  // ---- 4. memory: one arena for host memory, one per device storage
-  const bool use_arena = config_.memory_planner && !parallel_ && config_.capture == config::CaptureMode::None;
+// ---- 5. memory: one arena for host memory, one per device storage
+
+void Finalizer::place_memory() {
+  const size_t num_slots = plan_.lives.size();
+  const bool use_arena = in_.config.memory_planner && !in_.parallel && in_.config.capture == config::CaptureMode::None;
   auto host_memory = [&](int32_t id) { return storages_.in_host_memory(id); };
   std::vector<int32_t> groups{kHost};
-  for (int32_t id : plan.slot_storage)
+  for (int32_t id : plan_.slot_storage)
     if (!host_memory(id) && std::find(groups.begin(), groups.end(), id) == groups.end()) groups.push_back(id);
-  plan.device_arenas.clear();
+  plan_.device_arenas.clear();
   std::vector<int64_t> offset(num_slots, -1);
   for (int32_t g : groups) {
-    std::vector<ValueLife> lives = plan.lives;
+    std::vector<ValueLife> lives = plan_.lives;
     for (size_t slot = 0; slot < num_slots; ++slot)
-      if (g == kHost ? !host_memory(plan.slot_storage[slot]) : plan.slot_storage[slot] != g) lives[slot].kind = ValueLife::Kind::Unused;
+      if (g == kHost ? !host_memory(plan_.slot_storage[slot]) : plan_.slot_storage[slot] != g) lives[slot].kind = ValueLife::Kind::Unused;
     MemoryPlan m = plan_memory(std::move(lives), use_arena);
     for (size_t slot = 0; slot < num_slots; ++slot)
       if (m.offset[slot] >= 0) offset[slot] = m.offset[slot];
     if (g == kHost) {
-      plan.memory = std::move(m);
-      plan.arena = use_arena && plan.memory.arena_bytes > 0 ? std::make_unique<ArenaPool>(plan.memory.arena_bytes) : nullptr;
+      plan_.memory = std::move(m);
+      plan_.arena = use_arena && plan_.memory.arena_bytes > 0 ? std::make_unique<ArenaPool>(plan_.memory.arena_bytes) : nullptr;
       continue;
     }
     Plan::DeviceArena d;
     d.storage = g;
     d.memory = std::move(m);
+    const StorageTable* storages = &storages_;  // outlives the plan: the executor owns both
     if (use_arena && d.memory.arena_bytes > 0)
-      d.pool = std::make_unique<ArenaPool>(d.memory.arena_bytes, [this, g](size_t bytes, void** data) {
-        return storages_.allocate_bytes(g, bytes, data);
+      d.pool = std::make_unique<ArenaPool>(d.memory.arena_bytes, [storages, g](size_t bytes, void** data) {
+        return storages->allocate_bytes(g, bytes, data);
       });
-    plan.device_arenas.push_back(std::move(d));
+    plan_.device_arenas.push_back(std::move(d));
   }
-  for (Step& s : steps) {
+  for (Step& s : steps_) {
     if (s.kind == Step::Kind::Convert) {
       s.arena_offset = offset[static_cast<size_t>(s.dst)];
       continue;
     }
     for (OutputPlan& o : s.outputs) {
       if (o.slot >= 0 && o.inplace_input < 0) o.arena_offset = offset[static_cast<size_t>(o.slot)];
-      o.holds_arena = o.arena_offset >= 0 && plan.memory.last[static_cast<size_t>(o.slot)] == kForever;
+      o.holds_arena = o.arena_offset >= 0 && plan_.memory.last[static_cast<size_t>(o.slot)] == kForever;
     }
   }
+}
 
-  // ---- 5. guards: sizes the sym nodes read were fixed from these shapes
-  for (ir::ValueId v : plan.shape_reads) {
-    if (producer[static_cast<size_t>(v)] < 0) continue;
-    for (Step& s : steps) {
+// ---- 6. guards: sizes the sym nodes read were fixed from these shapes
+
+void Finalizer::add_guards() {
+  for (ir::ValueId v : plan_.shape_reads) {
+    if (producer_[at(v)] < 0) continue;
+    for (Step& s : steps_) {
       if (s.kind != Step::Kind::Kernel) continue;
       const auto& outs = s.run_node->outputs;
       auto it = std::find(outs.begin(), outs.end(), v);
       if (it == outs.end()) continue;
-      s.guards.emplace_back(static_cast<int32_t>(it - outs.begin()), static_cast<int32_t>(plan.guard_shapes.size()));
-      plan.guard_shapes.push_back(plan.infos[static_cast<size_t>(v)].shape);
+      s.guards.emplace_back(static_cast<int32_t>(it - outs.begin()), static_cast<int32_t>(plan_.guard_shapes.size()));
+      plan_.guard_shapes.push_back(plan_.infos[at(v)].shape);
     }
   }
+}
 
-  plan.steps = std::move(steps);
-  plan.planning_steps.clear();
-  if (parallel_) plan.schedule = std::make_unique<Schedule>(make_schedule(plan));
-  plan.complete = true;
-  if (plan.crossing_bytes > 0) {
-    const double share = plan.moved_bytes > 0 ? static_cast<double>(plan.crossing_bytes) / plan.moved_bytes : 1.0;
-    const bool asked = preferred_storage_ != kHost;  // [runtime] prefer_storage makes conversions on purpose
-    const auto level = share > config_.copy_warning_share && !asked ? spdlog::level::warn : spdlog::level::debug;
+void Finalizer::finish() {
+  plan_.steps = std::move(steps_);
+  plan_.planning_steps.clear();
+  plan_.complete = true;
+  if (plan_.crossing_bytes > 0) {
+    const double share = plan_.moved_bytes > 0 ? static_cast<double>(plan_.crossing_bytes) / plan_.moved_bytes : 1.0;
+    const bool asked = in_.preferred_storage != kHost;  // [runtime] prefer_storage makes conversions on purpose
+    const double warn_share = in_.config.copy_warning_share;
+    const auto level = share > warn_share && !asked ? spdlog::level::warn : spdlog::level::debug;
     log::get().log(level, "{} conversion(s) between storages move {} bytes per run, {:.0f}% of the {} bytes the kernels write{}",
-                   plan.crossings.size(), plan.crossing_bytes, 100 * share, plan.moved_bytes,
-                   share > config_.copy_warning_share ? " ([runtime] copy_warning_share; `switchyard plan` lists them)" : "");
+                   plan_.crossings.size(), plan_.crossing_bytes, 100 * share, plan_.moved_bytes,
+                   share > warn_share ? " ([runtime] copy_warning_share; `switchyard plan` lists them)" : "");
   }
   log::get().debug("plan: {} steps, {} slots; host arena {} bytes for {} bytes of values; heap peak {} bytes",
-                   plan.steps.size(), plan.num_slots, plan.memory.arena_bytes, plan.memory.arena_values_bytes,
-                   plan.memory.heap_peak_bytes);
+                   plan_.steps.size(), plan_.num_slots, plan_.memory.arena_bytes, plan_.memory.arena_values_bytes,
+                   plan_.memory.heap_peak_bytes);
 }
+
+}  // namespace
+
+void finalize_plan(const FinalizeInputs& in, Plan& plan) { Finalizer(in, plan).run(); }
 
 }  // namespace switchyard::exec

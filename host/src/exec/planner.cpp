@@ -1,9 +1,6 @@
-// The planning run: the first run of an input-shape signature decides as it goes. Per
-// node, in graph order: a sym:: node is evaluated by the host; any other node gets its
-// bound attributes filled in, a backend (selection), maybe a fused consumer, a kernel
-// instance, and its storages; then it runs through the same per-node step as every later
-// run, with conversions wherever a kernel cannot read a value where it is. What each value
-// turned out to be (dtype, shape, owner) is recorded for finalize.cpp.
+// What the planning run (planning_run.cpp) decides per node: its bound attributes and
+// config options, a backend (selection), maybe a fused consumer (fusion.cpp), a kernel
+// instance with its storages, and the kernel's cost.
 #include "exec/executor.hpp"
 
 #include "exec/fusion.hpp"
@@ -44,19 +41,6 @@ Args node_args(SY_CallContext* call, const ir::Node& node, const std::vector<con
   return args;
 }
 
-// Ops whose result is not a function of their inputs: never folded into constants.
-bool is_random_op(const std::string& op) {
-  for (const char* word : {"rand", "bernoulli", "dropout", "normal", "uniform", "multinomial", "poisson", "empty"})
-    if (op.find(word) != std::string::npos) return true;
-  return false;
-}
-
-// The lowest plugin storage in a mask (bit k + 1 is storage k), or -1.
-SY_StorageIndex lowest_storage(SY_StorageMask mask) {
-  for (SY_StorageIndex k = 0; k < 31; ++k)
-    if (mask & SY_STORAGE_MASK(k)) return k;
-  return SY_STORAGE_HOST;
-}
 
 // Asks a 1.1 kernel for its cost of one run at these input shapes, once per plan. A
 // failure or a nonsensical number is a warning, never fatal: the roofline then uses the
@@ -280,270 +264,24 @@ void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
   }
 }
 
-namespace {
-
-// The planning run's bookkeeping: where each value is, and its converted copies.
-struct Planning {
-  std::vector<int32_t> where;                          // per value: the storage of slot v
-  std::map<std::pair<int32_t, int32_t>, int32_t> copies;  // (value, storage) -> slot
-  std::vector<std::vector<int32_t>> slots_of;          // per value: its copies' slots
-  std::vector<char> shape_read;                        // per value: a sym node read its shape
-  std::vector<DLTensor> proxies;                       // metadata of values not in host memory
-};
-
-}  // namespace
-
-RunResult Executor::plan_and_run(Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options) {
-  const size_t num_values = graph_.values.size();
-  plan.nodes.resize(graph_.nodes.size());
-  plan.scalars.resize(num_values);
-  plan.value_fixed.resize(num_values);
-  plan.infos.resize(num_values);
-  RunResult result;
-  RunState st;
-  begin_run(plan, inputs, options, st, result);
-  st.slots.resize(num_values);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    st.slots[static_cast<size_t>(graph_.inputs[i])] = inputs[i];
-    st.held(inputs[i]);
-    ValueInfo& info = plan.infos[static_cast<size_t>(graph_.inputs[i])];
-    info.dtype = inputs[i].dtype();
-    info.shape = inputs[i].shape();
+// A node's binding in the planning run: its bound attributes filled in and the rule's
+// "@key" options added, then a kernel (selection), maybe a fused consumer, and the cost of
+// the kernel that runs. Returns the node that runs (the fused one, if fused).
+const ir::Node& Executor::prepare_node(size_t n, Plan& plan, const MetadataOf& metadata) {
+  const ir::Node& node = graph_.nodes[n];
+  NodePlan& np = plan.nodes[n];
+  if (ir::has_bound_attrs(node)) np.resolved = std::make_unique<ir::Node>(resolve(node, plan));
+  if (const std::vector<config::RuleOption>* options = rule_options(node)) {
+    if (!np.resolved) np.resolved = std::make_unique<ir::Node>(node);
+    for (const config::RuleOption& o : *options) np.resolved->attrs.emplace_back("@" + o.key, option_attribute(o));
   }
-  Planning pl;
-  pl.where.assign(num_values, kHost);
-  pl.slots_of.resize(num_values);
-  pl.shape_read.assign(num_values, 0);
-  Scratch scratch;
-  std::vector<Step>& steps = plan.planning_steps;
-
-  auto tensor_of = [&](ir::ValueId v) -> const Tensor& {
-    const ir::Value& val = graph_.values[static_cast<size_t>(v)];
-    if (val.kind == ir::ValueKind::Constant) return val.constant;
-    if (plan.value_fixed[static_cast<size_t>(v)].fixed != nullptr) return *plan.value_fixed[static_cast<size_t>(v)].fixed;
-    return st.slots[static_cast<size_t>(v)];
-  };
-  auto storage_of = [&](ir::ValueId v) {
-    const ir::Value& val = graph_.values[static_cast<size_t>(v)];
-    if (val.kind == ir::ValueKind::Constant || plan.value_fixed[static_cast<size_t>(v)].fixed != nullptr) return kHost;
-    return pl.where[static_cast<size_t>(v)];
-  };
-  // Metadata a kernel is asked about (sdk.h: data only for constants): a constant itself; a
-  // run-time value in host memory without its data, else a plain-host description of it
-  // (device kCPU, compact, no data): where it lives is storage's business. With the
-  // planning run's data, kernels kept run-time weights as constants.
-  auto metadata = [&](const std::vector<ir::ValueId>& ids) {
-    std::vector<const DLTensor*> out;
-    pl.proxies.clear();
-    pl.proxies.reserve(ids.size());
-    for (ir::ValueId v : ids) {
-      if (v == ir::kNoValue) {
-        out.push_back(nullptr);
-        continue;
-      }
-      const Tensor& t = tensor_of(v);
-      const bool host = storage_of(v) == kHost;
-      if (host && (graph_.values[static_cast<size_t>(v)].kind == ir::ValueKind::Constant ||
-                   plan.value_fixed[static_cast<size_t>(v)].fixed != nullptr)) {
-        out.push_back(&t.dl());
-        continue;
-      }
-      DLTensor proxy = t.dl();
-      proxy.data = nullptr;
-      proxy.byte_offset = 0;
-      if (!host) {
-        proxy.device = DLDevice{kDLCPU, 0};
-        proxy.strides = nullptr;
-      }
-      pl.proxies.push_back(proxy);
-      out.push_back(&pl.proxies.back());
-    }
-    return out;
-  };
-  // Runs a conversion step now and returns the slot holding value v in storage `to`.
-  std::function<int32_t(ir::ValueId, int32_t, int32_t)> copy_to = [&](ir::ValueId v, int32_t to, int32_t reader) -> int32_t {
-    const int32_t from = pl.where[static_cast<size_t>(v)];
-    if (from == to) return v;
-    auto found = pl.copies.find({v, to});
-    if (found != pl.copies.end()) return found->second;
-    const int32_t src = from != kHost && to != kHost ? copy_to(v, kHost, reader) : v;
-    Step c;
-    c.kind = Step::Kind::Convert;
-    c.node = reader;
-    c.src = src;
-    c.from = src == v ? from : kHost;
-    c.to = to;
-    c.value = v;
-    c.dst = static_cast<int32_t>(st.slots.size());
-    st.slots.emplace_back();
-    steps.push_back(c);
-    run_step(steps.back(), steps.size() - 1, st, scratch);
-    pl.copies[{v, to}] = c.dst;
-    pl.slots_of[static_cast<size_t>(v)].push_back(c.dst);
-    return c.dst;
-  };
-  auto free_slot = [&](int32_t slot) {
-    Tensor& t = st.slots[static_cast<size_t>(slot)];
-    if (!t.defined()) return;
-    st.dropped(t);
-    t = Tensor();
-  };
-  auto free_value = [&](ir::ValueId v) {
-    free_slot(v);
-    for (int32_t s : pl.slots_of[static_cast<size_t>(v)]) free_slot(s);
-  };
-
-  for (size_t n = 0; n < graph_.nodes.size(); ++n) {
-    const ir::Node& node = graph_.nodes[n];
-    NodePlan& np = plan.nodes[n];
-    if (np.folded_into >= 0) continue;  // runs inside its producer's fused kernel
-
-    if (ir::is_sym_op(node.op)) {  // the host's own shape arithmetic
-      np.backend = "host";
-      np.selection.reason = "sym op: evaluated by the host once per input-shape signature";
-      std::vector<ir::SymArg> args;
-      std::vector<Tensor> host_copies;
-      host_copies.reserve(node.inputs.size());
-      for (ir::ValueId v : node.inputs) {
-        if (graph_.values[static_cast<size_t>(v)].type == ir::ValueType::Scalar) {
-          args.push_back(ir::SymArg{&plan.scalars[static_cast<size_t>(v)], nullptr});
-          continue;
-        }
-        if (graph_.values[static_cast<size_t>(v)].kind == ir::ValueKind::NodeOutput &&
-            plan.value_fixed[static_cast<size_t>(v)].fixed == nullptr)
-          pl.shape_read[static_cast<size_t>(v)] = 1;
-        const Tensor& t = tensor_of(v);
-        host_copies.push_back(node.op == "sym::item" ? storages_.to_host(storage_of(v), t, "value '" + graph_.values[v].name + "'") : t);
-        args.push_back(ir::SymArg{nullptr, &host_copies.back()});
-      }
-      const ir::ValueId out = node.outputs[0];
-      if (node.op == "sym::tensor") {
-        plan.fixed.push_back(ir::eval_sym_tensor(node, *args[0].scalar));
-        plan.value_fixed[static_cast<size_t>(out)] = InputRef{-1, &plan.fixed.back(), kHost};
-      } else {
-        plan.scalars[static_cast<size_t>(out)] = ir::eval_sym(node, args);
-      }
-      for (ir::ValueId v : node.inputs)
-        if (last_use_[static_cast<size_t>(v)] == static_cast<int32_t>(n) && graph_.values[v].kind == ir::ValueKind::NodeOutput) free_value(v);
-      continue;
-    }
-
-    if (ir::has_bound_attrs(node)) np.resolved = std::make_unique<ir::Node>(resolve(node, plan));
-    if (const std::vector<config::RuleOption>* options = rule_options(node)) {  // "@key" attributes
-      if (!np.resolved) np.resolved = std::make_unique<ir::Node>(node);
-      for (const config::RuleOption& o : *options) np.resolved->attrs.emplace_back("@" + o.key, option_attribute(o));
-    }
-    const ir::Node& resolved = np.resolved ? *np.resolved : node;
-    {
-      const std::vector<const DLTensor*> meta = metadata(resolved.inputs);
-      bind_node(n, plan, resolved, meta);
-      try_fuse(n, plan, metadata);
-    }
-    const ir::Node& run_node = np.as_run(node);
-    // Asked of the kernel that runs (fused or not), after fusion decided.
-    ask_cost(*np.bound, describe(run_node), np.backend, metadata(run_node.inputs), run_node.outputs.size());
-    const BoundKernel& bk = *np.bound;
-    const loader::LoadedPlugin* plugin = bk.kernel.plugin.get();
-    const int32_t end = np.fused ? np.fused_last : static_cast<int32_t>(n);  // the last node it runs
-
-    Step s;
-    s.kind = Step::Kind::Kernel;
-    s.node = static_cast<int32_t>(n);
-    s.run_node = &run_node;
-    s.kernel = &bk;
-    s.backend = &np.backend;
-    s.pass_storages = SY_STRUCT_HAS(bk.kernel.def, SY_KernelDef, storage) && bk.kernel.def->storage != nullptr;
-    for (size_t i = 0; i < run_node.inputs.size(); ++i) {
-      const ir::ValueId v = run_node.inputs[i];
-      if (v == ir::kNoValue) {
-        s.inputs.push_back(InputRef{});
-        s.input_storage.push_back(SY_STORAGE_HOST);
-        continue;
-      }
-      const int32_t cur = storage_of(v);
-      const SY_StorageIndex local = storages_.local_of(cur, plugin);
-      const SY_StorageMask reads = bk.input_reads[i];
-      const bool direct = local == SY_STORAGE_HOST ? (reads & SY_STORAGE_MASK_HOST) != 0
-                                                   : local >= 0 && (reads & SY_STORAGE_MASK(local)) != 0;
-      if (direct) {
-        const Tensor& t = tensor_of(v);
-        s.inputs.push_back(&t == &st.slots[static_cast<size_t>(v)] ? InputRef{v, nullptr, cur} : InputRef{-1, &t, cur});
-        s.input_storage.push_back(local);
-        continue;
-      }
-      const int32_t to = (reads & SY_STORAGE_MASK_HOST) ? kHost : storages_.id_of(plugin, lowest_storage(reads));
-      if (storage_of(v) == kHost && &tensor_of(v) != &st.slots[static_cast<size_t>(v)]) {
-        // A constant (or sym::tensor) this kernel reads elsewhere: converted once, here.
-        const Tensor*& copy = plan.fixed_copies[{v, to}];
-        if (copy == nullptr) {
-          plan.fixed.push_back(storages_.from_host(to, tensor_of(v), "constant '" + graph_.values[v].name + "'"));
-          copy = &plan.fixed.back();
-        }
-        s.inputs.push_back(InputRef{-1, copy, to});
-      } else {
-        s.inputs.push_back(InputRef{copy_to(v, to, static_cast<int32_t>(n)), nullptr, to});
-      }
-      s.input_storage.push_back(storages_.local_of(to, plugin));
-    }
-    for (size_t o = 0; o < run_node.outputs.size(); ++o) {
-      const ir::ValueId v = run_node.outputs[o];
-      const SY_StorageMask writes = bk.output_writes[o];
-      OutputPlan out;
-      out.storage = (writes & SY_STORAGE_MASK_HOST) ? kHost : storages_.id_of(plugin, lowest_storage(writes));
-      out.local = storages_.local_of(out.storage, plugin);
-      out.slot = v;  // kept for recording; freed below if nobody reads it
-      s.outputs.push_back(out);
-      pl.where[static_cast<size_t>(v)] = out.storage;
-    }
-    // A node of constants alone (a weight's transpose, a mask built from sizes) is
-    // computed here, once per plan, and its outputs kept as constants.
-    bool fold = !is_random_op(run_node.op);
-    for (const InputRef& r : s.inputs) fold = fold && (r.absent() || r.fixed != nullptr);
-    for (const OutputPlan& o : s.outputs) fold = fold && o.storage == kHost;
-    steps.push_back(std::move(s));
-    run_step(steps.back(), steps.size() - 1, st, scratch);
-    if (fold) {
-      steps.back().folded = true;
-      for (ir::ValueId v : run_node.outputs) {
-        plan.fixed.push_back(st.slots[static_cast<size_t>(v)]);
-        plan.value_fixed[static_cast<size_t>(v)] = InputRef{-1, &plan.fixed.back(), kHost};
-        free_slot(v);
-      }
-      continue;
-    }
-    for (size_t o = 0; o < run_node.outputs.size(); ++o) {
-      const ir::ValueId v = run_node.outputs[o];
-      ValueInfo& info = plan.infos[static_cast<size_t>(v)];
-      const Tensor& t = st.slots[static_cast<size_t>(v)];
-      info.dtype = t.dtype();
-      info.shape = t.shape();
-      info.produced = true;
-      info.host_allocated = bk.kernel.def->output_mode == SY_OUTPUT_HOST_ALLOCATED;
-      if (!info.host_allocated && t.numel() > 0 && storage_of(v) == kHost)
-        for (ir::ValueId in : run_node.inputs) {  // a kernel's output may be a view of an input
-          if (in == ir::kNoValue || storage_of(in) != kHost || !points_into(t.raw_data(), tensor_of(in))) continue;
-          info.view_of = graph_.values[static_cast<size_t>(in)].kind == ir::ValueKind::NodeOutput ? in : ir::kNoValue;
-          info.view_of_outside = info.view_of == ir::kNoValue;
-          break;
-        }
-      if (last_use_[static_cast<size_t>(v)] == -1) free_slot(v);
-    }
-    for (ir::ValueId v : run_node.inputs)  // inputs whose last reader this was
-      if (v != ir::kNoValue && graph_.values[v].kind == ir::ValueKind::NodeOutput && last_use_[v] != kForever &&
-          last_use_[v] <= end && last_use_[v] >= static_cast<int32_t>(n))
-        free_value(v);
-  }
-
-  for (size_t v = 0; v < num_values; ++v)
-    if (pl.shape_read[v]) plan.shape_reads.push_back(static_cast<ir::ValueId>(v));
-  result.outputs.clear();
-  for (ir::ValueId v : graph_.outputs) {
-    const ir::Value& val = graph_.values[static_cast<size_t>(v)];
-    if (val.kind == ir::ValueKind::Constant) result.outputs.push_back(val.constant);
-    else result.outputs.push_back(storages_.to_host(storage_of(v), tensor_of(v), "output '" + val.name + "'"));
-  }
-  end_run(st);
-  return result;
+  const ir::Node& resolved = np.resolved ? *np.resolved : node;
+  bind_node(n, plan, resolved, metadata(resolved.inputs));
+  try_fuse(n, plan, metadata);
+  const ir::Node& run_node = np.as_run(node);
+  // Asked of the kernel that runs (fused or not), after fusion decided.
+  ask_cost(*np.bound, describe(run_node), np.backend, metadata(run_node.inputs), run_node.outputs.size());
+  return run_node;
 }
 
 }  // namespace switchyard::exec

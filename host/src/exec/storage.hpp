@@ -35,6 +35,14 @@ class StorageTable {
   // for host memory; -2 if `plugin` does not own it (its kernels cannot read it).
   SY_StorageIndex local_of(int32_t id, const loader::LoadedPlugin* plugin) const;
   std::string name_of(int32_t id) const { return id == kHost ? "host" : kind(id).name; }
+  // The storage a kernel of `plugin` takes from a mask of those it reads or writes: host
+  // memory where the mask has it, else the plugin's lowest storage in it.
+  int32_t first_in(SY_StorageMask mask, const loader::LoadedPlugin* plugin) const {
+    if (mask & SY_STORAGE_MASK_HOST) return kHost;
+    for (SY_StorageIndex k = 0; k < SY_MAX_STORAGES; ++k)
+      if (mask & SY_STORAGE_MASK(k)) return id_of(plugin, k);
+    return kHost;
+  }
   // The id of the storage named "plugin/storage" ("host" gives kHost); -2 if none is.
   int32_t find(const std::string& name) const;
   std::string names() const;  // every storage's name, comma-separated, for messages
