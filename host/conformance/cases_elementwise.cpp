@@ -11,7 +11,9 @@ namespace {
 
 // float32 and float64; the float64 row also has a float32 self with a 0-dim float64
 // other, which is how a traced Python number reaches an op (ATen computes in float32).
-std::vector<Case> binary_cases(DLDataType dtype, bool with_alpha) {
+// `numbers`: the op also takes a Python number as `other` (add, sub, mul, div; not
+// maximum and minimum, whose operands are tensors).
+std::vector<Case> binary_cases(DLDataType dtype, bool with_alpha, bool numbers = true) {
   const DLDataType f64{kDLFloat, 64, 1};
   const bool is_f64 = dtype.code == f64.code && dtype.bits == f64.bits && dtype.lanes == 1;
   if (!is_f32(dtype) && !is_f64) return {};
@@ -53,6 +55,7 @@ std::vector<Case> binary_cases(DLDataType dtype, bool with_alpha) {
     add("per-channel with NaN, inf and a zero scale", std::move(x), std::move(scale));
   }
   if (with_alpha) add("alpha 2.5", t({3, 4}), t({3, 4}), {{"alpha", number(2.5)}});
+  if (!numbers) return cases;
   add("scalar other", t({3, 4}), std::nullopt, {{"other", number(0.75)}});
   if (is_f64) add("float32 self, 0-dim float64 other", random_tensor(rng, {kDLFloat, 32, 1}, {3, 4}), t({}));
   return cases;
@@ -151,6 +154,8 @@ void add_elementwise_cases(CaseTable& table) {
   table.add("aten::sub", [](DLDataType t) { return binary_cases(t, true); });
   table.add("aten::mul", [](DLDataType t) { return binary_cases(t, false); });
   table.add("aten::div", [](DLDataType t) { return binary_cases(t, false); });
+  table.add("aten::maximum", [](DLDataType t) { return binary_cases(t, false, false); });
+  table.add("aten::minimum", [](DLDataType t) { return binary_cases(t, false, false); });
   for (const char* op : {"aten::relu", "aten::sigmoid", "aten::tanh", "aten::silu", "aten::hardswish",
                          "aten::hardsigmoid", "aten::neg", "aten::exp"})
     table.add(op, [](DLDataType t) { return unary_cases(t); });

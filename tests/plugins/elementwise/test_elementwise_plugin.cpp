@@ -193,3 +193,25 @@ TEST(ElementwisePlugin, LeavesOtherDtypesAndRoundingModesToAten) {
   EXPECT_NE(plan[1].rejected[0].reason.find("rounding_mode"), std::string::npos) << plan[1].rejected[0].reason;
 }
 
+// aten::maximum / aten::minimum, broadcast, with NaNs on either side: as aten computes them.
+TEST(ElementwisePlugin, MaximumAndMinimumMatchAtenWithNaNs) {
+  for (const char* op : {"aten::maximum", "aten::minimum"}) {
+    ir::Graph g;
+    const ir::ValueId x = g.add_input("x", kF32), y = g.add_input("y", kF32);
+    g.add_node("m", op, {x, y}, {"out"});
+    g.outputs = {g.find_value("out")};
+    Tensor a = uniform({3, 5}, 11), b = uniform({5}, 12);
+    a.data<float>()[2] = std::nanf("");
+    b.data<float>()[4] = std::nanf("");
+    const std::vector<Tensor> feeds = {a, b};
+    Runtime ours = runtime_with("\"elementwise\", \"aten\""), ref = runtime_with("\"aten\"");
+    auto model = load_graph(ours, ir::Graph(g));
+    for (const PlanEntry& e : model->plan(feeds)) EXPECT_EQ(e.backend, "elementwise") << op;
+    const Tensor got = model->run(feeds)[0], want = load_graph(ref, std::move(g))->run(feeds)[0];
+    ASSERT_EQ(got.shape(), want.shape()) << op;
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      const float u = got.data<float>()[i], v = want.data<float>()[i];
+      EXPECT_TRUE(std::isnan(v) ? std::isnan(u) : u == v) << op << ", element " << i << ": " << u << " vs " << v;
+    }
+  }
+}
