@@ -140,7 +140,7 @@ Parsed parse(const sy::Node& node) {
     if (a.kind("training") != SY_ATTR_INT) throw sy::Unsupported("batch_norm's training is not a constant bool");
     if (a.i("training") != 0) throw sy::Unsupported("batch_norm with training=True (the conv plugin runs inference only)");
   }
-  if (a.has("eps") && a.kind("eps") != SY_ATTR_FLOAT && a.kind("eps") != SY_ATTR_INT)
+  if (a.has("eps") && !a.is_number("eps"))
     throw sy::Unsupported("batch_norm's eps is not a constant number");
   p.eps = static_cast<float>(a.f("eps", 1e-5));  // ATen adds it as the input's dtype
   for (size_t i = 0; i < 4; ++i)

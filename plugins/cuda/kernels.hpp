@@ -18,9 +18,7 @@ using KernelList = std::vector<std::shared_ptr<sy::KernelEntry>>;
 template <typename K>
 void add_kernel(KernelList& list, const std::string& op, const char* family, const std::vector<DLDataType>& dtypes,
                 const void* user_data = nullptr) {
-  std::shared_ptr<sy::KernelEntry> e = sy::kernel<K>(op, family, dtypes, user_data);
-  e->def.device_type = kDLCUDA;
-  list.push_back(std::move(e));
+  list.push_back(sy::kernel<K>(op, family, dtypes, user_data, kDLCUDA));
 }
 
 void add_gemm_kernels(KernelList& list);         // gemm_kernels.cpp

@@ -21,9 +21,8 @@ bool is_mask_dtype(DLDataType dt) {
 
 // A Scalar attribute or 0-dim constant; nullopt when the argument is a run-time tensor.
 std::optional<double> scalar_arg(const sy::Node& n, const char* name, const DLTensor* input) {
-  const SY_AttrKind kind = n.attrs.kind(name);
-  if (kind == SY_ATTR_INT || kind == SY_ATTR_FLOAT) return n.attrs.f(name);
-  const DLTensor* t = kind == SY_ATTR_TENSOR ? n.attrs.tensor(name) : input;
+  if (n.attrs.is_number(name)) return n.attrs.f(name);
+  const DLTensor* t = n.attrs.kind(name) == SY_ATTR_TENSOR ? n.attrs.tensor(name) : input;
   if (t == nullptr || t->ndim != 0 || t->data == nullptr || t->device.device_type != kDLCPU) return std::nullopt;
   const char* p = static_cast<const char*>(t->data) + t->byte_offset;
   switch (need_dt(t->dtype, name)) {

@@ -89,8 +89,7 @@ class Binary {
       if (!is_f32(n.input(1)) && !is_f64_number(n.input(1)))
         throw sy::Unsupported("other is neither a float32 tensor nor a 0-dim float64 one (type promotion is left to aten)");
     } else {
-      const SY_AttrKind k = n.attrs.kind("other");
-      if (k != SY_ATTR_INT && k != SY_ATTR_FLOAT) throw sy::Unsupported("'other' is neither a tensor input nor a number");
+      if (!n.attrs.is_number("other")) throw sy::Unsupported("'other' is neither a tensor input nor a number");
     }
     if (n.num_inputs > 2) throw sy::Unsupported("more than two inputs");
     if (n.attrs.has("rounding_mode")) throw sy::Unsupported("div with a rounding_mode");

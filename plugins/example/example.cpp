@@ -95,8 +95,7 @@ class Binary {
  public:
   static void supports(const sy::Node& node) {
     require_float32(node);
-    SY_AttrKind other = node.attrs.kind("other");
-    if (!node.has_input(1) && other != SY_ATTR_INT && other != SY_ATTR_FLOAT)
+    if (!node.has_input(1) && !node.attrs.is_number("other"))
       throw sy::Unsupported("'other' is neither a tensor input nor a number attribute");
   }
 

@@ -120,6 +120,11 @@ class Attrs {
     SY_AttrKind k = kind(name);
     return k != SY_ATTR_MISSING && k != SY_ATTR_NONE;
   }
+  // An int or a float (a Python number in the model): what f() reads.
+  bool is_number(const char* name) const {
+    SY_AttrKind k = kind(name);
+    return k == SY_ATTR_INT || k == SY_ATTR_FLOAT;
+  }
   int64_t i(const char* name) const {
     int64_t v = 0;
     check(api().attr_int(attrs_, name, &v), name, "an int");
@@ -423,10 +428,12 @@ struct Trampolines {
 };
 
 // Registers kernel class K for `op`. Its output mode follows from whether K has infer().
+// `device`: what SY_KernelDef.device_type shows (informational; storages say where
+// tensors live).
 template <typename K>
 std::shared_ptr<KernelEntry> kernel(std::string op, std::string family,
                                     std::vector<DLDataType> dtypes,
-                                    const void* user_data = nullptr) {
+                                    const void* user_data = nullptr, DLDeviceType device = kDLCPU) {
   auto e = std::make_shared<KernelEntry>();
   e->op = std::move(op);
   e->family = std::move(family);
@@ -436,7 +443,7 @@ std::shared_ptr<KernelEntry> kernel(std::string op, std::string family,
   d.struct_size = SY_KernelDef_STRUCT_SIZE;
   d.op = e->op.c_str();
   d.family = e->family.c_str();
-  d.device_type = kDLCPU;
+  d.device_type = device;
   d.dtypes = e->dtypes.data();
   d.num_dtypes = e->dtypes.size();
   d.output_mode = detail::declared_mode<K>::value;
