@@ -216,10 +216,13 @@ for t in "${targets[@]}"; do
     fi
   fi
   found=$(find "$work/artifacts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+  # Stopped by a signal (Ctrl-C, kill -INT): libFuzzer says so and leaves no artifact.
+  interrupted=0
+  grep -q 'libFuzzer: run interrupted' "$log" && interrupted=1
   if [ $keep_going = 0 ]; then
     crashes=$((crashes + found))
     # A failure that left no artifact (e.g. the harness died at start) still counts.
-    [ $rc -ne 0 ] && [ "$found" -eq 0 ] && crashes=$((crashes + 1))
+    [ $rc -ne 0 ] && [ "$found" -eq 0 ] && [ $interrupted = 0 ] && crashes=$((crashes + 1))
   elif [ $rc -ne 0 ] && [ $crashes -eq 0 ]; then
     crashes=1
   fi
@@ -227,7 +230,7 @@ for t in "${targets[@]}"; do
   r_rate[$t]=${rate:-?}
   r_crashes[$t]=$crashes
   r_corpus[$t]=$(find "$work/corpus" -type f | wc -l)
-  if [ $crashes -gt 0 ]; then r_status[$t]=CRASH; else r_status[$t]=ok; fi
+  if [ $crashes -gt 0 ]; then r_status[$t]=CRASH; elif [ $interrupted = 1 ]; then r_status[$t]=stopped; else r_status[$t]=ok; fi
   total_crashes=$((total_crashes + crashes))
   if [ $crashes -gt 0 ]; then
     grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|terminate called)' "$log" | head -5 >&2 || true
