@@ -27,14 +27,9 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& what) 
 }
 
 Shape broadcast_strides(const Shape& shape, const Shape& out) {
-  Shape strides(out.size(), 0);
-  int64_t step = 1;
-  for (size_t i = 1; i <= shape.size(); ++i) {
-    const int64_t s = shape[shape.size() - i];
-    if (s != 1) strides[out.size() - i] = step;
-    step *= s;
-  }
-  return strides;
+  Shape compact(shape.size(), 1);  // device values are compact row-major
+  for (size_t i = shape.size(); i-- > 1;) compact[i - 1] = compact[i] * shape[i];
+  return sy::broadcast_strides(shape, compact, out);
 }
 
 launch::Walk make_walk(const Shape& out, std::vector<Shape*> operands) {

@@ -7,17 +7,6 @@
 
 namespace sy_elementwise {
 
-Shape strides_over(const DLTensor& t, const Shape& out) {
-  Shape strides(out.size(), 0);
-  int64_t contiguous = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    const int64_t own = t.strides != nullptr ? t.strides[d] : contiguous;
-    contiguous *= t.shape[d];
-    if (t.shape[d] != 1) strides[out.size() - static_cast<size_t>(t.ndim) + static_cast<size_t>(d)] = own;
-  }
-  return strides;
-}
-
 Walk make_walk(const Shape& out, const std::vector<Shape>& input_strides) {
   Walk w;
   const size_t ni = input_strides.size();

@@ -38,9 +38,6 @@ class RowCursor {
   std::vector<int64_t> offsets_;  // per input
 };
 
-// Strides (in elements) of t right-aligned to an output of shape `out`; 0 where t is
-// broadcast or has no such dim.
-Shape strides_over(const DLTensor& t, const Shape& out);
 Walk make_walk(const Shape& out, const std::vector<Shape>& input_strides);
 
 }  // namespace sy_elementwise

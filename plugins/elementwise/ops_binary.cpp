@@ -142,7 +142,7 @@ class Binary {
       if (r.in_place(0, i) && !sy::is_contiguous(x)) {
         const Shape out = sy::shape_of(result);
         copy.resize(static_cast<size_t>(sy::numel(x)));
-        const Walk w = make_walk(out, {strides_over(x, out), Shape(out.size(), 0)});
+        const Walk w = make_walk(out, {sy::broadcast_strides(x, out), Shape(out.size(), 0)});
         apply(w, copy.data(), in[i], &scalar_, [](float v, float) { return v; });
         in[i] = copy.data();
         tensors[i] = &result;  // the copy is laid out as the output
@@ -182,7 +182,7 @@ class Binary {
     std::vector<Shape> strides{Shape(out.size(), 0), Shape(out.size(), 0)};
     for (size_t i = 0; i < 2; ++i) {
       m->operand[i] = sy::LayoutKey::of(tensors[i]);
-      if (tensors[i] != nullptr) strides[i] = strides_over(*tensors[i], out);
+      if (tensors[i] != nullptr) strides[i] = sy::broadcast_strides(*tensors[i], out);
     }
     m->walk = make_walk(out, strides);
     return m;

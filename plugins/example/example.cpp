@@ -28,19 +28,6 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-// The strides (in elements) that walk tensor `t` along an output of shape `out`: t's
-// own strides (DLPack: NULL means contiguous), right-aligned, 0 where t is broadcast.
-Shape strides_over(const DLTensor& t, const Shape& out) {
-  Shape strides(out.size(), 0);
-  int64_t contiguous = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    int64_t own = t.strides != nullptr ? t.strides[d] : contiguous;
-    contiguous *= t.shape[d];
-    if (t.shape[d] != 1) strides[out.size() - t.ndim + d] = own;
-  }
-  return strides;
-}
-
 // Calls f(i, a, b) for every element i of a contiguous output of shape `out`, where a
 // and b are the offsets of the matching elements of two inputs walked with sa and sb.
 template <typename F>
@@ -134,11 +121,11 @@ class Binary {
     Shape sb(out.size(), 0);
     if (run.has_input(1)) {
       b = sy::data<float>(run.input(1));
-      sb = strides_over(run.input(1), out);
+      sb = sy::broadcast_strides(run.input(1), out);
     }
     const float* a = sy::data<float>(self);
     float* y = output_data(result);
-    for_each_element(out, strides_over(self, out), sb,
+    for_each_element(out, sy::broadcast_strides(self, out), sb,
                      [&](int64_t i, int64_t ia, int64_t ib) { y[i] = op_(a[ia], b[ib]); });
   }
 
@@ -168,7 +155,7 @@ class Relu {
     const DLTensor& self = run.input(0);
     DLTensor& result = run.output(0);
     Shape out = sy::shape_of(result);
-    Shape strides = strides_over(self, out);
+    Shape strides = sy::broadcast_strides(self, out);
     const float* x = sy::data<float>(self);
     float* y = output_data(result);
     // `x < 0 ? 0 : x` keeps NaN as NaN, as torch.relu does.

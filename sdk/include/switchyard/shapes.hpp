@@ -36,6 +36,23 @@ inline std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, cons
   return out;
 }
 
+// The element strides that walk an operand of `shape` (with element `strides`) along an
+// output of shape `out` it broadcasts to: right-aligned, 0 along the dims it is broadcast
+// on (size 1) and the leading dims it lacks. Checking that it broadcasts is
+// broadcast_shapes' job.
+inline std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                                              const std::vector<int64_t>& out) {
+  std::vector<int64_t> result(out.size(), 0);
+  for (size_t i = 1; i <= shape.size() && i <= out.size(); ++i)
+    if (shape[shape.size() - i] != 1) result[out.size() - i] = strides[strides.size() - i];
+  return result;
+}
+
+// The same for a DLTensor (NULL strides: compact row-major).
+inline std::vector<int64_t> broadcast_strides(const DLTensor& t, const std::vector<int64_t>& out) {
+  return broadcast_strides(shape_of(t), strides_of(t), out);
+}
+
 // A tensor's shape and strides as one call saw them, to tell whether a later call's tensor
 // is laid out the same (a kernel that remembers what it worked out for the last call).
 // Data, dtype and device are not part of it. A NULL tensor (an absent operand) is a key
