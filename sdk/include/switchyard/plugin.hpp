@@ -198,15 +198,30 @@ struct Node {
   bool has_input(size_t i) const { return i < num_inputs && inputs[i] != nullptr; }
 };
 
-struct Infer {
-  SY_KernelInferArgs* args;
+namespace detail {
+inline const char* call_name(const SY_KernelInferArgs*) { return "infer"; }
+inline const char* call_name(const SY_KernelRunArgs*) { return "run"; }
+inline const char* call_name(const SY_KernelStorageArgs*) { return "storage"; }
+inline const char* call_name(const SY_KernelCostArgs*) { return "cost"; }
+}  // namespace detail
+
+// What the views of infer, run, storage and cost share: the call's arguments and its
+// inputs (metadata, or tensors in run).
+template <typename Args>
+struct CallInputs {
+  Args* args;
+  // Input i; throws if i is out of range or the optional input is absent.
   const DLTensor& input(size_t i) const {
     if (i >= args->num_inputs || args->inputs[i] == nullptr)
-      throw Error("infer: input " + std::to_string(i) + " is missing");
+      throw Error(std::string(detail::call_name(args)) + ": input " + std::to_string(i) + " is missing");
     return *args->inputs[i];
   }
   bool has_input(size_t i) const { return i < args->num_inputs && args->inputs[i] != nullptr; }
   size_t num_inputs() const { return args->num_inputs; }
+  size_t num_outputs() const { return args->num_outputs; }
+};
+
+struct Infer : CallInputs<SY_KernelInferArgs> {
   void set_output(size_t i, DLDataType dtype, const std::vector<int64_t>& shape) {
     if (i >= args->num_outputs) throw Error("infer: output index out of range", SY_ERROR_INTERNAL);
     if (shape.size() > SY_MAX_DIMS) throw Error("infer: too many dimensions");
@@ -217,16 +232,7 @@ struct Infer {
   }
 };
 
-struct Run {
-  SY_KernelRunArgs* args;
-  const DLTensor& input(size_t i) const {
-    if (i >= args->num_inputs || args->inputs[i] == nullptr)
-      throw Error("run: input " + std::to_string(i) + " is missing");
-    return *args->inputs[i];
-  }
-  bool has_input(size_t i) const { return i < args->num_inputs && args->inputs[i] != nullptr; }
-  size_t num_inputs() const { return args->num_inputs; }
-  size_t num_outputs() const { return args->num_outputs; }
+struct Run : CallInputs<SY_KernelRunArgs> {
   // SY_OUTPUT_HOST_ALLOCATED kernels write here.
   DLTensor& output(size_t i) const {
     if (args->outputs == nullptr || i >= args->num_outputs)
@@ -265,16 +271,7 @@ struct Run {
 
 // What K::storage() fills (SDK 1.1): per input the storages it reads, per output those it
 // writes (preferred storage first), and outputs that may take an input's buffer.
-struct StorageQuery {
-  SY_KernelStorageArgs* args;
-  const DLTensor& input(size_t i) const {
-    if (i >= args->num_inputs || args->inputs[i] == nullptr)
-      throw Error("storage: input " + std::to_string(i) + " is missing");
-    return *args->inputs[i];
-  }
-  bool has_input(size_t i) const { return i < args->num_inputs && args->inputs[i] != nullptr; }
-  size_t num_inputs() const { return args->num_inputs; }
-  size_t num_outputs() const { return args->num_outputs; }
+struct StorageQuery : CallInputs<SY_KernelStorageArgs> {
   void reads(size_t i, SY_StorageMask mask) const {
     if (i >= args->num_inputs) throw Error("storage: input index out of range", SY_ERROR_INTERNAL);
     args->input_reads[i] = mask;
@@ -299,15 +296,7 @@ struct StorageQuery {
 };
 
 // What K::cost() fills (SDK 1.1) for the input metadata it is given.
-struct Cost {
-  SY_KernelCostArgs* args;
-  const DLTensor& input(size_t i) const {
-    if (i >= args->num_inputs || args->inputs[i] == nullptr)
-      throw Error("cost: input " + std::to_string(i) + " is missing");
-    return *args->inputs[i];
-  }
-  bool has_input(size_t i) const { return i < args->num_inputs && args->inputs[i] != nullptr; }
-  size_t num_inputs() const { return args->num_inputs; }
+struct Cost : CallInputs<SY_KernelCostArgs> {
   void flops(double f) const { args->flops = f; }
   void bytes(double b) const { args->bytes = b; }
   void scratch(uint64_t b) const { args->scratch_bytes = b; }
@@ -400,13 +389,13 @@ struct Trampolines {
   }
   static SY_Status infer(void* /*ctx*/, SY_KernelInferArgs* a) {
     return guarded(a->call, [&] {
-      Infer view{a};
+      Infer view{{a}};
       reinterpret_cast<K*>(a->instance)->infer(view);
     });
   }
   static SY_Status run(void* /*ctx*/, SY_KernelRunArgs* a) {
     return guarded(a->call, [&] {
-      Run view{a};
+      Run view{{a}};
       reinterpret_cast<K*>(a->instance)->run(view);
     });
   }
@@ -415,13 +404,13 @@ struct Trampolines {
   }
   static SY_Status storage(void* /*ctx*/, SY_KernelStorageArgs* a) {
     return guarded(a->call, [&] {
-      StorageQuery view{a};
+      StorageQuery view{{a}};
       if constexpr (detail::has_storage<K>::value) reinterpret_cast<K*>(a->instance)->storage(view);
     });
   }
   static SY_Status cost(void* /*ctx*/, SY_KernelCostArgs* a) {
     return guarded(a->call, [&] {
-      Cost view{a};
+      Cost view{{a}};
       if constexpr (detail::has_cost<K>::value) reinterpret_cast<K*>(a->instance)->cost(view);
     });
   }
