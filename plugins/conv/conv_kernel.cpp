@@ -5,6 +5,8 @@
 #include "formats.hpp"
 #include "winograd.hpp"
 
+#include <switchyard/conv_attributes.hpp>
+
 #include <cmath>
 #include <algorithm>
 
@@ -14,27 +16,6 @@ using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 
 namespace {
-
-struct Producer {
-  const char* op;
-  int spatial;        // 0: from the weight's rank
-  bool defaults;      // stride/padding/dilation/groups have ATen defaults
-  std::vector<std::string> attrs;
-};
-
-const std::vector<Producer>& producers() {
-  static const std::vector<Producer> table = {
-      {"aten::conv1d", 1, true, {"stride", "padding", "dilation", "groups"}},
-      {"aten::conv2d", 2, true, {"stride", "padding", "dilation", "groups"}},
-      {"aten::convolution", 0, false,
-       {"stride", "padding", "dilation", "transposed", "output_padding", "groups"}},
-      // benchmark/deterministic/cudnn_enabled/allow_tf32 do not change a CPU result.
-      {"aten::_convolution", 0, false,
-       {"stride", "padding", "dilation", "transposed", "output_padding", "groups", "benchmark",
-        "deterministic", "cudnn_enabled", "allow_tf32"}},
-  };
-  return table;
-}
 
 const DLTensor* tensor_attr(const sy::Attrs& a, const char* name) {
   return a.kind(name) == SY_ATTR_TENSOR ? a.tensor(name) : nullptr;
@@ -46,58 +27,28 @@ ConvKernel::Params parse_conv(const sy::Node& node) {
   ConvKernel::Params p;
   p.node = node.name != nullptr ? node.name : "";
   p.fusion = fusion_of(node.op, &p.producer);
-  const Producer* prod = nullptr;
-  for (const Producer& q : producers())
-    if (p.producer == q.op) prod = &q;
-  if (prod == nullptr) throw sy::Unsupported("conv plugin: unknown convolution op " + p.producer);
+  std::vector<std::string> known = sy::conv_attribute_names(p.producer);
+  if (known.empty()) throw sy::Unsupported("conv plugin: unknown convolution op " + p.producer);
   if (node.num_outputs != 1) throw sy::Unsupported("expected one output");
-
-  std::vector<std::string> known = prod->attrs;
   known.insert(known.end(), {"weight", "bias"});
   check_attr_names(node, known, p.fusion.attrs);
 
   const sy::Attrs& a = node.attrs;
-  p.spatial = prod->spatial;
-  p.unbatched_ok = prod->spatial != 0;
+  const sy::ConvAttributes conv = sy::conv_attributes(p.producer, a);
+  p.spatial = conv.spatial;
+  p.unbatched_ok = conv.unbatched_ok;
+  p.pad_mode = conv.pad_mode;
+  p.stride = conv.stride;
+  p.padding = conv.padding;
+  p.dilation = conv.dilation;
+  p.groups = conv.groups;
   p.weight_attr = tensor_attr(a, "weight");
   p.bias_attr = tensor_attr(a, "bias");
   p.num_slots = 1 + (p.weight_attr ? 0 : 1) + (p.bias_attr ? 0 : 1);
-  if (a.kind("padding") == SY_ATTR_STRING) {
-    if (!p.unbatched_ok) throw sy::Unsupported(p.producer + " takes no padding string");
-    p.pad_mode = a.s("padding");
-    if (p.pad_mode != "same" && p.pad_mode != "valid")
-      throw sy::Unsupported("padding='" + p.pad_mode + "' (expected 'same', 'valid' or ints)");
-  }
-  auto list = [&](const char* name, std::vector<int64_t>* out) {
-    if (a.has(name)) {
-      if (a.kind(name) != SY_ATTR_INT && a.kind(name) != SY_ATTR_INTS)
-        throw sy::Unsupported(std::string("attribute '") + name + "' is not an int list");
-      *out = a.ints(name);
-    } else if (!prod->defaults) {
-      throw sy::Unsupported(std::string("attribute '") + name + "' is missing");
-    }
-  };
-  list("stride", &p.stride);
-  if (p.pad_mode.empty()) list("padding", &p.padding);
-  list("dilation", &p.dilation);
-  if (!a.has("groups") && !prod->defaults) throw sy::Unsupported("attribute 'groups' is missing");
-  p.groups = a.i("groups", 1);
   // Config option `layout`: "onednn" (default) lets values stay in oneDNN's layouts between
   // convolutions; "plain" keeps every value NCHW (to compare, or to rule the formats out).
   p.own_layouts = own_layouts_option(a);
   p.winograd_tiles = winograd_option(a);
-  if (p.groups < 1) throw sy::Unsupported("groups must be positive, got " + std::to_string(p.groups));
-  if (a.i("transposed", 0) != 0) throw sy::Unsupported("transposed convolution is not supported");
-  if (a.has("output_padding")) {
-    for (int64_t v : a.ints("output_padding"))
-      if (v != 0) throw sy::Unsupported("output_padding is only meaningful for transposed convolution");
-  }
-  for (int64_t v : p.stride)
-    if (v < 1) throw sy::Unsupported("stride must be positive, got " + to_string(p.stride));
-  for (int64_t v : p.dilation)
-    if (v < 1) throw sy::Unsupported("dilation must be positive, got " + to_string(p.dilation));
-  for (int64_t v : p.padding)
-    if (v < 0) throw sy::Unsupported("padding must not be negative, got " + to_string(p.padding));
   return p;
 }
 

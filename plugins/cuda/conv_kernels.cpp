@@ -71,7 +71,8 @@ class ConvKernel : public CudaKernel {
       : CudaKernel(n),
         params_(parse_conv(producer_of(n.op), n.attrs)),
         args_(n, {"input", "weight", "bias"}, {false, false, true}) {
-    std::vector<std::string> known = conv_attribute_names(params_.producer);
+    std::vector<std::string> known = sy::conv_attribute_names(params_.producer);
+    known.insert(known.end(), {"input", "weight", "bias"});
     const std::string op = n.op;
     if (op.find('+') != std::string::npos)
       for (const std::string& a : unary_attr_names(op.substr(op.find('+') + 1))) known.push_back("post." + a);

@@ -1,5 +1,6 @@
 // cuda plugin: convolution and pooling arguments and geometry (conv_plan.hpp).
 #include "conv_plan.hpp"
+#include <switchyard/conv_attributes.hpp>
 #include <switchyard/shapes.hpp>
 
 #include <algorithm>
@@ -9,34 +10,6 @@ namespace sycuda {
 namespace {
 
 std::string str(const Shape& s) { return sy::shape_string(s); }
-
-struct Producer {
-  const char* op;
-  int spatial;    // 0: from the weight's rank
-  bool defaults;  // stride/padding/dilation/groups have ATen defaults
-  std::vector<std::string> attrs;
-};
-
-const std::vector<Producer>& producers() {
-  static const std::vector<Producer> table = {
-      {"aten::conv1d", 1, true, {"input", "weight", "bias", "stride", "padding", "dilation", "groups"}},
-      {"aten::conv2d", 2, true, {"input", "weight", "bias", "stride", "padding", "dilation", "groups"}},
-      {"aten::convolution", 0, false,
-       {"input", "weight", "bias", "stride", "padding", "dilation", "transposed", "output_padding", "groups"}},
-      // benchmark/deterministic/cudnn_enabled/allow_tf32 are ATen's hints; the '@precision'
-      // option decides TF32 here.
-      {"aten::_convolution", 0, false,
-       {"input", "weight", "bias", "stride", "padding", "dilation", "transposed", "output_padding", "groups", "benchmark",
-        "deterministic", "cudnn_enabled", "allow_tf32"}},
-  };
-  return table;
-}
-
-const Producer& producer(const std::string& op) {
-  for (const Producer& p : producers())
-    if (op == p.op) return p;
-  throw sy::Unsupported("no convolution op " + op + " in the cuda plugin");
-}
 
 Shape int_list(const sy::Attrs& a, const char* name) {
   const SY_AttrKind k = a.kind(name);
@@ -54,40 +27,17 @@ Shape expand(const Shape& v, size_t n, int64_t fallback, const char* what) {
 
 }  // namespace
 
-const std::vector<std::string>& conv_attribute_names(const std::string& op) { return producer(op).attrs; }
-
 ConvParams parse_conv(const std::string& op, const sy::Attrs& a) {
-  const Producer& prod = producer(op);
+  const sy::ConvAttributes c = sy::conv_attributes(op, a);
   ConvParams p;
   p.producer = op;
-  p.spatial = prod.spatial;
-  p.unbatched_ok = prod.spatial != 0;
-  if (a.kind("padding") == SY_ATTR_STRING) {
-    if (!p.unbatched_ok) throw sy::Unsupported(op + " takes no padding string");
-    p.pad_mode = a.s("padding");
-    if (p.pad_mode != "same" && p.pad_mode != "valid")
-      throw sy::Unsupported("padding='" + p.pad_mode + "' (expected 'same', 'valid' or ints)");
-  }
-  auto list = [&](const char* name, Shape* out) {
-    if (a.has(name)) *out = int_list(a, name);
-    else if (!prod.defaults) throw sy::Unsupported(std::string("attribute '") + name + "' is missing");
-  };
-  list("stride", &p.stride);
-  if (p.pad_mode.empty()) list("padding", &p.padding);
-  list("dilation", &p.dilation);
-  if (!a.has("groups") && !prod.defaults) throw sy::Unsupported("attribute 'groups' is missing");
-  p.groups = a.has("groups") ? a.i("groups") : 1;
-  if (p.groups < 1) throw sy::Unsupported("groups must be positive, got " + std::to_string(p.groups));
-  if (a.has("transposed") && a.i("transposed") != 0) throw sy::Unsupported("transposed convolution is not implemented");
-  if (a.has("output_padding"))
-    for (int64_t v : int_list(a, "output_padding"))
-      if (v != 0) throw sy::Unsupported("output_padding is only meaningful for transposed convolution");
-  for (int64_t v : p.stride)
-    if (v < 1) throw sy::Unsupported("stride must be positive, got " + str(p.stride));
-  for (int64_t v : p.dilation)
-    if (v < 1) throw sy::Unsupported("dilation must be positive, got " + str(p.dilation));
-  for (int64_t v : p.padding)
-    if (v < 0) throw sy::Unsupported("padding must not be negative, got " + str(p.padding));
+  p.spatial = c.spatial;
+  p.unbatched_ok = c.unbatched_ok;
+  p.pad_mode = c.pad_mode;
+  p.stride = c.stride;
+  p.padding = c.padding;
+  p.dilation = c.dilation;
+  p.groups = c.groups;
   return p;
 }
 

@@ -3,6 +3,7 @@
 // conv1d's length is a width under a height of 1.
 #pragma once
 
+#include <switchyard/conv_attributes.hpp>
 #include <switchyard/plugin.hpp>
 
 #include <cstdint>
@@ -22,9 +23,8 @@ struct ConvParams {
   int64_t groups = 1;
 };
 
-// The attribute names each convolution op may carry.
-const std::vector<std::string>& conv_attribute_names(const std::string& producer);
-// Parses and checks a node's attributes; sy::Unsupported naming what it cannot do.
+// A node's attributes (sy::conv_attributes: read and checked as the conv plugin does);
+// sy::Unsupported naming what it cannot do.
 ConvParams parse_conv(const std::string& producer, const sy::Attrs& attrs);
 
 // One call's shapes as a 2-D NCHW problem.
