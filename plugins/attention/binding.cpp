@@ -69,11 +69,7 @@ void require_f32(const DLTensor& t, const std::string& name) {
 }
 
 Shape broadcast(const Shape& a, const Shape& b, const std::string& what) {
-  try {
-    return sy::broadcast_shapes(a, b, what);
-  } catch (const sy::Error& e) {
-    throw sy::Unsupported(e.what());  // a shape this kernel declines, not a failure
-  }
+  return sy::declining([&] { return sy::broadcast_shapes(a, b, what); });  // declined, not a failure
 }
 
 std::vector<int64_t> lead_strides(const DLTensor& t, int tail, const Shape& lead) {

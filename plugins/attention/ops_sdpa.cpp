@@ -39,14 +39,10 @@ Shape leading(const DLTensor& t, int tail) { return Shape(t.shape, t.shape + t.n
 class Sdpa {
  public:
   static void supports(const sy::Node& n) {
-    try {
+    sy::declining([&] {  // e.g. an attribute of the wrong kind
       Sdpa k(n);
       k.plan(k.args_.all(n), n.num_outputs);
-    } catch (const sy::Unsupported&) {
-      throw;
-    } catch (const sy::Error& e) {  // e.g. an attribute of the wrong kind
-      throw sy::Unsupported(e.what());
-    }
+    });
   }
 
   explicit Sdpa(const sy::Node& n) : torch2_(*static_cast<const bool*>(n.user_data)) {

@@ -161,14 +161,10 @@ std::optional<int64_t> optional_int(const sy::Attrs& a, const char* name) {
 // Turns an attribute of the wrong kind (sy::Error) into a capability answer.
 template <typename K>
 void supports_via(const sy::Node& n) {
-  try {
+  sy::declining([&] {
     K k(n);
     k.plan(k.args().all(n), n.num_outputs);
-  } catch (const sy::Unsupported&) {
-    throw;
-  } catch (const sy::Error& e) {
-    throw sy::Unsupported(e.what());
-  }
+  });
 }
 
 // ---- aten::_native_multi_head_attention -------------------------------------------------

@@ -180,13 +180,7 @@ void BatchNormKernel::supports(const sy::Node& node) {
   if (node.num_inputs > slots)
     throw sy::Unsupported("expected at most " + std::to_string(slots) + " inputs, got " + std::to_string(node.num_inputs));
   const Args a = args_of(p.attr_tensors, node.inputs, node.num_inputs);
-  try {
-    check_args(a);
-  } catch (const sy::Unsupported&) {
-    throw;
-  } catch (const sy::Error& e) {
-    throw sy::Unsupported(e.what());
-  }
+  sy::declining([&] { check_args(a); });
   describable(sy::shape_of(*a[0]), strides_of(*a[0]), "input");
 }
 

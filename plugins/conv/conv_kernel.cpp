@@ -181,14 +181,7 @@ void ConvKernel::supports(const sy::Node& node) {
   check_tensor(*a[0], "input");
   check_tensor(*a[1], "weight");
   if (a[2] != nullptr) check_tensor(*a[2], "bias");
-  Geometry g;
-  try {
-    g = conv_geometry(k.params_, *a[0], *a[1], a[2]);
-  } catch (const sy::Unsupported&) {
-    throw;
-  } catch (const sy::Error& e) {
-    throw sy::Unsupported(e.what());
-  }
+  const Geometry g = sy::declining([&] { return conv_geometry(k.params_, *a[0], *a[1], a[2]); });
   describable(g.src, g.src_strides, "input");
   describable(g.wts, g.wts_strides, "weight");
   if (a[3] != nullptr) {  // oneDNN's sum adds element for element: no broadcasting

@@ -83,15 +83,11 @@ void ConvPoolKernel::supports(const sy::Node& node) {
   if (a[1]->data == nullptr || (a[2] != nullptr && a[2]->data == nullptr))
     throw sy::Unsupported("weights or a bias that arrive per run (the unfused kernels take them)");
   if (a[0]->ndim != 4 || a[1]->ndim != 4) throw sy::Unsupported("only a batched 2-D convolution is fused with a pool");
-  ConvKernel::Geometry g;
-  try {
-    g = conv_geometry(p, *a[0], *a[1], a[2]);
-    pool_of(pool, g);
-  } catch (const sy::Unsupported&) {
-    throw;
-  } catch (const sy::Error& e) {
-    throw sy::Unsupported(e.what());
-  }
+  const ConvKernel::Geometry g = sy::declining([&] {
+    ConvKernel::Geometry geometry = conv_geometry(p, *a[0], *a[1], a[2]);
+    pool_of(pool, geometry);
+    return geometry;
+  });
   describable(g.src, g.src_strides, "input");
   const int64_t span = (g.dilation[0] + 1) * (a[1]->shape[2] - 1) + 1;
   if (g.pad_l[0] >= span || g.pad_r[0] >= span)  // a band could then start inside the padding

@@ -150,14 +150,7 @@ void PoolKernel::supports(const sy::Node& node) {
   Params p = parse_pool(node);
   const DLTensor& x = node.input(0);
   check_tensor(x, "input");
-  Geometry g;
-  try {
-    g = pool_geometry(p, x);
-  } catch (const sy::Unsupported&) {
-    throw;
-  } catch (const sy::Error& e) {
-    throw sy::Unsupported(e.what());
-  }
+  const Geometry g = sy::declining([&] { return pool_geometry(p, x); });
   describable(g.src, g.src_strides, "input");
 }
 

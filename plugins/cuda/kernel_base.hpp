@@ -58,26 +58,12 @@ void check_attributes(const sy::Node& node, const std::vector<std::string>& know
 double number_attr(const sy::Attrs& attrs, const char* name, double fallback);
 // An int attribute or `fallback` when missing or None.
 int64_t int_attr(const sy::Attrs& attrs, const char* name, int64_t fallback);
-// Runs f; sy::Error (not Unsupported) becomes Unsupported: shape errors found while
-// checking a node are reasons to decline it.
-template <typename F>
-auto declining(F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const sy::Unsupported&) {
-    throw;
-  } catch (const sy::Error& e) {
-    throw sy::Unsupported(e.what());
-  }
-}
-// Runs f; an Unsupported found at run time is a plain error.
+// sy::declining and sy::failing (plugin.hpp): shape errors found while checking a node are
+// reasons to decline it; an Unsupported found at run time is a plain error.
+using sy::declining;
 template <typename F>
 auto at_run(F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const sy::Unsupported& e) {
-    throw sy::Error(e.what());
-  }
+  return sy::failing(std::forward<F>(f));
 }
 
 

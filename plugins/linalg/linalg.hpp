@@ -195,17 +195,6 @@ bool blas_fits(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
 // Copies view `v` into a contiguous buffer (elements of size `es`).
 void copy_contiguous(const View& v, size_t es, char* dst);
 
-// Errors from shape checks become rejections in supports(): one code path for both.
-template <typename F>
-void as_unsupported(F&& f) {
-  try {
-    f();
-  } catch (const sy::Unsupported&) {
-    throw;
-  } catch (const sy::Error& e) {
-    throw sy::Unsupported(e.what());
-  }
-}
 
 // Registration hooks, one per op file.
 using KernelList = std::vector<std::shared_ptr<sy::KernelEntry>>;

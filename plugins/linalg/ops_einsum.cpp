@@ -250,7 +250,7 @@ class Einsum {
  public:
   static void supports(const sy::Node& node) {
     Einsum e(node);
-    as_unsupported([&] {
+    sy::declining([&] {
       std::vector<View> v = e.views(node.inputs, node.num_inputs);
       plan(e.eq_, e.equation_, v[0], v[1]);
     });
@@ -261,7 +261,7 @@ class Einsum {
     if (node.attrs.kind("equation") != SY_ATTR_STRING)
       throw sy::Unsupported("attribute 'equation' is missing or not a string");
     equation_ = node.attrs.s("equation");
-    as_unsupported([&] { eq_ = parse(equation_); });
+    sy::declining([&] { eq_ = parse(equation_); });
     if (args_.count() != 2)
       throw sy::Unsupported("einsum '" + equation_ + "' got " + std::to_string(args_.count()) +
                             " tensors; only two-operand contractions are handled");

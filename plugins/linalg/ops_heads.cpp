@@ -118,7 +118,7 @@ class LinearChunkKernel {
     const int64_t ndim = x->ndim, dim = node.attrs.i("post.dim", 0);
     if (dim != -1 && dim != ndim - 1)
       throw sy::Unsupported("chunk along dim " + std::to_string(dim) + ", not the features (left unfused)");
-    as_unsupported([&] { sizes_ = chunk_sizes(n_, node.attrs.i("post.chunks")); });
+    sy::declining([&] { sizes_ = chunk_sizes(n_, node.attrs.i("post.chunks")); });
     if (node.num_outputs != sizes_.size())
       throw sy::Unsupported("chunk makes " + std::to_string(sizes_.size()) + " pieces, the node has " +
                             std::to_string(node.num_outputs) + " outputs");

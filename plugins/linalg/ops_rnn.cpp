@@ -265,7 +265,7 @@ class RnnKernel {
   };
 
   RnnKernel(const sy::Node& node, bool create) : cell_(*static_cast<const CellType*>(node.user_data)) {
-    as_unsupported([&] { parse(node); });
+    sy::declining([&] { parse(node); });
     if (!create) return;
     try {
       for (int64_t l = 0; l < layers_; ++l)

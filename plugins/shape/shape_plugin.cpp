@@ -70,17 +70,7 @@ void check_attrs(const sy::Node& n, const std::string& known) {
   }
 }
 
-// Runs `f`; an invalid argument found while checking a node becomes a decline.
-template <typename F>
-auto declining(F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const sy::Unsupported&) {
-    throw;
-  } catch (const sy::Error& e) {
-    throw sy::Unsupported(e.what());
-  }
-}
+using sy::declining;  // an invalid argument found while checking a node becomes a decline
 
 // ---- produced tensors --------------------------------------------------------------------
 

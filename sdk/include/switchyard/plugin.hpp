@@ -109,6 +109,31 @@ inline std::vector<int64_t> strides_of(const DLTensor& t) {
   return s;
 }
 
+// Runs f while a node is checked (supports(), the kernel's constructor): an sy::Error it
+// throws, a shape or attribute the kernel cannot take, becomes sy::Unsupported, a reason
+// to decline the node rather than a failure.
+template <typename F>
+auto declining(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Unsupported&) {
+    throw;
+  } catch (const Error& e) {
+    throw Unsupported(e.what());
+  }
+}
+
+// Runs f in run(): an sy::Unsupported found only then is a plain error, since the node
+// was accepted.
+template <typename F>
+auto failing(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Unsupported& e) {
+    throw Error(e.what());
+  }
+}
+
 // ---- attributes ----------------------------------------------------------------
 
 class Attrs {
