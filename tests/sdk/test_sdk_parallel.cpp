@@ -2,7 +2,7 @@
 // (SY_HostApi.parallel_for, SDK 1.1): every task once, slots private within a call,
 // exceptions, concurrent and nested callers, the serial paths, a 1.0 host with no pool,
 // and the host's chunking. Run under TSan too (the tsan preset).
-#include "exec/intra_op_pool.hpp"
+#include "util/intra_op_pool.hpp"
 #include "loader/host_api.hpp"
 
 #include <switchyard/parallel.hpp>
@@ -27,7 +27,7 @@ namespace {
 // gets it at init.
 constexpr int kThreads = 4;
 const std::shared_ptr<SY_HostApi> kHost = [] {
-  switchyard::exec::configure_intra_op_pool(kThreads);
+  switchyard::threads::configure_intra_op_pool(kThreads);
   auto api = switchyard::loader::make_host_api("test");
   sy::host_api() = api.get();
   return api;
@@ -296,7 +296,7 @@ TEST(Parallel, TheHostChunksDeterministically) {
     std::mutex m;
     std::set<std::pair<int64_t, int64_t>> seen;
     struct Ctx { std::mutex* m; std::set<std::pair<int64_t, int64_t>>* seen; } ctx{&m, &seen};
-    switchyard::exec::intra_op_parallel_for(begin, end, grain, [](void* c, int64_t b, int64_t e, int32_t) {
+    switchyard::threads::intra_op_parallel_for(begin, end, grain, [](void* c, int64_t b, int64_t e, int32_t) {
       auto* x = static_cast<Ctx*>(c);
       std::lock_guard<std::mutex> lock(*x->m);
       x->seen->insert({b, e});

@@ -8,7 +8,7 @@
 #include "config/config.hpp"
 #include "exec/executor.hpp"
 #include "exec/fusion.hpp"
-#include "exec/intra_op_pool.hpp"
+#include "util/intra_op_pool.hpp"
 #include "loader/plugin_manager.hpp"
 #include "util/log.hpp"
 
@@ -96,7 +96,7 @@ Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
   impl_->check_finite = options.check_finite;
   // Plugins read the pool's size through SY_HostApi.num_threads (at init and per call) and
   // size their libraries from it (oneDNN's and ATen's OpenMP teams; OpenBLAS held to one).
-  exec::configure_intra_op_pool(cfg.intra_op_threads);
+  threads::configure_intra_op_pool(cfg.intra_op_threads);
 
   std::vector<std::string> dirs = options.plugin_paths;
   dirs.insert(dirs.end(), cfg.plugin_paths.begin(), cfg.plugin_paths.end());

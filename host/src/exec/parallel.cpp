@@ -4,7 +4,7 @@
 // rather than by last use, and node_io is kept per step, in step order. The planning run
 // of a new signature stays sequential.
 #include "exec/executor.hpp"
-#include "exec/intra_op_pool.hpp"
+#include "util/intra_op_pool.hpp"
 
 #include <switchyard/error.hpp>
 
@@ -115,7 +115,7 @@ RunResult Executor::execute_parallel(const Plan& plan, const std::vector<Tensor>
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - st.start).count();
       st.lanes[static_cast<size_t>(i)] = tbb::this_task_arena::current_thread_index();
     }
-    KernelThreads share(parallel_->kernel_threads);
+    threads::KernelThreads share(parallel_->kernel_threads);
     run_step(step, static_cast<size_t>(i), st, scratches.local());
     // The last reader of a slot frees it (its reads happened before every decrement).
     auto release = [&](int32_t slot) {

@@ -1,6 +1,6 @@
 #include "loader/host_api.hpp"
 
-#include "exec/intra_op_pool.hpp"
+#include "util/intra_op_pool.hpp"
 #include "util/host_alloc.hpp"
 #include "util/log.hpp"
 
@@ -108,10 +108,10 @@ SY_Status attr_tensor(const SY_Attributes* a, const char* name, const DLTensor**
   return SY_OK;
 }
 
-int32_t num_threads(void*) { return exec::kernel_threads(); }
+int32_t num_threads(void*) { return threads::kernel_threads(); }
 
 void parallel_for(void*, int64_t begin, int64_t end, int64_t grain, SY_ParallelBody body, void* body_context) {
-  exec::intra_op_parallel_for(begin, end, grain, body, body_context);
+  threads::intra_op_parallel_for(begin, end, grain, body, body_context);
 }
 
 // The table and the label its host_context points at, freed together.

@@ -3,7 +3,7 @@
 // plugin holds OpenBLAS to one thread, and the host sets no environment variables.
 #include "exec_test_util.hpp"
 
-#include "exec/intra_op_pool.hpp"
+#include "util/intra_op_pool.hpp"
 
 #include <switchyard/runtime.hpp>
 
@@ -53,16 +53,16 @@ TEST(Threads, OpenBlasStartsNoThreadsOfItsOwn) {
 }
 
 TEST(Threads, KernelShareIsPerThreadAndNested) {
-  const int pool = exec::intra_op_threads();
-  EXPECT_EQ(exec::kernel_threads(), pool);
+  const int pool = threads::intra_op_threads();
+  EXPECT_EQ(threads::kernel_threads(), pool);
   {
-    exec::KernelThreads outer(3);
-    EXPECT_EQ(exec::kernel_threads(), 3);
+    threads::KernelThreads outer(3);
+    EXPECT_EQ(threads::kernel_threads(), 3);
     {
-      exec::KernelThreads inner(1);
-      EXPECT_EQ(exec::kernel_threads(), 1);
+      threads::KernelThreads inner(1);
+      EXPECT_EQ(threads::kernel_threads(), 1);
     }
-    EXPECT_EQ(exec::kernel_threads(), 3);
+    EXPECT_EQ(threads::kernel_threads(), 3);
   }
-  EXPECT_EQ(exec::kernel_threads(), pool);
+  EXPECT_EQ(threads::kernel_threads(), pool);
 }

@@ -1,4 +1,4 @@
-#include "exec/intra_op_pool.hpp"
+#include "util/intra_op_pool.hpp"
 
 #include "util/log.hpp"
 
@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-namespace switchyard::exec {
+namespace switchyard::threads {
 namespace {
 
 struct Pool {
@@ -94,4 +94,4 @@ void intra_op_parallel_for(int64_t begin, int64_t end, int64_t grain, SY_Paralle
   });
 }
 
-}  // namespace switchyard::exec
+}  // namespace switchyard::threads

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-namespace switchyard::exec {
+namespace switchyard::threads {
 
 // Sets the pool's size; 0 or less means every hardware thread. The first Runtime of a
 // process sizes it; a later one asking for another size resizes it (and logs that).
@@ -37,4 +37,4 @@ class KernelThreads {
 // 4 per thread, cut the same way every time for the same (begin, end, grain).
 void intra_op_parallel_for(int64_t begin, int64_t end, int64_t grain, SY_ParallelBody body, void* context);
 
-}  // namespace switchyard::exec
+}  // namespace switchyard::threads
