@@ -16,11 +16,19 @@ namespace sy_omp {
 // about 20 microseconds of work, less than waking a second thread costs on this machine.
 constexpr double kSerialWork = 65536;
 
+// Passed to Threads for a team of an exact size rather than one sized by the work.
+struct Exactly {
+  int threads;
+};
+
 class Threads {
  public:
   // `work`: the call's multiply-adds or element reads (a negative value: always parallel).
-  explicit Threads(double work = -1) {
-    const int want = work >= 0 && work < kSerialWork ? 1 : sy::intra_op_threads();
+  explicit Threads(double work = -1)
+      : Threads(Exactly{work >= 0 && work < kSerialWork ? 1 : sy::intra_op_threads()}) {}
+  // A team of exactly `e.threads` for the calling thread, put back when the guard goes.
+  explicit Threads(Exactly e) {
+    const int want = e.threads;
     const int have = omp_get_max_threads();
     if (have == want) return;
     saved_ = have;

@@ -51,23 +51,9 @@ inline const CellType kGru{Cell::Gru, 3, 1, 4, {1, 0, 2, 0}};  // oneDNN u, r, o
 inline const CellType kRnnTanh{Cell::RnnTanh, 1, 1, 1, {0, 0, 0, 0}};
 inline const CellType kRnnRelu{Cell::RnnRelu, 1, 1, 1, {0, 0, 0, 0}};
 
-// OpenMP team size for the calling thread, put back when the guard goes.
-class Team {
- public:
-  explicit Team(int n) {
-    const int have = omp_get_max_threads();
-    if (have == n) return;
-    saved_ = have;
-    omp_set_num_threads(n);
-  }
-  ~Team() {
-    if (saved_ > 0) omp_set_num_threads(saved_);
-  }
-  Team(const Team&) = delete;
-  Team& operator=(const Team&) = delete;
-
- private:
-  int saved_ = 0;
+// OpenMP team of an exact size for the calling thread, put back when the guard goes.
+struct Team : sy_omp::Threads {
+  explicit Team(int n) : sy_omp::Threads(sy_omp::Exactly{n}) {}
 };
 
 // A per-thread float buffer that a run borrows, kept between runs; should a second run
