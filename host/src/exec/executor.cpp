@@ -55,6 +55,7 @@ Executor::Executor(const ir::Graph& graph, const config::Config& config, const l
     return "capability query failed: " + loader::describe_failure(s, call);
   };
 
+  rule_of_ = select::match_rules(config_, catalog_, graph_);
   last_use_.assign(graph_.values.size(), -1);
   for (size_t n = 0; n < graph_.nodes.size(); ++n)
     for (ir::ValueId v : graph_.nodes[n].inputs)

@@ -103,8 +103,10 @@ class Executor {
   void try_fuse(size_t index, Plan& plan, const MetadataOf& metadata);
   const ir::Node& prepare_node(size_t index, Plan& plan, const MetadataOf& metadata);
   ir::Node resolve(const ir::Node& node, const Plan& plan) const;
-  // The `options` of the rule that routes `node`, or nullptr (none, or no rule matches).
-  const std::vector<config::RuleOption>* rule_options(const ir::Node& node) const;
+  // The `options` of the rule that routes node `index`, or nullptr (none, or no rule matches).
+  const std::vector<config::RuleOption>* rule_options(size_t index) const;
+  // The backends node `index` is routed to: its rule's, else the default list (empty: any).
+  const std::vector<std::string>& routing(size_t index) const;
   // The passes of finalize.cpp (storages, conversions, in-place, arenas, steps), then the
   // parallel schedule.
   void finalize(Plan& plan) const;
@@ -140,6 +142,7 @@ class Executor {
   StorageTable storages_;
   int32_t preferred_storage_ = kHost;  // [runtime] prefer_storage; kHost: none
   select::Catalog catalog_;
+  std::vector<int32_t> rule_of_;    // per node: the rule routing it (select::match_rules), -1 none
   std::vector<int32_t> last_use_;   // per value: last consuming node; -1 never; kForever output
   std::vector<int32_t> fusable_;    // per node: the consumer it could be fused with, or -1
   bool fuse_ = true;

@@ -27,11 +27,6 @@
 namespace switchyard::exec {
 namespace {
 
-bool reads_local(SY_StorageMask mask, SY_StorageIndex local) {
-  if (local == SY_STORAGE_HOST) return (mask & SY_STORAGE_MASK_HOST) != 0;
-  return local >= 0 && (mask & SY_STORAGE_MASK(local)) != 0;
-}
-
 uint64_t dense_bytes(const ValueInfo& info) {
   uint64_t n = 1;
   for (int64_t d : info.shape) n *= static_cast<uint64_t>(d);
@@ -94,7 +89,7 @@ class Finalizer {
   std::vector<int32_t> producer_;                  // per value: index in kernels_, or -1
   std::vector<char> is_output_;                    // per value
   std::vector<Step> steps_;                        // the executable steps, built here
-  std::map<std::pair<ir::ValueId, int32_t>, int32_t> copies_;  // (value, storage) -> slot
+  ConvertedCopies copies_;
   std::vector<ir::ValueId> slot_value_;            // per slot: the value it holds
   std::vector<int32_t> first_, last_, reads_;      // per slot: first step, last reader, readers
   std::vector<char> viewed_, written_in_place_;    // per slot
@@ -132,7 +127,7 @@ int32_t Finalizer::storage_for(size_t v) const {
     if (!(writes & SY_STORAGE_MASK(k))) continue;
     bool all = true;
     for (const Read& r : readers_[v])
-      all = all && plugin_of(*kernels_[r.kernel]) == plugin && reads_local(kernels_[r.kernel]->kernel->input_reads[r.input], k);
+      all = all && plugin_of(*kernels_[r.kernel]) == plugin && StorageTable::mask_has(kernels_[r.kernel]->kernel->input_reads[r.input], k);
     if (all) return storages_.id_of(plugin, k);
   }
   return storages_.first_in(writes, plugin);
@@ -153,28 +148,18 @@ void Finalizer::choose_storages() {
 // ---- 2. steps and slots
 
 int32_t Finalizer::copy_to(ir::ValueId v, int32_t to, const std::string& reader) {
-  const int32_t from = plan_.value_storage[at(v)];
-  if (from == to) return v;
-  auto found = copies_.find({v, to});
-  if (found != copies_.end()) return found->second;
-  const int32_t src = from != kHost && to != kHost ? copy_to(v, kHost, reader) : v;
-  Step c;
-  c.kind = Step::Kind::Convert;
-  c.node = producer_[at(v)] >= 0 ? kernels_[static_cast<size_t>(producer_[at(v)])]->node : -1;
-  c.value = v;
-  c.src = src;
-  c.from = src == v ? from : kHost;
-  c.to = to;
-  c.dst = static_cast<int32_t>(plan_.slot_storage.size());
-  plan_.slot_storage.push_back(to);
-  plan_.slot_names.push_back(graph_.values[at(v)].name + "@" + storages_.name_of(to));
-  slot_value_.push_back(v);
-  steps_.push_back(c);
-  copies_[{v, to}] = c.dst;
-  plan_.crossings.push_back(Crossing{graph_.values[at(v)].name, storages_.name_of(c.from), storages_.name_of(to), reader,
-                                     value_bytes(v), false});
-  plan_.crossing_bytes += value_bytes(v);
-  return c.dst;
+  const int32_t producer = producer_[at(v)] >= 0 ? kernels_[static_cast<size_t>(producer_[at(v)])]->node : -1;
+  return copies_.slot_of(v, plan_.value_storage[at(v)], to, producer, [&](Step&& c) {
+    c.dst = static_cast<int32_t>(plan_.slot_storage.size());
+    plan_.slot_storage.push_back(c.to);
+    plan_.slot_names.push_back(graph_.values[at(v)].name + "@" + storages_.name_of(c.to));
+    slot_value_.push_back(v);
+    plan_.crossings.push_back(Crossing{graph_.values[at(v)].name, storages_.name_of(c.from), storages_.name_of(c.to),
+                                       reader, value_bytes(v), false});
+    plan_.crossing_bytes += value_bytes(v);
+    steps_.push_back(std::move(c));
+    return steps_.back().dst;
+  });
 }
 
 // Points each input of kernel step `s` at a slot in a storage its kernel reads: the
@@ -182,41 +167,17 @@ int32_t Finalizer::copy_to(ir::ValueId v, int32_t to, const std::string& reader)
 void Finalizer::route_inputs(Step& s) {
   const ir::Node& node = *s.run_node;
   const loader::LoadedPlugin* plugin = plugin_of(s);
-  const int32_t preferred_id = in_.preferred_storage;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const ir::ValueId v = node.inputs[i];
     if (v == ir::kNoValue) continue;
-    const SY_StorageMask reads = s.kernel->input_reads[i];
-    if (const Tensor* fixed = fixed_of(v)) {
-      if (reads & SY_STORAGE_MASK_HOST) {
-        s.inputs[i] = InputRef{-1, fixed, kHost};
-        s.input_storage[i] = SY_STORAGE_HOST;
-        continue;
-      }
-      const int32_t to = storages_.first_in(reads, plugin);  // a plugin storage: the mask has no host
-      const Tensor*& copy = plan_.fixed_copies[{v, to}];
-      if (copy == nullptr) {
-        plan_.fixed.push_back(storages_.from_host(to, *fixed, "constant '" + graph_.values[at(v)].name + "'"));
-        copy = &plan_.fixed.back();
-      }
-      s.inputs[i] = InputRef{-1, copy, to};
-      s.input_storage[i] = storages_.local_of(to, plugin);
-      continue;
-    }
-    const int32_t cur = plan_.value_storage[at(v)];
-    const SY_StorageIndex local = storages_.local_of(cur, plugin);
-    const SY_StorageIndex preferred = storages_.local_of(preferred_id, plugin);
-    if (preferred >= 0 && cur != preferred_id && reads_local(reads, preferred)) {
-      s.inputs[i] = InputRef{copy_to(v, preferred_id, node.name), nullptr, preferred_id};
-      s.input_storage[i] = preferred;
-    } else if (local != -2 && reads_local(reads, local)) {
-      s.inputs[i] = InputRef{v, nullptr, cur};
-      s.input_storage[i] = local;
-    } else {
-      const int32_t to = storages_.first_in(reads, plugin);
-      s.inputs[i] = InputRef{copy_to(v, to, node.name), nullptr, to};
-      s.input_storage[i] = storages_.local_of(to, plugin);
-    }
+    const Tensor* fixed = fixed_of(v);
+    const StorageTable::InputPlace place = storages_.input_place(
+        fixed ? kHost : plan_.value_storage[at(v)], s.kernel->input_reads[i], plugin, fixed ? kHost : in_.preferred_storage);
+    s.input_storage[i] = place.local;
+    if (fixed != nullptr)
+      s.inputs[i] = InputRef{-1, plan_.constant_in(place.storage, v, *fixed, graph_, storages_), place.storage};
+    else
+      s.inputs[i] = InputRef{copy_to(v, place.storage, node.name), nullptr, place.storage};
   }
 }
 
@@ -266,7 +227,7 @@ void Finalizer::lay_out_steps() {
   plan_.outputs.clear();
   for (ir::ValueId v : graph_.outputs) {
     if (const Tensor* fixed = fixed_of(v)) plan_.outputs.push_back(InputRef{-1, fixed, kHost});
-    else plan_.outputs.push_back(InputRef{plan_.value_storage[at(v)] == kHost ? v : copies_.at({v, kHost}), nullptr, kHost});
+    else plan_.outputs.push_back(InputRef{plan_.value_storage[at(v)] == kHost ? v : copies_.find(v, kHost), nullptr, kHost});
   }
   plan_.num_slots = static_cast<int32_t>(plan_.slot_storage.size());
 }

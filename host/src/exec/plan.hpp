@@ -12,6 +12,7 @@
 #include "select/selector.hpp"
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -107,6 +108,40 @@ struct Step {
   std::vector<std::pair<int32_t, int32_t>> guards;  // (output index, index into Plan::guard_shapes)
 };
 
+// The converted copies a list of steps makes: one per (value, storage), each made by a
+// conversion step just before its first reader. A copy between two plugin storages goes
+// through host memory. Shared by the planning run and the final plan's layout.
+class ConvertedCopies {
+ public:
+  // Appends a conversion step (its `dst` unset) and returns the slot it fills.
+  using AddStep = std::function<int32_t(Step&& conversion)>;
+  // The slot holding value v (living in `from`, in slot v) in storage `to`; `node` is the
+  // graph node the conversion is counted under.
+  int32_t slot_of(ir::ValueId v, int32_t from, int32_t to, int32_t node, const AddStep& add) {
+    if (from == to) return v;
+    if (auto found = slots_.find({v, to}); found != slots_.end()) return found->second;
+    const int32_t src = from != kHost && to != kHost ? slot_of(v, from, kHost, node, add) : v;
+    Step c;
+    c.kind = Step::Kind::Convert;
+    c.node = node;
+    c.value = v;
+    c.src = src;
+    c.from = src == v ? from : kHost;
+    c.to = to;
+    const int32_t dst = add(std::move(c));
+    slots_[{v, to}] = dst;
+    return dst;
+  }
+  // The slot of value v's copy in `to`, or -1 when none was made.
+  int32_t find(ir::ValueId v, int32_t to) const {
+    auto found = slots_.find({v, to});
+    return found == slots_.end() ? -1 : found->second;
+  }
+
+ private:
+  std::map<std::pair<ir::ValueId, int32_t>, int32_t> slots_;
+};
+
 // Dependencies among steps, for runs with inter_op_threads > 1.
 struct Schedule {
   std::vector<int32_t> roots;                    // steps that wait for no other step
@@ -156,6 +191,11 @@ struct Plan {
   };
   std::vector<DeviceArena> device_arenas;  // one per non-host storage with planned values
   std::unique_ptr<Schedule> schedule;      // set when runs are parallel
+
+  // Constant `host` (value v) as read in storage `to`: itself for host memory, else a
+  // copy converted once and kept with the plan.
+  const Tensor* constant_in(int32_t to, ir::ValueId v, const Tensor& host, const ir::Graph& graph,
+                            const StorageTable& storages);
 };
 
 }  // namespace switchyard::exec

@@ -87,15 +87,15 @@ ir::Node Executor::resolve(const ir::Node& node, const Plan& plan) const {
   return out;
 }
 
-const std::vector<config::RuleOption>* Executor::rule_options(const ir::Node& node) const {
-  bool any = false;
-  for (const config::Rule& r : config_.rules) any = any || !r.options.empty();
-  if (!any) return nullptr;
-  std::vector<std::string> families;
-  if (catalog_.families_for) families = catalog_.families_for(node.op);
-  const int rule = select::match_rule(config_, node, families);
-  return rule >= 0 && !config_.rules[static_cast<size_t>(rule)].options.empty() ? &config_.rules[static_cast<size_t>(rule)].options
-                                                                               : nullptr;
+const std::vector<config::RuleOption>* Executor::rule_options(size_t index) const {
+  const int32_t rule = rule_of_[index];
+  if (rule < 0 || config_.rules[static_cast<size_t>(rule)].options.empty()) return nullptr;
+  return &config_.rules[static_cast<size_t>(rule)].options;
+}
+
+const std::vector<std::string>& Executor::routing(size_t index) const {
+  const int32_t rule = rule_of_[index];
+  return rule >= 0 ? config_.rules[static_cast<size_t>(rule)].backends : config_.default_backends;
 }
 
 namespace {
@@ -111,7 +111,7 @@ ir::Attribute option_attribute(const config::RuleOption& o) {
 
 void Executor::bind_node(size_t index, Plan& plan, const ir::Node& node, const std::vector<const DLTensor*>& inputs) {
   NodePlan& np = plan.nodes[index];
-  np.selection = select::select_kernel(config_, catalog_, node, inputs);
+  np.selection = select::select_kernel(config_, catalog_, node, inputs, rule_of_[index]);
   if (!np.selection.winner) {
     std::string asked = config_.strict ? " (strict mode: the first rejection is final)" : "";
     throw Error(ErrorKind::Unsupported, "no backend can run " + describe_node(index) + asked +
@@ -207,22 +207,16 @@ void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
   if (!fuse_ || fusable_[index] < 0) return;
   const ir::Node& producer = np.as_run(graph_.nodes[index]);
   const std::vector<int32_t> chain = fusion_chain(graph_, fusable_, index);
-  // A node's routing: its rule's backends, else the default list (empty: any backend).
-  auto routing = [&](const ir::Node& node) -> const std::vector<std::string>& {
-    std::vector<std::string> families;
-    if (catalog_.families_for) families = catalog_.families_for(node.op);
-    const int rule = select::match_rule(config_, node, families);
-    return rule >= 0 ? config_.rules[static_cast<size_t>(rule)].backends : config_.default_backends;
-  };
-  auto allows = [&](const ir::Node& node, const std::string& backend) {
-    const std::vector<std::string>& allowed = routing(node);
+  // A node's routing (empty: any backend) allows the backend.
+  auto allows = [&](int32_t node, const std::string& backend) {
+    const std::vector<std::string>& allowed = routing(static_cast<size_t>(node));
     return allowed.empty() || std::find(allowed.begin(), allowed.end(), backend) != allowed.end();
   };
   // Where a fused kernel may come from: the head's backend first, then the rest of the
   // head's routing in order, so a family offering the whole chain (attention's
   // bmm+softmax+bmm) takes it over from one that offers only the head (linalg's bmm).
   std::vector<std::string> backends{np.backend};
-  for (const std::string& b : routing(graph_.nodes[index]))
+  for (const std::string& b : routing(index))
     if (b != np.backend) backends.push_back(b);
   // The longest chain a backend offers a kernel for, and that every node's routing allows.
   for (size_t len = chain.size(); len >= 2; --len) {
@@ -234,7 +228,7 @@ void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
     const std::vector<const DLTensor*> fused_inputs = metadata(fused.inputs);
     for (const std::string& backend : backends) {
       bool routed = true;
-      for (size_t k = 1; k < len; ++k) routed &= allows(graph_.nodes[static_cast<size_t>(part[k])], backend);
+      for (size_t k = 1; k < len; ++k) routed &= allows(part[k], backend);
       if (!routed) continue;
       for (const select::Candidate& c : offers) {
         if (c.backend != backend) continue;
@@ -271,7 +265,7 @@ const ir::Node& Executor::prepare_node(size_t n, Plan& plan, const MetadataOf& m
   const ir::Node& node = graph_.nodes[n];
   NodePlan& np = plan.nodes[n];
   if (ir::has_bound_attrs(node)) np.resolved = std::make_unique<ir::Node>(resolve(node, plan));
-  if (const std::vector<config::RuleOption>* options = rule_options(node)) {
+  if (const std::vector<config::RuleOption>* options = rule_options(n)) {
     if (!np.resolved) np.resolved = std::make_unique<ir::Node>(node);
     for (const config::RuleOption& o : *options) np.resolved->attrs.emplace_back("@" + o.key, option_attribute(o));
   }

@@ -57,7 +57,7 @@ class PlanningRun {
   RunState st_;
   Scratch scratch_;
   std::vector<int32_t> where_;                           // per value: the storage of slot v
-  std::map<std::pair<int32_t, int32_t>, int32_t> copies_;  // (value, storage) -> slot
+  ConvertedCopies copies_;
   std::vector<std::vector<int32_t>> slots_of_;           // per value: its copies' slots
   std::vector<char> shape_read_;                         // per value: a sym node read its shape
   std::vector<DLTensor> proxies_;                        // metadata of values not in host memory
@@ -149,25 +149,14 @@ std::vector<const DLTensor*> PlanningRun::metadata(const std::vector<ir::ValueId
 
 // Runs a conversion step now and returns the slot holding value v in storage `to`.
 int32_t PlanningRun::copy_to(ir::ValueId v, int32_t to, int32_t reader) {
-  const int32_t from = where_[at(v)];
-  if (from == to) return v;
-  auto found = copies_.find({v, to});
-  if (found != copies_.end()) return found->second;
-  const int32_t src = from != kHost && to != kHost ? copy_to(v, kHost, reader) : v;
-  Step c;
-  c.kind = Step::Kind::Convert;
-  c.node = reader;
-  c.src = src;
-  c.from = src == v ? from : kHost;
-  c.to = to;
-  c.value = v;
-  c.dst = static_cast<int32_t>(st_.slots.size());
-  st_.slots.emplace_back();
-  steps_.push_back(c);
-  ex_.run_step(steps_.back(), steps_.size() - 1, st_, scratch_);
-  copies_[{v, to}] = c.dst;
-  slots_of_[at(v)].push_back(c.dst);
-  return c.dst;
+  return copies_.slot_of(v, where_[at(v)], to, reader, [&](Step&& c) {
+    c.dst = static_cast<int32_t>(st_.slots.size());
+    st_.slots.emplace_back();
+    steps_.push_back(std::move(c));
+    ex_.run_step(steps_.back(), steps_.size() - 1, st_, scratch_);
+    slots_of_[at(v)].push_back(steps_.back().dst);
+    return steps_.back().dst;
+  });
 }
 
 void PlanningRun::free_slot(int32_t slot) {
@@ -255,28 +244,15 @@ Step PlanningRun::kernel_step(size_t n, const ir::Node& run_node, const BoundKer
       s.input_storage.push_back(SY_STORAGE_HOST);
       continue;
     }
-    const int32_t cur = storage_of(v);
-    const SY_StorageIndex local = storages_.local_of(cur, plugin);
-    const SY_StorageMask reads = bk.input_reads[i];
-    const bool direct = local == SY_STORAGE_HOST ? (reads & SY_STORAGE_MASK_HOST) != 0
-                                                 : local >= 0 && (reads & SY_STORAGE_MASK(local)) != 0;
-    if (direct) {
-      s.inputs.push_back(is_slot(v) ? InputRef{v, nullptr, cur} : InputRef{-1, &tensor_of(v), cur});
-      s.input_storage.push_back(local);
-      continue;
-    }
-    const int32_t to = storages_.first_in(reads, plugin);
-    if (cur == kHost && !is_slot(v)) {  // a constant (or sym::tensor) read elsewhere: converted once, here
-      const Tensor*& copy = plan_.fixed_copies[{v, to}];
-      if (copy == nullptr) {
-        plan_.fixed.push_back(storages_.from_host(to, tensor_of(v), "constant '" + graph_.values[at(v)].name + "'"));
-        copy = &plan_.fixed.back();
-      }
-      s.inputs.push_back(InputRef{-1, copy, to});
-    } else {
-      s.inputs.push_back(InputRef{copy_to(v, to, static_cast<int32_t>(n)), nullptr, to});
-    }
-    s.input_storage.push_back(storages_.local_of(to, plugin));
+    // A constant (or sym::tensor) lives in host memory, and a copy elsewhere is made once.
+    const bool constant = !is_slot(v);
+    const StorageTable::InputPlace place = storages_.input_place(
+        constant ? kHost : storage_of(v), bk.input_reads[i], plugin, constant ? kHost : ex_.preferred_storage_);
+    s.input_storage.push_back(place.local);
+    if (constant)
+      s.inputs.push_back(InputRef{-1, plan_.constant_in(place.storage, v, tensor_of(v), graph_, storages_), place.storage});
+    else
+      s.inputs.push_back(InputRef{copy_to(v, place.storage, static_cast<int32_t>(n)), nullptr, place.storage});
   }
   for (size_t o = 0; o < run_node.outputs.size(); ++o) {
     const ir::ValueId v = run_node.outputs[o];

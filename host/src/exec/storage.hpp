@@ -43,6 +43,29 @@ class StorageTable {
       if (mask & SY_STORAGE_MASK(k)) return id_of(plugin, k);
     return kHost;
   }
+  // True when a mask of storages a kernel reads has the plugin-local storage `local`.
+  static bool mask_has(SY_StorageMask mask, SY_StorageIndex local) {
+    if (local == SY_STORAGE_HOST) return (mask & SY_STORAGE_MASK_HOST) != 0;
+    return local >= 0 && (mask & SY_STORAGE_MASK(local)) != 0;
+  }
+  // Where a kernel of `plugin` that reads `reads` takes a value living in storage `from`:
+  // `preferred` where it reads that ([runtime] prefer_storage; kHost: none), else `from`
+  // itself, else the first storage in `reads`. The one rule both the planning run and the
+  // final plan route inputs by.
+  struct InputPlace {
+    int32_t storage = kHost;             // where the kernel reads it
+    SY_StorageIndex local = SY_STORAGE_HOST;  // the same, as `plugin` names it
+    bool converted = false;              // storage != from: a converted copy
+  };
+  InputPlace input_place(int32_t from, SY_StorageMask reads, const loader::LoadedPlugin* plugin,
+                         int32_t preferred) const {
+    const SY_StorageIndex local = local_of(from, plugin);
+    const SY_StorageIndex pref = preferred == kHost ? -2 : local_of(preferred, plugin);
+    if (pref >= 0 && from != preferred && mask_has(reads, pref)) return {preferred, pref, true};
+    if (local != -2 && mask_has(reads, local)) return {from, local, false};
+    const int32_t to = first_in(reads, plugin);
+    return {to, local_of(to, plugin), to != from};
+  }
   // The id of the storage named "plugin/storage" ("host" gives kHost); -2 if none is.
   int32_t find(const std::string& name) const;
   std::string names() const;  // every storage's name, comma-separated, for messages

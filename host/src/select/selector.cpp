@@ -57,13 +57,31 @@ int match_rule(const config::Config& cfg, const ir::Node& node,
   return -1;
 }
 
-Selection select_kernel(const config::Config& cfg, const Catalog& catalog, const ir::Node& node,
-                        const std::vector<const DLTensor*>& inputs) {
-  Selection selection;
-  // Families cost a catalog query; only ask when some rule matches on them.
+namespace {
+// Families cost a catalog query; only ask when some rule matches on them.
+int rule_of(const config::Config& cfg, const Catalog& catalog, const ir::Node& node) {
   std::vector<std::string> families;
   if (catalog.families_for && rule_needs_families(cfg)) families = catalog.families_for(node.op);
-  selection.rule_index = match_rule(cfg, node, families);
+  return match_rule(cfg, node, families);
+}
+}  // namespace
+
+std::vector<int32_t> match_rules(const config::Config& cfg, const Catalog& catalog, const ir::Graph& graph) {
+  std::vector<int32_t> out;
+  out.reserve(graph.nodes.size());
+  for (const ir::Node& node : graph.nodes) out.push_back(cfg.rules.empty() ? -1 : rule_of(cfg, catalog, node));
+  return out;
+}
+
+Selection select_kernel(const config::Config& cfg, const Catalog& catalog, const ir::Node& node,
+                        const std::vector<const DLTensor*>& inputs) {
+  return select_kernel(cfg, catalog, node, inputs, rule_of(cfg, catalog, node));
+}
+
+Selection select_kernel(const config::Config& cfg, const Catalog& catalog, const ir::Node& node,
+                        const std::vector<const DLTensor*>& inputs, int rule_index) {
+  Selection selection;
+  selection.rule_index = rule_index;
 
   const std::vector<Candidate> candidates =
       catalog.kernels_for ? catalog.kernels_for(node.op) : std::vector<Candidate>{};

@@ -49,6 +49,10 @@ struct Catalog {
 int match_rule(const config::Config& cfg, const ir::Node& node,
                const std::vector<std::string>& families);
 
+// The rule routing each graph node (-1: the default list), matched once per model: rules
+// look at a node's op, name, module and family, none of which depends on shapes.
+std::vector<int32_t> match_rules(const config::Config& cfg, const Catalog& catalog, const ir::Graph& graph);
+
 // "" when every present input's dtype is in the kernel's list, else the rejection reason.
 std::string dtype_mismatch(const SY_KernelDef& def, const std::vector<const DLTensor*>& inputs);
 
@@ -57,5 +61,8 @@ std::string dtype_mismatch(const SY_KernelDef& def, const std::vector<const DLTe
 // first rejection ends the search with no winner.
 Selection select_kernel(const config::Config& cfg, const Catalog& catalog, const ir::Node& node,
                         const std::vector<const DLTensor*>& inputs);
+// The same for a node whose rule is already known (match_rules; -1: the default list).
+Selection select_kernel(const config::Config& cfg, const Catalog& catalog, const ir::Node& node,
+                        const std::vector<const DLTensor*>& inputs, int rule_index);
 
 }  // namespace switchyard::select
