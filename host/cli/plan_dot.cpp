@@ -66,10 +66,10 @@ std::string plan_dot(Model& model, const std::vector<Tensor>& inputs, const std:
   std::map<std::string, const PlanEntry*> entry_of;
   for (const auto& e : plan) entry_of[e.node] = &e;
   model.set_node_callback([&](const NodeEvent& ev) {
-    auto it = entry_of.find(ev.node);
+    // A fused kernel's outputs are its last member's.
+    auto it = entry_of.find(ev.fused_members != nullptr ? ev.fused_members->back() : ev.node);
     if (it == entry_of.end()) return;
     const PlanEntry* e = it->second;
-    if (e->fused_from.size() > 1) e = entry_of[e->fused_from.back()];
     for (size_t k = 0; k < ev.outputs.size() && k < e->outputs.size(); ++k)
       if (ev.outputs[k].defined())
         value_type[e->outputs[k]] = dtype_name(ev.outputs[k].dtype()) + shape_string(ev.outputs[k].shape());

@@ -143,10 +143,11 @@ struct NodeProfile {
 // chrome://tracing open it. Throws Error (Io) if the file cannot be written.
 void write_chrome_trace(const std::string& path, const std::vector<NodeProfile>& profile);
 
-// Called after each node runs, with its inputs and outputs (valid during the call).
-// Model::run also gives every event `input_sources` and `index`. A fused node (fusion
-// on) is named after its producer and reads the producer's inputs, then the consumer's
-// after its first.
+// Called after each node runs, with its inputs and outputs (valid during the call), and
+// everything a consumer needs to place it without looking the node up: its index, its
+// inputs' value names and, for a fused kernel, the graph nodes it ran. A fused node
+// (fusion on) is named after its producer and reads the producer's inputs, then the
+// consumer's after its first.
 struct NodeEvent {
   const std::string& node;
   const std::string& op;
@@ -156,6 +157,9 @@ struct NodeEvent {
   const std::vector<Tensor>& outputs;
   const std::vector<std::string>* input_sources = nullptr;  // per input: its value's name ("" if absent)
   size_t index = 0;                                          // the node's position in the graph
+  // (optional) A fused kernel's graph nodes, producer first: `node` is the first, and its
+  // outputs are the last one's. Null for a node that ran alone.
+  const std::vector<std::string>* fused_members = nullptr;
 };
 using NodeCallback = std::function<void(const NodeEvent&)>;
 

@@ -7,7 +7,6 @@
 #include "ir/input_spec.hpp"
 #include "config/config.hpp"
 #include "exec/executor.hpp"
-#include "exec/fusion.hpp"
 #include "util/intra_op_pool.hpp"
 #include "loader/plugin_manager.hpp"
 #include "util/log.hpp"
@@ -26,36 +25,6 @@ exec::Capture to_capture(config::CaptureMode mode) {
     case config::CaptureMode::None: break;
   }
   return exec::Capture::None;
-}
-
-// What Model::run adds to the executor's NodeEvent, per node name: the node's index and
-// its inputs' value names, and those of the fused node it may run as.
-struct EventInfo {
-  size_t index = 0;
-  std::vector<std::string> sources;
-  // The fused kernels it may run as ("A+B", "A+B+C"), each with its inputs' value names.
-  std::vector<std::pair<std::string, std::vector<std::string>>> fused;
-};
-
-std::unordered_map<std::string, EventInfo> event_infos(const ir::Graph& g) {
-  auto names = [&](const std::vector<ir::ValueId>& ids) {
-    std::vector<std::string> out;
-    for (ir::ValueId v : ids) out.push_back(v == ir::kNoValue ? "" : g.values[v].name);
-    return out;
-  };
-  const std::vector<int32_t> consumers = exec::fusable_consumers(g);
-  std::unordered_map<std::string, EventInfo> out;
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    EventInfo& e = out[g.nodes[n].name];
-    e.index = n;
-    e.sources = names(g.nodes[n].inputs);
-    const std::vector<int32_t> chain = exec::fusion_chain(g, consumers, n);
-    for (size_t len = 2; len <= chain.size(); ++len) {
-      const std::vector<int32_t> part(chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(len));
-      e.fused.emplace_back(exec::fused_op(g, part), names(exec::fused_node(g, part).inputs));
-    }
-  }
-  return out;
 }
 
 std::string device_name(int32_t type) {
@@ -150,7 +119,6 @@ struct Model::Impl {
   std::unique_ptr<exec::Executor> executor;
   exec::Capture capture = exec::Capture::None;
   bool stream = false;  // capture "stream": the node callback is the only sink, and required
-  std::unordered_map<std::string, EventInfo> events;  // by node name
   RunContext context;  // of run(inputs), the single-caller form
   std::vector<std::string> input_names, output_names;
 };
@@ -174,7 +142,6 @@ std::unique_ptr<Model> Runtime::make_model(std::unique_ptr<Model::Impl> impl) co
   // node_io "all" and "stream" record every node's tensors, so they see the graph unfused.
   const bool fuse = impl->capture != exec::Capture::All && !impl->stream;
   if (fuse) ir::fold_batch_norm(impl->graph);
-  impl->events = event_infos(impl->graph);
   impl->executor = std::make_unique<exec::Executor>(impl->graph, impl_->config, impl_->plugins, fuse);
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }
@@ -211,27 +178,14 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs, RunContext& co
   // executor guards its plan cache itself).
   exec::RunOptions options;
   options.capture = impl_->capture;
-  // The context's callback, given each event's index and input names.
-  NodeCallback callback;
-  if (context.callback_) {
-    callback = [&infos = impl_->events, &user = context.callback_](const NodeEvent& event) {
-      auto it = infos.find(event.node);
-      if (event.input_sources != nullptr || it == infos.end()) return user(event);
-      NodeEvent full = event;
-      full.index = it->second.index;
-      full.input_sources = &it->second.sources;
-      for (const auto& [op, sources] : it->second.fused)
-        if (event.op == op) full.input_sources = &sources;
-      user(full);
-    };
-  } else if (impl_->stream) {
+  if (!context.callback_ && impl_->stream) {
     throw Error(ErrorKind::Config,
                 "node_io capture 'stream' hands each node's record to the run's node callback, and none is set: "
                 "set one (RunContext::set_node_callback or Model::set_node_callback; "
                 "torchscript::NodeIoStreamWriter writes the records to a .pt file), or on the CLI pass "
                 "--save-node-io FILE.pt");
   }
-  options.callback = callback ? &callback : nullptr;
+  options.callback = context.callback_ ? &context.callback_ : nullptr;
   options.check_finite = impl_->runtime->check_finite;
   options.profile = context.profiling_;
   options.measure_memory = context.measure_memory_;

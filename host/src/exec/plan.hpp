@@ -49,6 +49,10 @@ struct NodePlan {
   std::unique_ptr<ir::Node> fused;      // (optional) run in place of this node and the next one or two
   int32_t fused_last = -1;              // with `fused`: the last node of the chain it runs
   int32_t folded_into = -1;             // this node runs inside that node's fused kernel
+  // For node events and node_io, named once when the node is bound: the value names of
+  // the inputs its kernel reads, and with `fused` the graph nodes it runs, this one first.
+  std::vector<std::string> input_sources;
+  std::vector<std::string> fused_members;
   // The node as its kernel sees it.
   const ir::Node& as_run(const ir::Node& graph_node) const {
     return fused ? *fused : resolved ? *resolved : graph_node;
@@ -91,6 +95,7 @@ struct Step {
   const ir::Node* run_node = nullptr;    // the node as run (resolved or fused)
   const BoundKernel* kernel = nullptr;
   const std::string* backend = nullptr;
+  const NodePlan* decided = nullptr;     // what planning decided for the node (names for events)
   std::vector<InputRef> inputs;
   std::vector<SY_StorageIndex> input_storage;  // per input, as the kernel's plugin names it
   std::vector<OutputPlan> outputs;

@@ -273,6 +273,11 @@ const ir::Node& Executor::prepare_node(size_t n, Plan& plan, const MetadataOf& m
   bind_node(n, plan, resolved, metadata(resolved.inputs));
   try_fuse(n, plan, metadata);
   const ir::Node& run_node = np.as_run(node);
+  for (ir::ValueId v : run_node.inputs) np.input_sources.push_back(v == ir::kNoValue ? "" : graph_.values[v].name);
+  if (np.fused)
+    for (int32_t m = static_cast<int32_t>(n); m <= np.fused_last; ++m)
+      if (m == static_cast<int32_t>(n) || plan.nodes[static_cast<size_t>(m)].folded_into == static_cast<int32_t>(n))
+        np.fused_members.push_back(graph_.nodes[static_cast<size_t>(m)].name);
   // Asked of the kernel that runs (fused or not), after fusion decided.
   ask_cost(*np.bound, describe(run_node), np.backend, metadata(run_node.inputs), run_node.outputs.size());
   return run_node;

@@ -236,6 +236,7 @@ Step PlanningRun::kernel_step(size_t n, const ir::Node& run_node, const BoundKer
   s.run_node = &run_node;
   s.kernel = &bk;
   s.backend = &plan_.nodes[n].backend;
+  s.decided = &plan_.nodes[n];
   s.pass_storages = SY_STRUCT_HAS(bk.kernel.def, SY_KernelDef, storage) && bk.kernel.def->storage != nullptr;
   for (size_t i = 0; i < run_node.inputs.size(); ++i) {
     const ir::ValueId v = run_node.inputs[i];

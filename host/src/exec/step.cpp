@@ -246,7 +246,9 @@ void Executor::run_step_body(const Step& step, size_t index, RunState& st, Scrat
         host_outs[o] = storages_.to_host(step.outputs[o].storage, outs[o], "an output of " + node.name);
     if (options.callback != nullptr && *options.callback) {
       std::lock_guard<std::mutex> lock(st.callback_mutex);  // one call at a time, in parallel runs too
-      NodeEvent ev{node.name, node.op, *step.backend, node.module_path, sc.in_tensors, host_outs};
+      const NodePlan& np = *step.decided;
+      const NodeEvent ev{node.name,       node.op,  *step.backend, node.module_path, sc.in_tensors, host_outs,
+                         &np.input_sources, static_cast<size_t>(step.node), np.fused ? &np.fused_members : nullptr};
       (*options.callback)(ev);
     }
     if (options.capture != Capture::None) {
@@ -256,7 +258,7 @@ void Executor::run_step_body(const Step& step, size_t index, RunState& st, Scrat
       rec.op = node.op;
       rec.backend = *step.backend;
       rec.module_path = node.module_path;
-      for (ir::ValueId v : node.inputs) rec.input_sources.push_back(v == ir::kNoValue ? "" : graph_.values[v].name);
+      rec.input_sources = step.decided->input_sources;
       if (options.capture == Capture::All) rec.inputs = sc.in_tensors;
       rec.outputs = std::move(host_outs);
     }

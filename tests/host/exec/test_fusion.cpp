@@ -140,6 +140,7 @@ TEST(Fusion, StreamCaptureSeesEveryOriginalNode) {
     std::string sources;
     for (const auto& s : *e.input_sources) sources += s + ";";
     seen.push_back(e.node + "#" + std::to_string(e.index) + " " + e.op + " (" + sources + ")");
+    if (e.op.find('+') == std::string::npos) EXPECT_EQ(e.fused_members, nullptr) << e.node << " ran alone";
     EXPECT_EQ(e.input_sources->size(), e.inputs.size()) << e.node;
   };
   Runtime fusing(Options{config()});  // a callback alone leaves fusion on: one fused event
@@ -165,16 +166,19 @@ TEST(Fusion, ChainOfThreeRunsAsOneKernel) {
   g.add_node("shift2", "test::shift", {g.find_value("y")}, {"z"}, {{"by", ir::Attribute::of_float(0.25)}}, "block.shift2");
   g.outputs = {g.find_value("z")};
   auto model = load_graph(rt, std::move(g));
-  std::vector<std::string> sources;
+  std::vector<std::string> sources, members;
   model->set_node_callback([&](const NodeEvent& e) {
     ASSERT_NE(e.input_sources, nullptr);
     for (const auto& s : *e.input_sources) sources.push_back(e.op + " <- " + s);
+    ASSERT_NE(e.fused_members, nullptr) << "a fused event names the nodes it ran";
+    members = *e.fused_members;
   });
   const float before = fused_runs(rt);
   EXPECT_EQ(values(model->run({f32({2}, {1, -2})})[0]), (std::vector<float>{2.75f, -3.25f}));
   EXPECT_EQ(fused_runs(rt), before + 1);
   EXPECT_EQ(model->last_stats().nodes_run, 1u);
   EXPECT_EQ(sources, (std::vector<std::string>{"test::scale+test::shift+test::shift <- x"}));
+  EXPECT_EQ(members, (std::vector<std::string>{"scale", "shift", "shift2"}));
   auto plan = model->plan({f32({2}, {1, -2})});
   ASSERT_EQ(plan.size(), 3u);
   EXPECT_EQ(plan[0].op, "test::scale+test::shift+test::shift");
