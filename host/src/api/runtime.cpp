@@ -276,12 +276,12 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
   std::vector<PlanEntry> out;
   auto shape_of = [&](ir::ValueId v) {
     const auto i = static_cast<size_t>(v);
-    const Tensor* fixed = i < plan->value_fixed.size() ? plan->value_fixed[i].fixed : nullptr;
-    return fixed != nullptr ? fixed->shape() : i < plan->infos.size() ? plan->infos[i].shape : std::vector<int64_t>{};
+    const Tensor* constant = i < plan->value_constant.size() ? plan->value_constant[i].constant : nullptr;
+    return constant != nullptr ? constant->shape() : i < plan->record.infos.size() ? plan->record.infos[i].shape : std::vector<int64_t>{};
   };
   for (size_t n = 0; n < impl_->graph.nodes.size(); ++n) {
     const ir::Node& node = impl_->graph.nodes[n];
-    const exec::NodePlan& np = plan->nodes[n];
+    const exec::NodePlan& np = plan->record.nodes[n];
     PlanEntry e{node.name, node.op, node.module_path, np.backend, np.selection.reason, {}, {}, {}, {}, {}};
     for (const auto& r : np.selection.rejected) e.rejected.push_back(Rejected{r.backend, r.reason});
     if (np.bound && np.bound->has_cost) {
@@ -293,13 +293,13 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
     for (ir::ValueId v : node.inputs) e.inputs.push_back(v == ir::kNoValue ? "" : impl_->graph.values[v].name);
     for (ir::ValueId v : node.outputs) e.outputs.push_back(impl_->graph.values[v].name);
     for (ir::ValueId v : node.outputs)  // a value inside a fused chain is never made: no shape
-      if (np.folded_into < 0 || plan->infos[static_cast<size_t>(v)].produced) e.output_shapes.push_back(shape_of(v));
+      if (np.folded_into < 0 || plan->record.infos[static_cast<size_t>(v)].produced) e.output_shapes.push_back(shape_of(v));
     if (np.fused) {
       e.op = np.fused->op;
       e.fused_from = {node.name};
       size_t last = n;
-      for (size_t m = n + 1; m < plan->nodes.size(); ++m)
-        if (plan->nodes[m].folded_into == static_cast<int32_t>(n)) {
+      for (size_t m = n + 1; m < plan->record.nodes.size(); ++m)
+        if (plan->record.nodes[m].folded_into == static_cast<int32_t>(n)) {
           e.fused_from.push_back(impl_->graph.nodes[m].name);
           last = m;
         }

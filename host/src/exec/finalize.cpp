@@ -57,11 +57,11 @@ class Finalizer {
     size_t kernel, input;
   };
 
-  const Tensor* fixed_of(ir::ValueId v) const {
+  const Tensor* constant_of(ir::ValueId v) const {
     if (graph_.values[at(v)].kind == ir::ValueKind::Constant) return &graph_.values[at(v)].constant;
-    return plan_.value_fixed[at(v)].fixed;
+    return plan_.value_constant[at(v)].constant;
   }
-  uint64_t value_bytes(ir::ValueId v) const { return dense_bytes(plan_.infos[at(v)]); }
+  uint64_t value_bytes(ir::ValueId v) const { return dense_bytes(plan_.record.infos[at(v)]); }
   const loader::LoadedPlugin* plugin_of(const Step& s) const { return s.kernel->kernel.plugin.get(); }
 
   void find_producers_and_readers();
@@ -97,14 +97,14 @@ class Finalizer {
 };
 
 void Finalizer::find_producers_and_readers() {
-  for (const Step& s : plan_.planning_steps)
+  for (const Step& s : plan_.record.steps)
     if (s.kind == Step::Kind::Kernel) kernels_.push_back(&s);
   readers_.assign(num_values_, {});
   producer_.assign(num_values_, -1);
   for (size_t k = 0; k < kernels_.size(); ++k) {
     const ir::Node& node = *kernels_[k]->run_node;
     for (size_t i = 0; i < node.inputs.size(); ++i)
-      if (node.inputs[i] != ir::kNoValue && fixed_of(node.inputs[i]) == nullptr) readers_[at(node.inputs[i])].push_back(Read{k, i});
+      if (node.inputs[i] != ir::kNoValue && constant_of(node.inputs[i]) == nullptr) readers_[at(node.inputs[i])].push_back(Read{k, i});
     if (!kernels_[k]->folded)
       for (ir::ValueId v : node.outputs) producer_[at(v)] = static_cast<int32_t>(k);
   }
@@ -170,12 +170,12 @@ void Finalizer::route_inputs(Step& s) {
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const ir::ValueId v = node.inputs[i];
     if (v == ir::kNoValue) continue;
-    const Tensor* fixed = fixed_of(v);
+    const Tensor* constant = constant_of(v);
     const StorageTable::InputPlace place = storages_.input_place(
-        fixed ? kHost : plan_.value_storage[at(v)], s.kernel->input_reads[i], plugin, fixed ? kHost : in_.preferred_storage);
+        constant ? kHost : plan_.value_storage[at(v)], s.kernel->input_reads[i], plugin, constant ? kHost : in_.preferred_storage);
     s.input_storage[i] = place.local;
-    if (fixed != nullptr)
-      s.inputs[i] = InputRef{-1, plan_.constant_in(place.storage, v, *fixed, graph_, storages_), place.storage};
+    if (constant != nullptr)
+      s.inputs[i] = InputRef{-1, plan_.constant_in(place.storage, v, *constant, graph_, storages_), place.storage};
     else
       s.inputs[i] = InputRef{copy_to(v, place.storage, node.name), nullptr, place.storage};
   }
@@ -204,7 +204,7 @@ void Finalizer::lay_out_steps() {
   for (size_t v = 0; v < num_values_; ++v) slot_value_[v] = static_cast<ir::ValueId>(v);
   plan_.crossings.clear();
   plan_.crossing_bytes = plan_.moved_bytes = 0;
-  for (auto& [key, tensor] : plan_.fixed_copies)
+  for (auto& [key, tensor] : plan_.constant_copies)
     plan_.crossings.push_back(Crossing{graph_.values[at(key.first)].name, "host", storages_.name_of(key.second), "",
                                        tensor->nbytes(), true});
   plan_.input_slots.assign(graph_.inputs.begin(), graph_.inputs.end());
@@ -226,7 +226,7 @@ void Finalizer::lay_out_steps() {
   }
   plan_.outputs.clear();
   for (ir::ValueId v : graph_.outputs) {
-    if (const Tensor* fixed = fixed_of(v)) plan_.outputs.push_back(InputRef{-1, fixed, kHost});
+    if (const Tensor* constant = constant_of(v)) plan_.outputs.push_back(InputRef{-1, constant, kHost});
     else plan_.outputs.push_back(InputRef{plan_.value_storage[at(v)] == kHost ? v : copies_.find(v, kHost), nullptr, kHost});
   }
   plan_.num_slots = static_cast<int32_t>(plan_.slot_storage.size());
@@ -261,19 +261,19 @@ void Finalizer::plan_lives() {
   plan_.lives.assign(num_slots, ValueLife{});
   for (size_t slot = 0; slot < num_slots; ++slot) {
     ValueLife& life = plan_.lives[slot];
-    const ValueInfo& info = plan_.infos[at(slot_value_[slot])];
+    const ValueInfo& info = plan_.record.infos[at(slot_value_[slot])];
     if (first_[slot] < 0) continue;  // graph inputs, constants, values no step makes
     life.first = first_[slot];
     life.last = last_[slot];
     life.bytes = storages_.nbytes(plan_.slot_storage[slot], info.dtype, info.shape);
     if (slot >= num_values_) {
       life.kind = ValueLife::Kind::HostArena;  // a converted copy: the host allocates it
-    } else if (plan_.infos[slot].view_of != ir::kNoValue || plan_.infos[slot].view_of_outside) {
+    } else if (plan_.record.infos[slot].view_of != ir::kNoValue || plan_.record.infos[slot].view_of_outside) {
       life.kind = ValueLife::Kind::View;
-      life.view_of = plan_.infos[slot].view_of;
+      life.view_of = plan_.record.infos[slot].view_of;
       life.bytes = 0;
     } else {
-      life.kind = plan_.infos[slot].host_allocated ? ValueLife::Kind::HostArena : ValueLife::Kind::Kernel;
+      life.kind = plan_.record.infos[slot].host_allocated ? ValueLife::Kind::HostArena : ValueLife::Kind::Kernel;
     }
   }
   // Frees: each slot goes after its last reader (a slot nobody reads is never held).
@@ -293,7 +293,7 @@ bool Finalizer::dies_here(const Step& s, size_t i, const InputRef& r, size_t o) 
   const auto here = std::count_if(s.inputs.begin(), s.inputs.end(), [&](const InputRef& x) { return x.slot == r.slot; });
   return owned && here == 1 && !(in_.parallel && reads_[src] != 1) && last_[src] == static_cast<int32_t>(i) && !viewed_[src] &&
          plan_.slot_storage[src] == s.outputs[o].storage &&
-         same_dtype(plan_.infos[at(slot_value_[src])].dtype, plan_.infos[static_cast<size_t>(s.outputs[o].slot)].dtype);
+         same_dtype(plan_.record.infos[at(slot_value_[src])].dtype, plan_.record.infos[static_cast<size_t>(s.outputs[o].slot)].dtype);
 }
 
 // An output takes a dying input's buffer where the kernel allows it. A value written in
@@ -399,7 +399,7 @@ void Finalizer::place_memory() {
 // ---- 6. guards: sizes the sym nodes read were fixed from these shapes
 
 void Finalizer::add_guards() {
-  for (ir::ValueId v : plan_.shape_reads) {
+  for (ir::ValueId v : plan_.record.shape_reads) {
     if (producer_[at(v)] < 0) continue;
     for (Step& s : steps_) {
       if (s.kind != Step::Kind::Kernel) continue;
@@ -407,14 +407,14 @@ void Finalizer::add_guards() {
       auto it = std::find(outs.begin(), outs.end(), v);
       if (it == outs.end()) continue;
       s.guards.emplace_back(static_cast<int32_t>(it - outs.begin()), static_cast<int32_t>(plan_.guard_shapes.size()));
-      plan_.guard_shapes.push_back(plan_.infos[at(v)].shape);
+      plan_.guard_shapes.push_back(plan_.record.infos[at(v)].shape);
     }
   }
 }
 
 void Finalizer::finish() {
   plan_.steps = std::move(steps_);
-  plan_.planning_steps.clear();
+  plan_.record.steps.clear();
   plan_.complete = true;
   if (plan_.crossing_bytes > 0) {
     const double share = plan_.moved_bytes > 0 ? static_cast<double>(plan_.crossing_bytes) / plan_.moved_bytes : 1.0;

@@ -23,7 +23,7 @@ struct FinalizeInputs {
   bool parallel = false;                 // inter-op parallel runs: no arena, stricter in-place
 };
 
-// Fills plan.steps, slots, lives, memory and arenas from plan.planning_steps and marks
+// Fills plan.steps, slots, lives, memory and arenas from plan.record.steps and marks
 // the plan complete (the parallel schedule, if any, is the caller's).
 void finalize_plan(const FinalizeInputs& in, Plan& plan);
 

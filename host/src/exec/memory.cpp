@@ -57,7 +57,7 @@ Tensor Executor::guard_arena_view(const Step& step, size_t o, Tensor t, const Ru
   const ArenaPool::Buffer* arena = st.arena.get();
   const char* p = static_cast<const char*>(t.raw_data());
   if (arena == nullptr || p < arena->data || p >= arena->data + st.plan->memory.arena_bytes) return t;
-  const ir::ValueId expected = st.plan->infos[static_cast<size_t>(v)].view_of;
+  const ir::ValueId expected = st.plan->record.infos[static_cast<size_t>(v)].view_of;
   if (expected != ir::kNoValue && points_into(t.raw_data(), st.slots[static_cast<size_t>(expected)])) return t;
   log::get().warn("{}: plugin '{}' returned a view of arena memory that its planning run did not (output {}); "
                   "copying it out", describe(*step.run_node), *step.backend, o);

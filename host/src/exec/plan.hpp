@@ -1,8 +1,9 @@
-// A plan: everything the executor decided for one input-shape signature. The first run
-// of a signature builds it while it runs (planner.cpp: sym nodes, selection, fusion,
-// kernel instances, what each value turned out to be); finalize.cpp then fixes where
-// each value lives (storages, conversions, in-place, the arenas) and lays the run out as
-// a flat list of steps. Later runs of the signature only walk the steps (step.cpp).
+// A plan: everything the executor decided for one input-shape signature, in its stages.
+// The first run of a signature is the planning run (planning_run.cpp, planner.cpp: sym
+// nodes, selection, fusion, kernel instances); it leaves a PlanningRecord of what it
+// decided and what each value turned out to be. The passes of finalize.cpp compile the
+// record: where each value lives (storages, conversions), in-place writes, the arenas,
+// and a flat list of steps. The runner (step.cpp; parallel.cpp) walks those steps.
 #pragma once
 
 #include "exec/memory_plan.hpp"
@@ -62,9 +63,9 @@ struct NodePlan {
 // Where a step reads one input: a live slot, or a tensor the plan holds.
 struct InputRef {
   int32_t slot = -1;
-  const Tensor* fixed = nullptr;  // constants, sym::tensor results, converted constants
-  int32_t storage = kHost;        // where the tensor it names lives
-  bool absent() const { return slot < 0 && fixed == nullptr; }
+  const Tensor* constant = nullptr;  // one of Plan::constants
+  int32_t storage = kHost;           // where the tensor it names lives
+  bool absent() const { return slot < 0 && constant == nullptr; }
 };
 
 // What the planning run learned of one value.
@@ -163,29 +164,40 @@ struct Crossing {
   bool constant = false;  // done once when the plan was made
 };
 
-struct Plan {
-  std::vector<NodePlan> nodes;             // parallel to Graph::nodes
-  bool complete = false;                   // the planning run finished; steps are laid out
+// Stage 1's product: what the planning run (planning_run.cpp, planner.cpp) learned by
+// running the graph once at this signature. The passes of finalize.cpp compile it.
+struct PlanningRecord {
+  std::vector<NodePlan> nodes;             // parallel to Graph::nodes: what was decided
   std::vector<ir::Attribute> scalars;      // per value: scalar values as evaluated
-  std::deque<Tensor> fixed;                // tensors steps read by pointer (stable addresses)
-  std::vector<InputRef> value_fixed;       // per value: where a fixed tensor is (sym::tensor)
-  // The steps and their slots: slot v < number of values holds value v; converted copies
-  // take the slots after.
+  std::vector<ValueInfo> infos;            // per value: dtype, shape, who made its memory
+  std::vector<Step> steps;                 // the planning run's own steps (cleared once compiled)
+  std::vector<ir::ValueId> shape_reads;    // values whose shapes sym nodes read
+};
+
+// One signature's plan: the planning record (kept for `plan`, reports and error messages)
+// and what the passes compiled from it, which the runner (step.cpp, parallel.cpp) walks.
+// Steps point into the record's kernels and the constants, so the two live together.
+struct Plan {
+  PlanningRecord record;
+  bool complete = false;                   // the passes ran: the steps below are laid out
+  // Constants: the graph's, sym::tensor results, folded nodes' outputs and their
+  // conversions. Steps read them by pointer, so a deque keeps their addresses.
+  std::deque<Tensor> constants;
+  std::vector<InputRef> value_constant;    // per value: where its constant is, if it is one
+  std::map<std::pair<ir::ValueId, int32_t>, const Tensor*> constant_copies;  // (value, storage): converted once
+  // The executable plan. Slot v < number of values holds value v; converted copies take
+  // the slots after.
   std::vector<Step> steps;
   int32_t num_slots = 0;
   std::vector<int32_t> input_slots;        // per graph input
   std::vector<InputRef> outputs;           // per graph output (always plain host)
   std::vector<int32_t> value_storage;      // per value: the storage it lives in
-  std::vector<ir::ValueId> shape_reads;    // values whose shapes sym nodes read
-  std::vector<std::vector<int64_t>> guard_shapes;
-  std::vector<ValueInfo> infos;            // per value, from the planning run
-  std::vector<Step> planning_steps;        // the planning run's own steps (then cleared)
-  std::map<std::pair<ir::ValueId, int32_t>, const Tensor*> fixed_copies;  // constants converted once
+  std::vector<std::vector<int64_t>> guard_shapes;  // per shape_reads entry: the shape planned for
   std::vector<int32_t> slot_storage;       // per slot
   std::vector<std::string> slot_names;     // per slot: "x", or "x@cuda/cuda" for a copy
   std::vector<Crossing> crossings;
   uint64_t crossing_bytes = 0, moved_bytes = 0;  // per run: converted, and all values' bytes
-  // Memory: what the planning run saw per value, the plan made from it, the arenas.
+  // Memory: each slot's life, the arena placement made from them, the arenas' buffers.
   std::vector<ValueLife> lives;
   MemoryPlan memory;                       // the host arena
   std::unique_ptr<ArenaPool> arena;        // (optional) host arena buffers

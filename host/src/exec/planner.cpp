@@ -83,7 +83,7 @@ BoundKernel::~BoundKernel() {
 ir::Node Executor::resolve(const ir::Node& node, const Plan& plan) const {
   ir::Node out = node;
   for (auto& [name, attr] : out.attrs)
-    if (attr.bound()) attr = ir::bind_scalar(plan.scalars[static_cast<size_t>(attr.ref)], attr.kind, node, name);
+    if (attr.bound()) attr = ir::bind_scalar(plan.record.scalars[static_cast<size_t>(attr.ref)], attr.kind, node, name);
   return out;
 }
 
@@ -110,7 +110,7 @@ ir::Attribute option_attribute(const config::RuleOption& o) {
 }  // namespace
 
 void Executor::bind_node(size_t index, Plan& plan, const ir::Node& node, const std::vector<const DLTensor*>& inputs) {
-  NodePlan& np = plan.nodes[index];
+  NodePlan& np = plan.record.nodes[index];
   np.selection = select::select_kernel(config_, catalog_, node, inputs, rule_of_[index]);
   if (!np.selection.winner) {
     std::string asked = config_.strict ? " (strict mode: the first rejection is final)" : "";
@@ -203,7 +203,7 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
 }
 
 void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
-  NodePlan& np = plan.nodes[index];
+  NodePlan& np = plan.record.nodes[index];
   if (!fuse_ || fusable_[index] < 0) return;
   const ir::Node& producer = np.as_run(graph_.nodes[index]);
   const std::vector<int32_t> chain = fusion_chain(graph_, fusable_, index);
@@ -243,7 +243,7 @@ void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
         for (size_t k = 1; k < len; ++k) {
           const ir::Node& consumer = graph_.nodes[static_cast<size_t>(part[k])];
           names += (k > 1 ? "', '" : "") + consumer.name;
-          NodePlan& folded = plan.nodes[static_cast<size_t>(part[k])];
+          NodePlan& folded = plan.record.nodes[static_cast<size_t>(part[k])];
           folded.folded_into = static_cast<int32_t>(index);
           folded.backend = np.backend;
           folded.selection.reason = "fused into '" + producer.name + "' (" + op + ")";
@@ -263,7 +263,7 @@ void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
 // the kernel that runs. Returns the node that runs (the fused one, if fused).
 const ir::Node& Executor::prepare_node(size_t n, Plan& plan, const MetadataOf& metadata) {
   const ir::Node& node = graph_.nodes[n];
-  NodePlan& np = plan.nodes[n];
+  NodePlan& np = plan.record.nodes[n];
   if (ir::has_bound_attrs(node)) np.resolved = std::make_unique<ir::Node>(resolve(node, plan));
   if (const std::vector<config::RuleOption>* options = rule_options(n)) {
     if (!np.resolved) np.resolved = std::make_unique<ir::Node>(node);
@@ -276,7 +276,7 @@ const ir::Node& Executor::prepare_node(size_t n, Plan& plan, const MetadataOf& m
   for (ir::ValueId v : run_node.inputs) np.input_sources.push_back(v == ir::kNoValue ? "" : graph_.values[v].name);
   if (np.fused)
     for (int32_t m = static_cast<int32_t>(n); m <= np.fused_last; ++m)
-      if (m == static_cast<int32_t>(n) || plan.nodes[static_cast<size_t>(m)].folded_into == static_cast<int32_t>(n))
+      if (m == static_cast<int32_t>(n) || plan.record.nodes[static_cast<size_t>(m)].folded_into == static_cast<int32_t>(n))
         np.fused_members.push_back(graph_.nodes[static_cast<size_t>(m)].name);
   // Asked of the kernel that runs (fused or not), after fusion decided.
   ask_cost(*np.bound, describe(run_node), np.backend, metadata(run_node.inputs), run_node.outputs.size());

@@ -52,7 +52,7 @@ class PlanningRun {
   const ir::Graph& graph_;
   const StorageTable& storages_;
   Plan& plan_;
-  std::vector<Step>& steps_;                             // plan_.planning_steps
+  std::vector<Step>& steps_;                             // plan_.record.steps
   RunResult result_;
   RunState st_;
   Scratch scratch_;
@@ -64,18 +64,18 @@ class PlanningRun {
 };
 
 PlanningRun::PlanningRun(Executor& ex, Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options)
-    : ex_(ex), graph_(ex.graph_), storages_(ex.storages_), plan_(plan), steps_(plan.planning_steps) {
+    : ex_(ex), graph_(ex.graph_), storages_(ex.storages_), plan_(plan), steps_(plan.record.steps) {
   const size_t num_values = graph_.values.size();
-  plan.nodes.resize(graph_.nodes.size());
-  plan.scalars.resize(num_values);
-  plan.value_fixed.resize(num_values);
-  plan.infos.resize(num_values);
+  plan.record.nodes.resize(graph_.nodes.size());
+  plan.record.scalars.resize(num_values);
+  plan.value_constant.resize(num_values);
+  plan.record.infos.resize(num_values);
   ex.begin_run(plan, inputs, options, st_, result_);
   st_.slots.resize(num_values);
   for (size_t i = 0; i < inputs.size(); ++i) {
     st_.slots[at(graph_.inputs[i])] = inputs[i];
     st_.held(inputs[i]);
-    ValueInfo& info = plan.infos[at(graph_.inputs[i])];
+    ValueInfo& info = plan.record.infos[at(graph_.inputs[i])];
     info.dtype = inputs[i].dtype();
     info.shape = inputs[i].shape();
   }
@@ -86,12 +86,12 @@ PlanningRun::PlanningRun(Executor& ex, Plan& plan, const std::vector<Tensor>& in
 
 RunResult PlanningRun::run() {
   for (size_t n = 0; n < graph_.nodes.size(); ++n) {
-    if (plan_.nodes[n].folded_into >= 0) continue;  // runs inside its producer's fused kernel
+    if (plan_.record.nodes[n].folded_into >= 0) continue;  // runs inside its producer's fused kernel
     if (ir::is_sym_op(graph_.nodes[n].op)) run_sym_node(n);  // the host's own shape arithmetic
     else run_kernel_node(n);
   }
   for (size_t v = 0; v < graph_.values.size(); ++v)
-    if (shape_read_[v]) plan_.shape_reads.push_back(static_cast<ir::ValueId>(v));
+    if (shape_read_[v]) plan_.record.shape_reads.push_back(static_cast<ir::ValueId>(v));
   result_.outputs.clear();
   for (ir::ValueId v : graph_.outputs) {
     const ir::Value& val = graph_.values[at(v)];
@@ -105,13 +105,13 @@ RunResult PlanningRun::run() {
 const Tensor& PlanningRun::tensor_of(ir::ValueId v) const {
   const ir::Value& val = graph_.values[at(v)];
   if (val.kind == ir::ValueKind::Constant) return val.constant;
-  if (plan_.value_fixed[at(v)].fixed != nullptr) return *plan_.value_fixed[at(v)].fixed;
+  if (plan_.value_constant[at(v)].constant != nullptr) return *plan_.value_constant[at(v)].constant;
   return st_.slots[at(v)];
 }
 
 int32_t PlanningRun::storage_of(ir::ValueId v) const {
   const ir::Value& val = graph_.values[at(v)];
-  if (val.kind == ir::ValueKind::Constant || plan_.value_fixed[at(v)].fixed != nullptr) return kHost;
+  if (val.kind == ir::ValueKind::Constant || plan_.value_constant[at(v)].constant != nullptr) return kHost;
   return where_[at(v)];
 }
 
@@ -173,7 +173,7 @@ void PlanningRun::free_value(ir::ValueId v) {
 
 void PlanningRun::run_sym_node(size_t n) {
   const ir::Node& node = graph_.nodes[n];
-  NodePlan& np = plan_.nodes[n];
+  NodePlan& np = plan_.record.nodes[n];
   np.backend = "host";
   np.selection.reason = "sym op: evaluated by the host once per input-shape signature";
   std::vector<ir::SymArg> args;
@@ -181,10 +181,10 @@ void PlanningRun::run_sym_node(size_t n) {
   host_copies.reserve(node.inputs.size());
   for (ir::ValueId v : node.inputs) {
     if (graph_.values[at(v)].type == ir::ValueType::Scalar) {
-      args.push_back(ir::SymArg{&plan_.scalars[at(v)], nullptr});
+      args.push_back(ir::SymArg{&plan_.record.scalars[at(v)], nullptr});
       continue;
     }
-    if (graph_.values[at(v)].kind == ir::ValueKind::NodeOutput && plan_.value_fixed[at(v)].fixed == nullptr)
+    if (graph_.values[at(v)].kind == ir::ValueKind::NodeOutput && plan_.value_constant[at(v)].constant == nullptr)
       shape_read_[at(v)] = 1;
     const Tensor& t = tensor_of(v);
     host_copies.push_back(node.op == "sym::item" ? storages_.to_host(storage_of(v), t, "value '" + graph_.values[at(v)].name + "'")
@@ -193,10 +193,10 @@ void PlanningRun::run_sym_node(size_t n) {
   }
   const ir::ValueId out = node.outputs[0];
   if (node.op == "sym::tensor") {
-    plan_.fixed.push_back(ir::eval_sym_tensor(node, *args[0].scalar));
-    plan_.value_fixed[at(out)] = InputRef{-1, &plan_.fixed.back(), kHost};
+    plan_.constants.push_back(ir::eval_sym_tensor(node, *args[0].scalar));
+    plan_.value_constant[at(out)] = InputRef{-1, &plan_.constants.back(), kHost};
   } else {
-    plan_.scalars[at(out)] = ir::eval_sym(node, args);
+    plan_.record.scalars[at(out)] = ir::eval_sym(node, args);
   }
   for (ir::ValueId v : node.inputs)
     if (ex_.last_use_[at(v)] == static_cast<int32_t>(n) && graph_.values[at(v)].kind == ir::ValueKind::NodeOutput)
@@ -204,7 +204,7 @@ void PlanningRun::run_sym_node(size_t n) {
 }
 
 void PlanningRun::run_kernel_node(size_t n) {
-  NodePlan& np = plan_.nodes[n];
+  NodePlan& np = plan_.record.nodes[n];
   const ir::Node& run_node =
       ex_.prepare_node(n, plan_, [this](const std::vector<ir::ValueId>& ids) { return metadata(ids); });
   const BoundKernel& bk = *np.bound;
@@ -213,7 +213,7 @@ void PlanningRun::run_kernel_node(size_t n) {
   // A node of constants alone (a weight's transpose, a mask built from sizes) is
   // computed here, once per plan, and its outputs kept as constants.
   bool folds = !is_random_op(run_node.op);
-  for (const InputRef& r : s.inputs) folds = folds && (r.absent() || r.fixed != nullptr);
+  for (const InputRef& r : s.inputs) folds = folds && (r.absent() || r.constant != nullptr);
   for (const OutputPlan& o : s.outputs) folds = folds && o.storage == kHost;
   steps_.push_back(std::move(s));
   ex_.run_step(steps_.back(), steps_.size() - 1, st_, scratch_);
@@ -235,8 +235,8 @@ Step PlanningRun::kernel_step(size_t n, const ir::Node& run_node, const BoundKer
   s.node = static_cast<int32_t>(n);
   s.run_node = &run_node;
   s.kernel = &bk;
-  s.backend = &plan_.nodes[n].backend;
-  s.decided = &plan_.nodes[n];
+  s.backend = &plan_.record.nodes[n].backend;
+  s.decided = &plan_.record.nodes[n];
   s.pass_storages = SY_STRUCT_HAS(bk.kernel.def, SY_KernelDef, storage) && bk.kernel.def->storage != nullptr;
   for (size_t i = 0; i < run_node.inputs.size(); ++i) {
     const ir::ValueId v = run_node.inputs[i];
@@ -270,15 +270,15 @@ Step PlanningRun::kernel_step(size_t n, const ir::Node& run_node, const BoundKer
 void PlanningRun::fold(const ir::Node& run_node) {
   steps_.back().folded = true;
   for (ir::ValueId v : run_node.outputs) {
-    plan_.fixed.push_back(st_.slots[at(v)]);
-    plan_.value_fixed[at(v)] = InputRef{-1, &plan_.fixed.back(), kHost};
+    plan_.constants.push_back(st_.slots[at(v)]);
+    plan_.value_constant[at(v)] = InputRef{-1, &plan_.constants.back(), kHost};
     free_slot(v);
   }
 }
 
 void PlanningRun::record_outputs(const ir::Node& run_node, const BoundKernel& bk) {
   for (ir::ValueId v : run_node.outputs) {
-    ValueInfo& info = plan_.infos[at(v)];
+    ValueInfo& info = plan_.record.infos[at(v)];
     const Tensor& t = st_.slots[at(v)];
     info.dtype = t.dtype();
     info.shape = t.shape();

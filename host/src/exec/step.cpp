@@ -92,7 +92,7 @@ void Executor::end_run(RunState& st) const {
     for (NodeIO& rec : st.records)
       if (!rec.node.empty()) result.node_io.push_back(std::move(rec));
   if (st.options->profile) {
-    const std::vector<Step>& steps = plan.complete ? plan.steps : plan.planning_steps;
+    const std::vector<Step>& steps = plan.complete ? plan.steps : plan.record.steps;
     for (size_t i = 0; i < steps.size() && i < st.end_ns.size(); ++i) {
       if (st.end_ns[i] < 0) continue;
       const Step& s = steps[i];
@@ -113,7 +113,7 @@ void Executor::end_run(RunState& st) const {
     }
   }
   if (!plan.complete) return;
-  for (const InputRef& r : plan.outputs) result.outputs.push_back(r.fixed != nullptr ? *r.fixed : st.slots[static_cast<size_t>(r.slot)]);
+  for (const InputRef& r : plan.outputs) result.outputs.push_back(r.constant != nullptr ? *r.constant : st.slots[static_cast<size_t>(r.slot)]);
   st.slots.clear();
   // Every tensor placed in an arena is gone now: the next run may take the buffers.
   if (st.arena && !st.options->measure_memory) plan.arena->release(std::move(st.arena));
@@ -209,7 +209,7 @@ void Executor::run_step_body(const Step& step, size_t index, RunState& st, Scrat
   if (step.folded && st.plan->complete) {  // a constant since planning: only records see it
     if (options.callback == nullptr && options.capture == Capture::None) return finish();
     sc.outs.clear();
-    for (ir::ValueId v : node.outputs) sc.outs.push_back(*st.plan->value_fixed[static_cast<size_t>(v)].fixed);
+    for (ir::ValueId v : node.outputs) sc.outs.push_back(*st.plan->value_constant[static_cast<size_t>(v)].constant);
   }
 
   // ---- inputs
@@ -221,7 +221,7 @@ void Executor::run_step_body(const Step& step, size_t index, RunState& st, Scrat
       if (st.keep_inputs) sc.in_tensors.emplace_back();
       continue;
     }
-    const Tensor& t = r.fixed != nullptr ? *r.fixed : st.slots[static_cast<size_t>(r.slot)];
+    const Tensor& t = r.constant != nullptr ? *r.constant : st.slots[static_cast<size_t>(r.slot)];
     sc.in_ptrs.push_back(&t.dl());
     if (st.keep_inputs) sc.in_tensors.push_back(t);
   }
@@ -351,7 +351,7 @@ void Executor::run_kernel(const Step& step, RunState& st, Scratch& sc) const {
         for (size_t i = 0; i < sc.in_ptrs.size(); ++i) {
           const InputRef& r = step.inputs[i];
           if (r.absent() || r.storage != kHost) continue;
-          const Tensor& src = r.fixed != nullptr ? *r.fixed : st.slots[static_cast<size_t>(r.slot)];
+          const Tensor& src = r.constant != nullptr ? *r.constant : st.slots[static_cast<size_t>(r.slot)];
           if (points_into(t.raw_data(), src)) t.keep_alive(src.owner());
         }
       if (st.arena && t.numel() > 0 && step.outputs[o].storage == kHost) t = guard_arena_view(step, o, std::move(t), st);
