@@ -18,6 +18,7 @@ Executor::Executor(const ir::Graph& graph, const config::Config& config, const l
       plugins_(plugins),
       storages_(plugins),
       fuse_(fuse && config.fuse),
+      runner_(graph, storages_, config),
       cache_(static_cast<size_t>(std::max(1, config.plan_cache))) {
   if (!config.prefer_storage.empty()) {
     preferred_storage_ = storages_.find(config.prefer_storage);
@@ -62,16 +63,13 @@ Executor::Executor(const ir::Graph& graph, const config::Config& config, const l
       if (v != ir::kNoValue) last_use_[static_cast<size_t>(v)] = static_cast<int32_t>(n);
   for (ir::ValueId v : graph_.outputs) last_use_[static_cast<size_t>(v)] = kForever;
   if (fuse_) fusable_ = fusable_consumers(graph_);
-  init_parallel();
 }
 
 Executor::~Executor() = default;
 
 RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
   check_inputs(inputs);
-  auto run_planned = [&](const Plan& plan) {
-    return plan.schedule ? execute_parallel(plan, inputs, options) : execute(plan, inputs, options);
-  };
+  auto run_planned = [&](const Plan& plan) { return runner_.run(plan, inputs, options); };
   if (std::shared_ptr<Plan> plan = cache_.find(inputs)) return run_planned(*plan);
   // A new signature: plan by running once (sequentially), then keep the plan.
   std::lock_guard<std::mutex> lock(planning_mutex_);
@@ -90,15 +88,13 @@ RunResult Executor::run(const std::vector<Tensor>& inputs, const RunOptions& opt
 }
 
 void Executor::finalize(Plan& plan) const {
-  finalize_plan(FinalizeInputs{graph_, config_, storages_, last_use_, preferred_storage_, parallel_ != nullptr}, plan);
-  if (parallel_) plan.schedule = std::make_unique<Schedule>(make_schedule(plan));
+  finalize_plan(FinalizeInputs{graph_, config_, storages_, last_use_, preferred_storage_, runner_.parallel()}, plan);
+  if (runner_.parallel()) plan.schedule = std::make_unique<Schedule>(runner_.make_schedule(plan));
 }
 
 std::shared_ptr<const Plan> Executor::cached_plan(const std::vector<Tensor>& inputs) const { return cache_.find(inputs); }
 
-std::string Executor::describe_node(size_t index) const { return describe(graph_.nodes[index]); }
-
-std::string Executor::describe(const ir::Node& node) const {
+std::string describe(const ir::Node& node) {
   std::string text = "node '" + node.name + "' (op " + node.op;
   if (!node.module_path.empty()) text += ", module " + node.module_path;
   return text + ")";

@@ -9,6 +9,7 @@
 #include "config/config.hpp"
 #include "exec/plan.hpp"
 #include "exec/plan_cache.hpp"
+#include "exec/runner.hpp"
 #include "exec/storage.hpp"
 #include "ir/graph.hpp"
 #include "loader/plugin_manager.hpp"
@@ -25,54 +26,6 @@
 #include <vector>
 
 namespace switchyard::exec {
-
-enum class Capture { None, Outputs, All };
-
-struct RunOptions {
-  Capture capture = Capture::None;
-  const NodeCallback* callback = nullptr;  // (optional)
-  bool check_finite = false;               // fail at the first node producing NaN or Inf
-  bool profile = false;                    // record each node's time (RunResult::profile)
-  bool measure_memory = false;             // sample heap bytes in use after each node
-};
-
-struct RunResult {
-  std::vector<Tensor> outputs;
-  std::vector<NodeIO> node_io;
-  RunStats stats;
-  std::vector<NodeProfile> profile;  // options.profile only: one entry per node run
-};
-
-// What one run holds while it walks the steps (step.cpp).
-struct RunState {
-  const Plan* plan = nullptr;
-  const RunOptions* options = nullptr;
-  RunResult* result = nullptr;
-  std::vector<Tensor> slots;
-  std::shared_ptr<ArenaPool::Buffer> arena;                       // host arena, or null
-  std::vector<std::shared_ptr<ArenaPool::Buffer>> device_arenas;  // per Plan::device_arenas
-  bool in_place = false;                   // outputs may take their inputs' buffers
-  bool parallel = false;                   // steps free slots by reader counts (parallel.cpp)
-  bool keep_inputs = false;                // node_io "all" or a callback: keep each node's inputs
-  size_t heap_base = 0;                    // measure_memory: bytes in use when the run began
-  std::chrono::steady_clock::time_point start;
-  std::vector<int64_t> start_ns, end_ns;   // profile: per step
-  std::vector<int32_t> lanes;
-  std::vector<NodeIO> records;             // per step (parallel runs keep graph order)
-  std::mutex callback_mutex;               // callbacks run one at a time
-  // Counted with atomics: parallel runs take steps on several threads.
-  std::atomic<size_t> nodes_run{0}, live_count{0}, live_bytes{0}, peak_count{0}, peak_bytes{0};
-  void held(const Tensor& t);              // a tensor entered a slot
-  void dropped(const Tensor& t);           // ... and left it
-};
-
-// Per-thread buffers for one step, reused from step to step.
-struct Scratch {
-  std::vector<const DLTensor*> in_ptrs;
-  std::vector<Tensor> in_tensors, outs;
-  std::vector<DLTensor*> out_ptrs;
-  std::vector<DLManagedTensor*> produced;
-};
 
 class Executor {
  public:
@@ -110,31 +63,14 @@ class Executor {
   // The passes of finalize.cpp (storages, conversions, in-place, arenas, steps), then the
   // parallel schedule.
   void finalize(Plan& plan) const;
-  // step.cpp: the per-node step, and a sequential run of a complete plan.
-  void run_step(const Step& step, size_t index, RunState& state, Scratch& scratch) const;
   // preflight.cpp: refuses a new signature whose estimated memory need exceeds what the
   // process may use; a model's first one is measured by planning runs at batch 1 and 8.
   void preflight(const std::vector<Tensor>& inputs);
   void preflight_first(const std::vector<Tensor>& inputs);
   uint64_t probe_peak(const std::vector<Tensor>& inputs, int64_t batch);
-  void run_step_body(const Step& step, size_t index, RunState& state, Scratch& scratch) const;
-  void run_kernel(const Step& step, RunState& state, Scratch& scratch) const;
-  RunResult execute(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options) const;
-  void begin_run(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options, RunState& state,
-                 RunResult& result) const;
-  void end_run(RunState& state) const;
-  // parallel.cpp: inter_op_threads > 1 runs independent steps at once with oneTBB.
-  void init_parallel();
-  Schedule make_schedule(const Plan& plan) const;
-  RunResult execute_parallel(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options) const;
 
-  std::string describe_node(size_t index) const;
-  std::string describe(const ir::Node& node) const;
-  void check_outputs(const Step& step, const std::vector<Tensor>& outs) const;
-  void check_finite(const Step& step, const std::vector<Tensor>& outs) const;
+  std::string describe_node(size_t index) const { return describe(graph_.nodes[index]); }
   void check_inputs(const std::vector<Tensor>& inputs) const;
-  // memory.cpp: an arena output that a later run must not trust blindly.
-  Tensor guard_arena_view(const Step& step, size_t o, Tensor t, const RunState& state) const;
 
   const ir::Graph& graph_;
   const config::Config& config_;
@@ -146,13 +82,9 @@ class Executor {
   std::vector<int32_t> last_use_;   // per value: last consuming node; -1 never; kForever output
   std::vector<int32_t> fusable_;    // per node: the consumer it could be fused with, or -1
   bool fuse_ = true;
-  struct Parallel;                  // parallel.cpp: the oneTBB arena (null when sequential)
-  std::shared_ptr<Parallel> parallel_;
+  Runner runner_;
   PlanCache cache_;
   std::mutex planning_mutex_;       // one new signature plans at a time
 };
-
-// True when `p` lies inside the bytes `t` spans (a kernel returned a view of `t`).
-bool points_into(const void* p, const Tensor& t);
 
 }  // namespace switchyard::exec

@@ -1,6 +1,6 @@
 // The executor's side of memory planning: heap measurement, view detection, and the check
 // that keeps a later run from trusting a stale plan (finalize.cpp makes the plans).
-#include "exec/executor.hpp"
+#include "exec/runner.hpp"
 
 #include "util/log.hpp"
 
@@ -50,7 +50,7 @@ size_t heap_bytes_in_use() {
 #endif
 }
 
-Tensor Executor::guard_arena_view(const Step& step, size_t o, Tensor t, const RunState& st) const {
+Tensor Runner::guard_arena_view(const Step& step, size_t o, Tensor t, const RunState& st) const {
   // Safe only if the planning run saw this output view that very input: the plan then
   // kept the input's arena bytes (and its own parent's) for as long as the view lives.
   const ir::ValueId v = step.run_node->outputs[o];

@@ -3,7 +3,7 @@
 // sequential run. Completion order is not step order, so slots are freed by reader counts
 // rather than by last use, and node_io is kept per step, in step order. The planning run
 // of a new signature stays sequential.
-#include "exec/executor.hpp"
+#include "exec/runner.hpp"
 #include "util/intra_op_pool.hpp"
 
 #include <switchyard/error.hpp>
@@ -23,16 +23,17 @@
 #include <thread>
 
 namespace switchyard::exec {
-struct Executor::Parallel {
+struct Runner::Parallel {
   std::unique_ptr<tbb::global_control> allow;  // more threads than cores, where asked for
   std::unique_ptr<tbb::task_arena> arena;
   int kernel_threads = 0;  // threads a kernel may use while other steps run (SY_HostApi.num_threads)
 };
 
-void Executor::init_parallel() {
+Runner::Runner(const ir::Graph& graph, const StorageTable& storages, const config::Config& config)
+    : graph_(graph), storages_(storages) {
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const int inter = config_.inter_op_threads == 0 ? cores : config_.inter_op_threads;
-  const int intra = config_.intra_op_threads > 0 ? config_.intra_op_threads : cores;
+  const int inter = config.inter_op_threads == 0 ? cores : config.inter_op_threads;
+  const int intra = config.intra_op_threads > 0 ? config.intra_op_threads : cores;
   if (inter <= 1) return;
   auto p = std::make_shared<Parallel>();
   // oneTBB caps its workers at the core count; a config asking for more gets them.
@@ -42,11 +43,11 @@ void Executor::init_parallel() {
   // Deterministic: every kernel gets the same thread count whatever the schedule, so its
   // work splits, and float sums, come out as in a sequential run. Otherwise the branches
   // running at once share the intra-op threads out.
-  p->kernel_threads = config_.deterministic ? intra : std::max(1, intra / inter);
+  p->kernel_threads = config.deterministic ? intra : std::max(1, intra / inter);
   parallel_ = std::move(p);
 }
 
-Schedule Executor::make_schedule(const Plan& plan) const {
+Schedule Runner::make_schedule(const Plan& plan) const {
   const size_t num_steps = plan.steps.size();
   Schedule s;
   s.successors.resize(num_steps);
@@ -85,7 +86,7 @@ Schedule Executor::make_schedule(const Plan& plan) const {
   return s;
 }
 
-RunResult Executor::execute_parallel(const Plan& plan, const std::vector<Tensor>& inputs,
+RunResult Runner::run_parallel(const Plan& plan, const std::vector<Tensor>& inputs,
                                      const RunOptions& options) const {
   const Schedule& sched = *plan.schedule;
   const size_t num_steps = plan.steps.size();

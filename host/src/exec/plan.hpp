@@ -21,6 +21,9 @@
 
 namespace switchyard::exec {
 
+// "node 'name' (op o, module m)", how errors and logs name a node.
+std::string describe(const ir::Node& node);
+
 // A kernel instance bound to one node; destroys the instance before its plugin unloads.
 struct BoundKernel {
   loader::KernelRef kernel;

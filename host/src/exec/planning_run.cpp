@@ -70,7 +70,7 @@ PlanningRun::PlanningRun(Executor& ex, Plan& plan, const std::vector<Tensor>& in
   plan.record.scalars.resize(num_values);
   plan.value_constant.resize(num_values);
   plan.record.infos.resize(num_values);
-  ex.begin_run(plan, inputs, options, st_, result_);
+  ex.runner_.begin_run(plan, inputs, options, st_, result_);
   st_.slots.resize(num_values);
   for (size_t i = 0; i < inputs.size(); ++i) {
     st_.slots[at(graph_.inputs[i])] = inputs[i];
@@ -98,7 +98,7 @@ RunResult PlanningRun::run() {
     if (val.kind == ir::ValueKind::Constant) result_.outputs.push_back(val.constant);
     else result_.outputs.push_back(storages_.to_host(storage_of(v), tensor_of(v), "output '" + val.name + "'"));
   }
-  ex_.end_run(st_);
+  ex_.runner_.end_run(st_);
   return std::move(result_);
 }
 
@@ -153,7 +153,7 @@ int32_t PlanningRun::copy_to(ir::ValueId v, int32_t to, int32_t reader) {
     c.dst = static_cast<int32_t>(st_.slots.size());
     st_.slots.emplace_back();
     steps_.push_back(std::move(c));
-    ex_.run_step(steps_.back(), steps_.size() - 1, st_, scratch_);
+    ex_.runner_.run_step(steps_.back(), steps_.size() - 1, st_, scratch_);
     slots_of_[at(v)].push_back(steps_.back().dst);
     return steps_.back().dst;
   });
@@ -216,7 +216,7 @@ void PlanningRun::run_kernel_node(size_t n) {
   for (const InputRef& r : s.inputs) folds = folds && (r.absent() || r.constant != nullptr);
   for (const OutputPlan& o : s.outputs) folds = folds && o.storage == kHost;
   steps_.push_back(std::move(s));
-  ex_.run_step(steps_.back(), steps_.size() - 1, st_, scratch_);
+  ex_.runner_.run_step(steps_.back(), steps_.size() - 1, st_, scratch_);
   if (folds) return fold(run_node);
   record_outputs(run_node, bk);
   const std::vector<int32_t>& last_use = ex_.last_use_;

@@ -2,7 +2,7 @@
 // the inputs, run the kernel (or a conversion), check what it made, keep the outputs,
 // then the tail: node_io record, callback, frees, profile stamp. A warm step builds no
 // strings, looks nothing up by name and takes no lock.
-#include "exec/executor.hpp"
+#include "exec/runner.hpp"
 
 #include "loader/host_api.hpp"
 #include "util/log.hpp"
@@ -48,7 +48,7 @@ void RunState::dropped(const Tensor& t) {
   live_bytes -= t.nbytes();
 }
 
-void Executor::begin_run(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options, RunState& st,
+void Runner::begin_run(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options, RunState& st,
                          RunResult& result) const {
   st.plan = &plan;
   st.options = &options;
@@ -82,7 +82,7 @@ void Executor::begin_run(const Plan& plan, const std::vector<Tensor>& inputs, co
   }
 }
 
-void Executor::end_run(RunState& st) const {
+void Runner::end_run(RunState& st) const {
   const Plan& plan = *st.plan;
   RunResult& result = *st.result;
   result.stats.nodes_run = st.nodes_run.load();
@@ -121,7 +121,7 @@ void Executor::end_run(RunState& st) const {
     if (st.device_arenas[i]) plan.device_arenas[i].pool->release(std::move(st.device_arenas[i]));
 }
 
-RunResult Executor::execute(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options) const {
+RunResult Runner::run_sequential(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options) const {
   RunResult result;
   RunState st;
   begin_run(plan, inputs, options, st, result);
@@ -136,14 +136,20 @@ RunResult Executor::execute(const Plan& plan, const std::vector<Tensor>& inputs,
   return result;
 }
 
+RunResult Runner::run(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options) const {
+  return plan.schedule ? run_parallel(plan, inputs, options) : run_sequential(plan, inputs, options);
+}
+
+std::string Runner::describe_step(const Step& step) const { return describe(graph_.nodes[static_cast<size_t>(step.node)]); }
+
 // Out of memory anywhere in a step (host allocation, std::bad_alloc) is reported as that,
 // with the node, op and plugin it happened in; zero-cost when nothing throws.
-void Executor::run_step(const Step& step, size_t index, RunState& st, Scratch& sc) const {
+void Runner::run_step(const Step& step, size_t index, RunState& st, Scratch& sc) const {
   auto where = [&] {
     if (step.kind == Step::Kind::Convert)
       return "copying value '" + graph_.values[static_cast<size_t>(step.value)].name + "' from " +
              storages_.name_of(step.from) + " to " + storages_.name_of(step.to) + " memory";
-    return describe_node(static_cast<size_t>(step.node)) + " on plugin '" + *step.backend + "'";
+    return describe_step(step) + " on plugin '" + *step.backend + "'";
   };
   try {
     run_step_body(step, index, st, sc);
@@ -156,58 +162,66 @@ void Executor::run_step(const Step& step, size_t index, RunState& st, Scratch& s
   }
 }
 
-void Executor::run_step_body(const Step& step, size_t index, RunState& st, Scratch& sc) const {
-  const RunOptions& options = *st.options;
-  RunStats& stats = st.result->stats;
-  auto hold = [&](int32_t slot, Tensor t) {
-    if (slot < 0) return;
-    st.held(t);
-    st.slots[static_cast<size_t>(slot)] = std::move(t);
-  };
-  auto finish = [&] {
-    if (options.measure_memory) {  // now: the outputs exist and the inputs are not yet freed
-      const size_t in_use = heap_bytes_in_use();
-      if (in_use > st.heap_base) stats.measured_peak_bytes = std::max(stats.measured_peak_bytes, in_use - st.heap_base);
-    }
-    for (int32_t s : step.frees) {
-      if (st.parallel) break;
-      Tensor& t = st.slots[static_cast<size_t>(s)];
-      if (!t.defined()) continue;
-      st.dropped(t);
-      t = Tensor();
-    }
-    if (options.profile) {
-      if (index >= st.end_ns.size()) {  // the planning run learns its steps as it goes
-        st.start_ns.resize(index + 1, -1);
-        st.end_ns.resize(index + 1, -1);
-        st.lanes.resize(index + 1, 0);
-      }
-      st.end_ns[index] = since(st);
-      if (index > 0 && st.start_ns[index] < 0) st.start_ns[index] = st.end_ns[index - 1];
-    }
-  };
+void RunState::hold(int32_t slot, Tensor t) {
+  if (slot < 0) return;
+  held(t);
+  slots[static_cast<size_t>(slot)] = std::move(t);
+}
 
+// What every step ends with: the memory sample, the frees, the profile stamp.
+void Runner::finish_step(const Step& step, size_t index, RunState& st) const {
+  const RunOptions& options = *st.options;
+  if (options.measure_memory) {  // now: the outputs exist and the inputs are not yet freed
+    const size_t in_use = heap_bytes_in_use();
+    RunStats& stats = st.result->stats;
+    if (in_use > st.heap_base) stats.measured_peak_bytes = std::max(stats.measured_peak_bytes, in_use - st.heap_base);
+  }
+  for (int32_t s : step.frees) {
+    if (st.parallel) break;
+    Tensor& t = st.slots[static_cast<size_t>(s)];
+    if (!t.defined()) continue;
+    st.dropped(t);
+    t = Tensor();
+  }
+  if (options.profile) {
+    if (index >= st.end_ns.size()) {  // the planning run learns its steps as it goes
+      st.start_ns.resize(index + 1, -1);
+      st.end_ns.resize(index + 1, -1);
+      st.lanes.resize(index + 1, 0);
+    }
+    st.end_ns[index] = since(st);
+    if (index > 0 && st.start_ns[index] < 0) st.start_ns[index] = st.end_ns[index - 1];
+  }
+}
+
+void Runner::run_conversion(const Step& step, RunState& st) const {
+  const Tensor& src = st.slots[static_cast<size_t>(step.src)];
+  const std::string what = "value '" + graph_.values[static_cast<size_t>(step.value)].name + "'";
+  Tensor dst;
+  if (step.arena_offset >= 0)
+    if (const ArenaPool::Buffer* a = arena_for(st, storages_, step.to))
+      dst = storages_.place(step.to, a->data + step.arena_offset, src.dtype(), src.shape(), nullptr);
+  if (step.from != kHost && step.to != kHost)
+    dst = storages_.from_host(step.to, storages_.to_host(step.from, src, what), what, dst);
+  else if (step.to == kHost)
+    dst = storages_.to_host(step.from, src, what, dst);
+  else
+    dst = storages_.from_host(step.to, src, what, dst);
+  st.hold(step.dst, std::move(dst));
+}
+
+void Runner::run_step_body(const Step& step, size_t index, RunState& st, Scratch& sc) const {
+  const RunOptions& options = *st.options;
   if (step.kind == Step::Kind::Convert) {
-    const Tensor& src = st.slots[static_cast<size_t>(step.src)];
-    const std::string& name = graph_.values[static_cast<size_t>(step.value)].name;
-    Tensor dst;
-    if (step.arena_offset >= 0)
-      if (const ArenaPool::Buffer* a = arena_for(st, storages_, step.to))
-        dst = storages_.place(step.to, a->data + step.arena_offset, src.dtype(), src.shape(), nullptr);
-    if (step.from != kHost && step.to != kHost)
-      dst = storages_.from_host(step.to, storages_.to_host(step.from, src, "value '" + name + "'"), "value '" + name + "'", dst);
-    else if (step.to == kHost)
-      dst = storages_.to_host(step.from, src, "value '" + name + "'", dst);
-    else
-      dst = storages_.from_host(step.to, src, "value '" + name + "'", dst);
-    hold(step.dst, std::move(dst));
-    finish();
-    return;
+    run_conversion(step, st);
+    return finish_step(step, index, st);
   }
 
   const ir::Node& node = *step.run_node;
-  if (step.folded && st.plan->complete) {  // a constant since planning: only records see it
-    if (options.callback == nullptr && options.capture == Capture::None) return finish();
+  const bool records = options.callback != nullptr || options.capture != Capture::None;
+  const bool folded = step.folded && st.plan->complete;  // a constant since planning: only records see it
+  if (folded) {
+    if (!records) return finish_step(step, index, st);
     sc.outs.clear();
     for (ir::ValueId v : node.outputs) sc.outs.push_back(*st.plan->value_constant[static_cast<size_t>(v)].constant);
   }
@@ -227,53 +241,117 @@ void Executor::run_step_body(const Step& step, size_t index, RunState& st, Scrat
   }
 
   // ---- the kernel (a folded one ran when planning: its outputs are the plan's constants)
-  const size_t num_out = step.outputs.size();
-  std::vector<Tensor>& outs = sc.outs;
-  if (!(step.folded && st.plan->complete)) run_kernel(step, st, sc);
+  if (!folded) run_kernel(step, st, sc);
 
   // ---- the tail
-  const bool records = options.callback != nullptr || options.capture != Capture::None;
-  for (size_t o = 0; o < num_out; ++o) hold(step.outputs[o].slot, records ? outs[o] : std::move(outs[o]));
+  std::vector<Tensor>& outs = sc.outs;
+  for (size_t o = 0; o < step.outputs.size(); ++o) st.hold(step.outputs[o].slot, records ? outs[o] : std::move(outs[o]));
   ++st.nodes_run;
-  if (records) {
-    // Records and callbacks see plain host tensors, wherever the values live.
-    for (size_t i = 0; st.keep_inputs && i < sc.in_tensors.size(); ++i)
-      if (sc.in_tensors[i].defined() && step.inputs[i].storage != kHost)
-        sc.in_tensors[i] = storages_.to_host(step.inputs[i].storage, sc.in_tensors[i], "an input of " + node.name);
-    std::vector<Tensor> host_outs = outs;
-    for (size_t o = 0; o < num_out; ++o)
-      if (step.outputs[o].storage != kHost)
-        host_outs[o] = storages_.to_host(step.outputs[o].storage, outs[o], "an output of " + node.name);
-    if (options.callback != nullptr && *options.callback) {
-      std::lock_guard<std::mutex> lock(st.callback_mutex);  // one call at a time, in parallel runs too
-      const NodePlan& np = *step.decided;
-      const NodeEvent ev{node.name,       node.op,  *step.backend, node.module_path, sc.in_tensors, host_outs,
-                         &np.input_sources, static_cast<size_t>(step.node), np.fused ? &np.fused_members : nullptr};
-      (*options.callback)(ev);
-    }
-    if (options.capture != Capture::None) {
-      if (index >= st.records.size()) st.records.resize(index + 1);
-      NodeIO& rec = st.records[index];
-      rec.node = node.name;
-      rec.op = node.op;
-      rec.backend = *step.backend;
-      rec.module_path = node.module_path;
-      rec.input_sources = step.decided->input_sources;
-      if (options.capture == Capture::All) rec.inputs = sc.in_tensors;
-      rec.outputs = std::move(host_outs);
-    }
+  if (records) record_step(step, index, st, sc);
+  finish_step(step, index, st);
+}
+
+// node_io and the node callback: what a step read and made, as plain host tensors.
+void Runner::record_step(const Step& step, size_t index, RunState& st, Scratch& sc) const {
+  const RunOptions& options = *st.options;
+  const ir::Node& node = *step.run_node;
+  for (size_t i = 0; st.keep_inputs && i < sc.in_tensors.size(); ++i)
+    if (sc.in_tensors[i].defined() && step.inputs[i].storage != kHost)
+      sc.in_tensors[i] = storages_.to_host(step.inputs[i].storage, sc.in_tensors[i], "an input of " + node.name);
+  std::vector<Tensor> host_outs = sc.outs;
+  for (size_t o = 0; o < host_outs.size(); ++o)
+    if (step.outputs[o].storage != kHost)
+      host_outs[o] = storages_.to_host(step.outputs[o].storage, sc.outs[o], "an output of " + node.name);
+  if (options.callback != nullptr && *options.callback) {
+    std::lock_guard<std::mutex> lock(st.callback_mutex);  // one call at a time, in parallel runs too
+    const NodePlan& np = *step.decided;
+    const NodeEvent ev{node.name,       node.op,  *step.backend, node.module_path, sc.in_tensors, host_outs,
+                       &np.input_sources, static_cast<size_t>(step.node), np.fused ? &np.fused_members : nullptr};
+    (*options.callback)(ev);
   }
-  finish();
+  if (options.capture != Capture::None) {
+    if (index >= st.records.size()) st.records.resize(index + 1);
+    NodeIO& rec = st.records[index];
+    rec.node = node.name;
+    rec.op = node.op;
+    rec.backend = *step.backend;
+    rec.module_path = node.module_path;
+    rec.input_sources = step.decided->input_sources;
+    if (options.capture == Capture::All) rec.inputs = sc.in_tensors;
+    rec.outputs = std::move(host_outs);
+  }
+}
+
+// The buffers a host-allocated kernel writes: over an input that dies here, in the arena,
+// or fresh memory.
+void Runner::host_outputs(const Step& step, RunState& st, Scratch& sc) const {
+  const BoundKernel& bk = *step.kernel;
+  for (size_t o = 0; o < step.outputs.size(); ++o) {
+    const SY_TensorDesc& d = bk.output_descs[o];
+    const OutputPlan& op = step.outputs[o];
+    std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
+    if (st.in_place && op.inplace_input >= 0) {  // the input dies here: write over it
+      const Tensor& in = st.slots[static_cast<size_t>(step.inputs[static_cast<size_t>(op.inplace_input)].slot)];
+      sc.outs.push_back(storages_.place(op.storage, in.raw_data(), d.dtype, std::move(shape), in.owner()));
+    } else if (const ArenaPool::Buffer* a = op.arena_offset >= 0 ? arena_for(st, storages_, op.storage) : nullptr) {
+      // A graph output in the arena keeps it: the next run takes another buffer.
+      std::shared_ptr<void> keeps = op.holds_arena && st.arena ? std::shared_ptr<void>(st.arena, a->data) : nullptr;
+      sc.outs.push_back(storages_.place(op.storage, a->data + op.arena_offset, d.dtype, std::move(shape), std::move(keeps)));
+    } else {
+      sc.outs.push_back(storages_.allocate(op.storage, d.dtype, shape));
+    }
+    sc.out_ptrs.push_back(const_cast<DLTensor*>(&sc.outs.back().dl()));
+  }
+}
+
+// Hands back what a failed kernel produced and throws, naming the node and plugin.
+void Runner::kernel_failed(const Step& step, SY_Status s, const SY_CallContext& call, Scratch& sc) const {
+  for (DLManagedTensor* m : sc.produced)
+    if (m != nullptr && m->deleter != nullptr) m->deleter(m);
+  const BoundKernel& bk = *step.kernel;
+  if (s != SY_ERROR_OUT_OF_MEMORY)
+    throw Error(ErrorKind::Kernel,
+                describe_step(step) + " failed in plugin '" + *step.backend + "': " + loader::describe_failure(s, call));
+  uint64_t out_bytes = 0;
+  for (const SY_TensorDesc& d : bk.output_descs) {
+    uint64_t n = dtype_size(d.dtype);
+    for (int32_t k = 0; k < d.ndim; ++k) n *= static_cast<uint64_t>(std::max<int64_t>(d.shape[k], 0));
+    out_bytes += n;
+  }
+  throw Error(ErrorKind::OutOfMemory,
+              describe_step(step) + " on plugin '" + *step.backend + "': " + loader::describe_failure(s, call) +
+                  (bk.output_descs.empty() ? std::string() : " (its outputs take " + std::to_string(out_bytes) + " bytes)"));
+}
+
+// The tensors a kernel-allocated kernel returned, adopted; a view of an input keeps that
+// input's memory alive as long as it lives.
+void Runner::adopt_outputs(const Step& step, RunState& st, Scratch& sc) const {
+  for (size_t o = 0; o < step.outputs.size(); ++o) {
+    if (sc.produced[o] == nullptr) {
+      for (DLManagedTensor* m : sc.produced)
+        if (m != nullptr && m->deleter != nullptr) m->deleter(m);
+      throw Error(ErrorKind::Kernel, describe_step(step) + ": plugin '" + *step.backend +
+                                         "' returned OK but produced no tensor for output " + std::to_string(o));
+    }
+    Tensor t = Tensor::adopt(sc.produced[o], step.kernel->kernel.plugin);
+    sc.produced[o] = nullptr;
+    if (step.outputs[o].storage == kHost && t.numel() > 0)
+      for (size_t i = 0; i < sc.in_ptrs.size(); ++i) {
+        const InputRef& r = step.inputs[i];
+        if (r.absent() || r.storage != kHost) continue;
+        const Tensor& src = r.constant != nullptr ? *r.constant : st.slots[static_cast<size_t>(r.slot)];
+        if (points_into(t.raw_data(), src)) t.keep_alive(src.owner());
+      }
+    if (st.arena && t.numel() > 0 && step.outputs[o].storage == kHost) t = guard_arena_view(step, o, std::move(t), st);
+    sc.outs.push_back(std::move(t));
+  }
 }
 
 // Runs a kernel step's kernel on the inputs in `sc.in_ptrs`; its checked outputs go to sc.outs.
-void Executor::run_kernel(const Step& step, RunState& st, Scratch& sc) const {
-  const RunOptions& options = *st.options;
+void Runner::run_kernel(const Step& step, RunState& st, Scratch& sc) const {
   const BoundKernel& bk = *step.kernel;
   const SY_KernelDef* def = bk.kernel.def;
-  const size_t num_out = step.outputs.size();
-  std::vector<Tensor>& outs = sc.outs;
-  outs.clear();
+  sc.outs.clear();
   sc.produced.clear();
   sc.out_ptrs.clear();
   thread_local std::vector<SY_StorageIndex> out_storage;
@@ -284,7 +362,7 @@ void Executor::run_kernel(const Step& step, RunState& st, Scratch& sc) const {
   args.instance = bk.instance;
   args.inputs = sc.in_ptrs.data();
   args.num_inputs = sc.in_ptrs.size();
-  args.num_outputs = num_out;
+  args.num_outputs = step.outputs.size();
   if (step.pass_storages) {
     out_storage.clear();
     for (const OutputPlan& o : step.outputs) out_storage.push_back(o.local);
@@ -292,91 +370,33 @@ void Executor::run_kernel(const Step& step, RunState& st, Scratch& sc) const {
     args.output_storage = out_storage.data();
   }
   if (def->output_mode == SY_OUTPUT_HOST_ALLOCATED) {
-    for (size_t o = 0; o < num_out; ++o) {
-      const SY_TensorDesc& d = bk.output_descs[o];
-      const OutputPlan& op = step.outputs[o];
-      std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
-      if (st.in_place && op.inplace_input >= 0) {  // the input dies here: write over it
-        const Tensor& in = st.slots[static_cast<size_t>(step.inputs[static_cast<size_t>(op.inplace_input)].slot)];
-        outs.push_back(storages_.place(op.storage, in.raw_data(), d.dtype, std::move(shape), in.owner()));
-      } else if (const ArenaPool::Buffer* a = op.arena_offset >= 0 ? arena_for(st, storages_, op.storage) : nullptr) {
-        // A graph output in the arena keeps it: the next run takes another buffer.
-        std::shared_ptr<void> keeps = op.holds_arena && st.arena ? std::shared_ptr<void>(st.arena, a->data) : nullptr;
-        outs.push_back(storages_.place(op.storage, a->data + op.arena_offset, d.dtype, std::move(shape), std::move(keeps)));
-      } else {
-        outs.push_back(storages_.allocate(op.storage, d.dtype, shape));
-      }
-      sc.out_ptrs.push_back(const_cast<DLTensor*>(&outs.back().dl()));
-    }
+    host_outputs(step, st, sc);
     args.outputs = sc.out_ptrs.data();
   } else {
-    sc.produced.assign(num_out, nullptr);
+    sc.produced.assign(step.outputs.size(), nullptr);
     args.produced = sc.produced.data();
   }
-  auto give_back = [&] {  // hand back anything produced before a failure
-    for (DLManagedTensor* m : sc.produced)
-      if (m != nullptr && m->deleter != nullptr) m->deleter(m);
-  };
   const SY_Status s = def->run(def->context, &args);
-  if (s == SY_ERROR_OUT_OF_MEMORY) {
-    give_back();
-    uint64_t out_bytes = 0;
-    for (const SY_TensorDesc& d : bk.output_descs) {
-      uint64_t n = dtype_size(d.dtype);
-      for (int32_t k = 0; k < d.ndim; ++k) n *= static_cast<uint64_t>(std::max<int64_t>(d.shape[k], 0));
-      out_bytes += n;
-    }
-    throw Error(ErrorKind::OutOfMemory,
-                describe_node(static_cast<size_t>(step.node)) + " on plugin '" + *step.backend + "': " +
-                    loader::describe_failure(s, call) +
-                    (bk.output_descs.empty() ? std::string()
-                                             : " (its outputs take " + std::to_string(out_bytes) + " bytes)"));
-  }
-  if (s != SY_OK) {
-    give_back();
-    throw Error(ErrorKind::Kernel, describe_node(static_cast<size_t>(step.node)) + " failed in plugin '" + *step.backend +
-                                       "': " + loader::describe_failure(s, call));
-  }
-  if (def->output_mode == SY_OUTPUT_KERNEL_ALLOCATED) {
-    for (size_t o = 0; o < num_out; ++o) {
-      if (sc.produced[o] == nullptr) {
-        give_back();
-        throw Error(ErrorKind::Kernel, describe_node(static_cast<size_t>(step.node)) + ": plugin '" + *step.backend +
-                                           "' returned OK but produced no tensor for output " + std::to_string(o));
-      }
-      Tensor t = Tensor::adopt(sc.produced[o], bk.kernel.plugin);
-      sc.produced[o] = nullptr;
-      // A view of an input keeps that input's memory alive as long as it lives.
-      if (step.outputs[o].storage == kHost && t.numel() > 0)
-        for (size_t i = 0; i < sc.in_ptrs.size(); ++i) {
-          const InputRef& r = step.inputs[i];
-          if (r.absent() || r.storage != kHost) continue;
-          const Tensor& src = r.constant != nullptr ? *r.constant : st.slots[static_cast<size_t>(r.slot)];
-          if (points_into(t.raw_data(), src)) t.keep_alive(src.owner());
-        }
-      if (st.arena && t.numel() > 0 && step.outputs[o].storage == kHost) t = guard_arena_view(step, o, std::move(t), st);
-      outs.push_back(std::move(t));
-    }
-  }
-  check_outputs(step, outs);
-  if (options.check_finite) check_finite(step, outs);
+  if (s != SY_OK) kernel_failed(step, s, call, sc);
+  if (def->output_mode == SY_OUTPUT_KERNEL_ALLOCATED) adopt_outputs(step, st, sc);
+  check_outputs(step, sc.outs);
+  if (st.options->check_finite) check_finite(step, sc.outs);
   for (const auto& [slot, g] : step.guards) {
     const std::vector<int64_t>& want = st.plan->guard_shapes[static_cast<size_t>(g)];
-    const Tensor& t = outs[static_cast<size_t>(slot)];  // the output index
+    const Tensor& t = sc.outs[static_cast<size_t>(slot)];  // the output index
     if (t.shape() != want)
       throw Error(ErrorKind::Unsupported,
-                  describe_node(static_cast<size_t>(step.node)) + " produced shape " + shape_string(t.shape()) +
+                  describe_step(step) + " produced shape " + shape_string(t.shape()) +
                       " where the first run with these input shapes produced " + shape_string(want) +
                       "; sizes computed from it were fixed then (a size that depends on tensor data is not supported)");
   }
-
 }
 
 // Cheap checks after every kernel: a broken plugin is reported, never passed on.
-void Executor::check_outputs(const Step& step, const std::vector<Tensor>& outs) const {
+void Runner::check_outputs(const Step& step, const std::vector<Tensor>& outs) const {
   const BoundKernel& bk = *step.kernel;
   auto fail = [&](size_t o, const std::string& what) {
-    throw Error(ErrorKind::Kernel, describe_node(static_cast<size_t>(step.node)) + ": plugin '" + *step.backend + "' " +
+    throw Error(ErrorKind::Kernel, describe_step(step) + ": plugin '" + *step.backend + "' " +
                                        what + " (output " + std::to_string(o) + ")");
   };
   for (size_t o = 0; o < outs.size(); ++o) {
@@ -399,7 +419,7 @@ void Executor::check_outputs(const Step& step, const std::vector<Tensor>& outs) 
   }
 }
 
-void Executor::check_finite(const Step& step, const std::vector<Tensor>& outs) const {
+void Runner::check_finite(const Step& step, const std::vector<Tensor>& outs) const {
   for (size_t o = 0; o < outs.size(); ++o) {
     const Tensor t = storages_.to_host(step.outputs[o].storage, outs[o], "an output").contiguous();
     const DLDataType d = t.dtype();
@@ -412,7 +432,7 @@ void Executor::check_finite(const Step& step, const std::vector<Tensor>& outs) c
       for (int64_t i = 0, e = t.numel(); i < e && bad < 0; ++i) bad = std::isfinite(p[i]) ? -1 : i;
     }
     if (bad >= 0)
-      throw Error(ErrorKind::Kernel, "check-finite: " + describe_node(static_cast<size_t>(step.node)) + " on plugin '" +
+      throw Error(ErrorKind::Kernel, "check-finite: " + describe_step(step) + " on plugin '" +
                                          *step.backend + "' is the first node to produce a non-finite value (output " +
                                          std::to_string(o) + ", element " + std::to_string(bad) + ")");
   }
