@@ -133,250 +133,267 @@ AttrKind list_arg_kind(const Node& node, const Kinds& k) {
   return k[0];
 }
 
-const std::map<std::string, OpDef>& table() {
-  static const std::map<std::string, OpDef> ops = [] {
-    std::map<std::string, OpDef> t;
-    t["sym::const"] = {0, 0,
-                       [](const Node& n, const Kinds&) {
-                         const Attribute* v = find_attr(n.attrs, "value");
-                         if (v == nullptr || !(is_number(v->kind) || is_list(v->kind)) || v->bound())
-                           bad_graph(n, "needs a literal int, float or list attribute 'value'");
-                         return v->kind;
-                       },
-                       [](const Node& n, const Args&) { return *find_attr(n.attrs, "value"); }};
-    t["sym::size"] = {1, 2,
+using Table = std::map<std::string, OpDef>;
+
+// Ops that read tensors: their sizes, an element, or a tensor made from scalars.
+void add_tensor_ops(Table& t) {
+  t["sym::const"] = {0, 0,
+                     [](const Node& n, const Kinds&) {
+                       const Attribute* v = find_attr(n.attrs, "value");
+                       if (v == nullptr || !(is_number(v->kind) || is_list(v->kind)) || v->bound())
+                         bad_graph(n, "needs a literal int, float or list attribute 'value'");
+                       return v->kind;
+                     },
+                     [](const Node& n, const Args&) { return *find_attr(n.attrs, "value"); }};
+  t["sym::size"] = {1, 2,
+                    [](const Node& n, const Kinds& k) {
+                      if (k[0] != AttrKind::Tensor) bad_graph(n, "input 0 must be a tensor");
+                      const Attribute* d = find_attr(n.attrs, "dim");
+                      const bool one = k.size() > 1 || (d != nullptr && d->kind != AttrKind::None);
+                      if (k.size() > 1 && k[1] != AttrKind::Int) bad_graph(n, "the dim input must be an int");
+                      return one ? AttrKind::Int : AttrKind::Ints;
+                    },
+                    [](const Node& n, const Args& a) {
+                      const Tensor& t = tensor_arg(n, a, 0);
+                      int64_t dim = 0;
+                      if (!int_operand(n, a, 1, "dim", &dim)) return Attribute::of_ints(t.shape());
+                      const int64_t rank = t.dim();
+                      if (dim < -rank || dim >= rank)
+                        bad_input(n, "dimension " + std::to_string(dim) + " is out of range for a tensor of shape " +
+                                         shape_string(t.shape()));
+                      return Attribute::of_int(t.shape()[static_cast<size_t>(dim < 0 ? dim + rank : dim)]);
+                    }};
+  auto tensor_int = [](std::function<int64_t(const Tensor&)> f) {
+    return OpDef{1, 1,
+                 [](const Node& n, const Kinds& k) {
+                   if (k[0] != AttrKind::Tensor) bad_graph(n, "input 0 must be a tensor");
+                   return AttrKind::Int;
+                 },
+                 [f](const Node& n, const Args& a) { return Attribute::of_int(f(tensor_arg(n, a, 0))); }};
+  };
+  t["sym::dim"] = tensor_int([](const Tensor& x) { return x.dim(); });
+  t["sym::numel"] = tensor_int([](const Tensor& x) { return x.numel(); });
+  t["sym::item"] = {1, 1,
+                    [](const Node& n, const Kinds& k) {
+                      if (k[0] != AttrKind::Tensor) bad_graph(n, "input 0 must be a tensor");
+                      return AttrKind::None;  // Int or Float, by the tensor's dtype at run time
+                    },
+                    [](const Node& n, const Args& a) {
+                      const Tensor& x = tensor_arg(n, a, 0);
+                      if (x.numel() != 1)
+                        bad_input(n, "reads one element, but the tensor has shape " + shape_string(x.shape()));
+                      if (x.device().device_type != kDLCPU) bad_graph(n, "reads a tensor that is not in host memory");
+                      const DLDataType d = x.dtype();
+                      const void* p = x.raw_data();
+                      if (d.code == kDLFloat && d.bits == 32) return Attribute::of_float(*static_cast<const float*>(p));
+                      if (d.code == kDLFloat && d.bits == 64) return Attribute::of_float(*static_cast<const double*>(p));
+                      if (d.code == kDLInt && d.bits == 64) return Attribute::of_int(*static_cast<const int64_t*>(p));
+                      if (d.code == kDLInt && d.bits == 32) return Attribute::of_int(*static_cast<const int32_t*>(p));
+                      if ((d.code == kDLUInt || d.code == SY_DL_BOOL) && d.bits == 8)
+                        return Attribute::of_int(*static_cast<const uint8_t*>(p));
+                      bad_input(n, "cannot read a " + dtype_name(d) + " element");
+                    }};
+  t["sym::tensor"] = {1, 1,
                       [](const Node& n, const Kinds& k) {
-                        if (k[0] != AttrKind::Tensor) bad_graph(n, "input 0 must be a tensor");
-                        const Attribute* d = find_attr(n.attrs, "dim");
-                        const bool one = k.size() > 1 || (d != nullptr && d->kind != AttrKind::None);
-                        if (k.size() > 1 && k[1] != AttrKind::Int) bad_graph(n, "the dim input must be an int");
-                        return one ? AttrKind::Int : AttrKind::Ints;
+                        if (!(is_number(k[0]) || is_list(k[0]))) bad_graph(n, "input 0 must be a scalar");
+                        return AttrKind::Tensor;
                       },
-                      [](const Node& n, const Args& a) {
-                        const Tensor& t = tensor_arg(n, a, 0);
-                        int64_t dim = 0;
-                        if (!int_operand(n, a, 1, "dim", &dim)) return Attribute::of_ints(t.shape());
-                        const int64_t rank = t.dim();
-                        if (dim < -rank || dim >= rank)
-                          bad_input(n, "dimension " + std::to_string(dim) + " is out of range for a tensor of shape " +
-                                           shape_string(t.shape()));
-                        return Attribute::of_int(t.shape()[static_cast<size_t>(dim < 0 ? dim + rank : dim)]);
-                      }};
-    auto tensor_int = [](std::function<int64_t(const Tensor&)> f) {
-      return OpDef{1, 1,
+                      [](const Node& n, const Args&) -> Attribute { bad_graph(n, "is evaluated by eval_sym_tensor"); }};
+
+}
+
+// Arithmetic, comparisons and conversions on ints and floats.
+void add_number_ops(Table& t) {
+  t["sym::add"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
+    int64_t r = 0;
+    if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) {
+      const bool overflow = __builtin_add_overflow(a.i, b.i, &r);  // before reading r
+      return Attribute::of_int(checked(n, overflow, r));
+    }
+    return Attribute::of_float(as_double(a) + as_double(b));
+  });
+  t["sym::sub"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
+    int64_t r = 0;
+    if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) {
+      const bool overflow = __builtin_sub_overflow(a.i, b.i, &r);  // before reading r
+      return Attribute::of_int(checked(n, overflow, r));
+    }
+    return Attribute::of_float(as_double(a) - as_double(b));
+  });
+  t["sym::mul"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
+    int64_t r = 0;
+    if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) {
+      const bool overflow = __builtin_mul_overflow(a.i, b.i, &r);  // before reading r
+      return Attribute::of_int(checked(n, overflow, r));
+    }
+    return Attribute::of_float(as_double(a) * as_double(b));
+  });
+  t["sym::div"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
+    if (as_double(b) == 0.0 && a.kind == AttrKind::Int && b.kind == AttrKind::Int) bad_input(n, "division by zero");
+    return Attribute::of_float(as_double(a) / as_double(b));
+  }, always_float);
+  t["sym::floordiv"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
+    if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) return Attribute::of_int(floor_div(n, a.i, b.i));
+    return Attribute::of_float(std::floor(as_double(a) / as_double(b)));
+  });
+  t["sym::mod"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
+    if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) return Attribute::of_int(floor_mod(n, a.i, b.i));
+    const double x = as_double(a), y = as_double(b);
+    double r = std::fmod(x, y);
+    if (r != 0 && ((r < 0) != (y < 0))) r += y;
+    return Attribute::of_float(r);
+  });
+  t["sym::pow"] = binary([](const Node&, const Attribute& a, const Attribute& b) {
+    return Attribute::of_float(std::pow(as_double(a), as_double(b)));
+  }, always_float);
+  t["sym::min"] = binary([](const Node&, const Attribute& a, const Attribute& b) {
+    if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) return Attribute::of_int(std::min(a.i, b.i));
+    return Attribute::of_float(std::min(as_double(a), as_double(b)));
+  });
+  t["sym::max"] = binary([](const Node&, const Attribute& a, const Attribute& b) {
+    if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) return Attribute::of_int(std::max(a.i, b.i));
+    return Attribute::of_float(std::max(as_double(a), as_double(b)));
+  });
+  t["sym::eq"] = compare([](double x, double y) { return x == y; });
+  t["sym::ne"] = compare([](double x, double y) { return x != y; });
+  t["sym::lt"] = compare([](double x, double y) { return x < y; });
+  t["sym::le"] = compare([](double x, double y) { return x <= y; });
+  t["sym::gt"] = compare([](double x, double y) { return x > y; });
+  t["sym::ge"] = compare([](double x, double y) { return x >= y; });
+  t["sym::and"] = compare([](double x, double y) { return x != 0 && y != 0; });
+  t["sym::or"] = compare([](double x, double y) { return x != 0 || y != 0; });
+
+  auto same = [](const Node& n, const Kinds& k) { return numeric_result(n, k); };
+  t["sym::neg"] = unary([](const Node& n, const Attribute& a) {
+    if (a.kind == AttrKind::Int) return Attribute::of_int(negated(n, a.i));
+    return Attribute::of_float(-a.f);
+  }, same);
+  t["sym::abs"] = unary([](const Node& n, const Attribute& a) {
+    if (a.kind == AttrKind::Int) return Attribute::of_int(a.i < 0 ? negated(n, a.i) : a.i);
+    return Attribute::of_float(std::fabs(a.f));
+  }, same);
+  auto to_int = [](const Node& n, double v) {
+    if (!std::isfinite(v) || v < -9.2e18 || v > 9.2e18) bad_input(n, "the value does not fit an int");
+    return Attribute::of_int(static_cast<int64_t>(v));
+  };
+  t["sym::floor"] = unary([to_int](const Node& n, const Attribute& a) {
+    return a.kind == AttrKind::Int ? a : to_int(n, std::floor(a.f));
+  }, always_int);
+  t["sym::ceil"] = unary([to_int](const Node& n, const Attribute& a) {
+    return a.kind == AttrKind::Int ? a : to_int(n, std::ceil(a.f));
+  }, always_int);
+  t["sym::int"] = unary([to_int](const Node& n, const Attribute& a) {
+    return a.kind == AttrKind::Int ? a : to_int(n, std::trunc(a.f));
+  }, always_int);
+  t["sym::round"] = unary([](const Node&, const Attribute& a) {
+    return Attribute::of_float(std::nearbyint(as_double(a)));  // half to even, as Python
+  }, always_float);
+  t["sym::sqrt"] = unary([](const Node&, const Attribute& a) { return Attribute::of_float(std::sqrt(as_double(a))); },
+                         always_float);
+  t["sym::float"] = unary([](const Node&, const Attribute& a) { return Attribute::of_float(as_double(a)); },
+                          always_float);
+  t["sym::not"] = unary([](const Node&, const Attribute& a) { return Attribute::of_int(as_double(a) == 0 ? 1 : 0); },
+                        always_int);
+  t["sym::bool"] = unary([](const Node&, const Attribute& a) { return Attribute::of_int(as_double(a) != 0 ? 1 : 0); },
+                         always_int);
+
+}
+
+// Lists of ints or floats.
+void add_list_ops(Table& t) {
+  t["sym::list"] = {0, 64,
+                    [](const Node& n, const Kinds& k) {
+                      const AttrKind e = numeric_result(n, k);
+                      return e == AttrKind::None ? AttrKind::None : e == AttrKind::Int ? AttrKind::Ints : AttrKind::Floats;
+                    },
+                    [](const Node& n, const Args& a) {
+                      bool all_int = true;
+                      for (size_t i = 0; i < a.size(); ++i) all_int = all_int && scalar_arg(n, a, i).kind == AttrKind::Int;
+                      std::vector<int64_t> ints;
+                      std::vector<double> floats;
+                      for (size_t i = 0; i < a.size(); ++i) {
+                        const Attribute& x = scalar_arg(n, a, i);
+                        if (!is_number(x.kind)) bad_graph(n, "list elements must be numbers");
+                        ints.push_back(x.i);
+                        floats.push_back(as_double(x));
+                      }
+                      return all_int ? Attribute::of_ints(std::move(ints)) : Attribute::of_floats(std::move(floats));
+                    }};
+  t["sym::get"] = {1, 2,
                    [](const Node& n, const Kinds& k) {
-                     if (k[0] != AttrKind::Tensor) bad_graph(n, "input 0 must be a tensor");
+                     const AttrKind l = list_arg_kind(n, k);
+                     if (k.size() > 1 && k[1] != AttrKind::Int) bad_graph(n, "the index must be an int");
+                     return l == AttrKind::Ints ? AttrKind::Int : l == AttrKind::None ? AttrKind::None : AttrKind::Float;
+                   },
+                   [](const Node& n, const Args& a) {
+                     const Attribute& l = scalar_arg(n, a, 0);
+                     int64_t i = 0;
+                     if (!int_operand(n, a, 1, "index", &i)) bad_graph(n, "needs an index input or attribute");
+                     const int64_t size = static_cast<int64_t>(l.kind == AttrKind::Ints ? l.ints.size() : l.floats.size());
+                     if (i < -size || i >= size)
+                       bad_input(n, "index " + std::to_string(i) + " is out of range for " + scalar_string(l));
+                     const size_t at = static_cast<size_t>(i < 0 ? i + size : i);
+                     return l.kind == AttrKind::Ints ? Attribute::of_int(l.ints[at]) : Attribute::of_float(l.floats[at]);
+                   }};
+  t["sym::len"] = {1, 1,
+                   [](const Node& n, const Kinds& k) {
+                     list_arg_kind(n, k);
                      return AttrKind::Int;
                    },
-                   [f](const Node& n, const Args& a) { return Attribute::of_int(f(tensor_arg(n, a, 0))); }};
-    };
-    t["sym::dim"] = tensor_int([](const Tensor& x) { return x.dim(); });
-    t["sym::numel"] = tensor_int([](const Tensor& x) { return x.numel(); });
-    t["sym::item"] = {1, 1,
-                      [](const Node& n, const Kinds& k) {
-                        if (k[0] != AttrKind::Tensor) bad_graph(n, "input 0 must be a tensor");
-                        return AttrKind::None;  // Int or Float, by the tensor's dtype at run time
-                      },
-                      [](const Node& n, const Args& a) {
-                        const Tensor& x = tensor_arg(n, a, 0);
-                        if (x.numel() != 1)
-                          bad_input(n, "reads one element, but the tensor has shape " + shape_string(x.shape()));
-                        if (x.device().device_type != kDLCPU) bad_graph(n, "reads a tensor that is not in host memory");
-                        const DLDataType d = x.dtype();
-                        const void* p = x.raw_data();
-                        if (d.code == kDLFloat && d.bits == 32) return Attribute::of_float(*static_cast<const float*>(p));
-                        if (d.code == kDLFloat && d.bits == 64) return Attribute::of_float(*static_cast<const double*>(p));
-                        if (d.code == kDLInt && d.bits == 64) return Attribute::of_int(*static_cast<const int64_t*>(p));
-                        if (d.code == kDLInt && d.bits == 32) return Attribute::of_int(*static_cast<const int32_t*>(p));
-                        if ((d.code == kDLUInt || d.code == SY_DL_BOOL) && d.bits == 8)
-                          return Attribute::of_int(*static_cast<const uint8_t*>(p));
-                        bad_input(n, "cannot read a " + dtype_name(d) + " element");
-                      }};
-    t["sym::tensor"] = {1, 1,
-                        [](const Node& n, const Kinds& k) {
-                          if (!(is_number(k[0]) || is_list(k[0]))) bad_graph(n, "input 0 must be a scalar");
-                          return AttrKind::Tensor;
-                        },
-                        [](const Node& n, const Args&) -> Attribute { bad_graph(n, "is evaluated by eval_sym_tensor"); }};
-
-    t["sym::add"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
-      int64_t r = 0;
-      if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) {
-        const bool overflow = __builtin_add_overflow(a.i, b.i, &r);  // before reading r
-        return Attribute::of_int(checked(n, overflow, r));
-      }
-      return Attribute::of_float(as_double(a) + as_double(b));
-    });
-    t["sym::sub"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
-      int64_t r = 0;
-      if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) {
-        const bool overflow = __builtin_sub_overflow(a.i, b.i, &r);  // before reading r
-        return Attribute::of_int(checked(n, overflow, r));
-      }
-      return Attribute::of_float(as_double(a) - as_double(b));
-    });
-    t["sym::mul"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
-      int64_t r = 0;
-      if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) {
-        const bool overflow = __builtin_mul_overflow(a.i, b.i, &r);  // before reading r
-        return Attribute::of_int(checked(n, overflow, r));
-      }
-      return Attribute::of_float(as_double(a) * as_double(b));
-    });
-    t["sym::div"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
-      if (as_double(b) == 0.0 && a.kind == AttrKind::Int && b.kind == AttrKind::Int) bad_input(n, "division by zero");
-      return Attribute::of_float(as_double(a) / as_double(b));
-    }, always_float);
-    t["sym::floordiv"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
-      if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) return Attribute::of_int(floor_div(n, a.i, b.i));
-      return Attribute::of_float(std::floor(as_double(a) / as_double(b)));
-    });
-    t["sym::mod"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
-      if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) return Attribute::of_int(floor_mod(n, a.i, b.i));
-      const double x = as_double(a), y = as_double(b);
-      double r = std::fmod(x, y);
-      if (r != 0 && ((r < 0) != (y < 0))) r += y;
-      return Attribute::of_float(r);
-    });
-    t["sym::pow"] = binary([](const Node&, const Attribute& a, const Attribute& b) {
-      return Attribute::of_float(std::pow(as_double(a), as_double(b)));
-    }, always_float);
-    t["sym::min"] = binary([](const Node&, const Attribute& a, const Attribute& b) {
-      if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) return Attribute::of_int(std::min(a.i, b.i));
-      return Attribute::of_float(std::min(as_double(a), as_double(b)));
-    });
-    t["sym::max"] = binary([](const Node&, const Attribute& a, const Attribute& b) {
-      if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) return Attribute::of_int(std::max(a.i, b.i));
-      return Attribute::of_float(std::max(as_double(a), as_double(b)));
-    });
-    t["sym::eq"] = compare([](double x, double y) { return x == y; });
-    t["sym::ne"] = compare([](double x, double y) { return x != y; });
-    t["sym::lt"] = compare([](double x, double y) { return x < y; });
-    t["sym::le"] = compare([](double x, double y) { return x <= y; });
-    t["sym::gt"] = compare([](double x, double y) { return x > y; });
-    t["sym::ge"] = compare([](double x, double y) { return x >= y; });
-    t["sym::and"] = compare([](double x, double y) { return x != 0 && y != 0; });
-    t["sym::or"] = compare([](double x, double y) { return x != 0 || y != 0; });
-
-    auto same = [](const Node& n, const Kinds& k) { return numeric_result(n, k); };
-    t["sym::neg"] = unary([](const Node& n, const Attribute& a) {
-      if (a.kind == AttrKind::Int) return Attribute::of_int(negated(n, a.i));
-      return Attribute::of_float(-a.f);
-    }, same);
-    t["sym::abs"] = unary([](const Node& n, const Attribute& a) {
-      if (a.kind == AttrKind::Int) return Attribute::of_int(a.i < 0 ? negated(n, a.i) : a.i);
-      return Attribute::of_float(std::fabs(a.f));
-    }, same);
-    auto to_int = [](const Node& n, double v) {
-      if (!std::isfinite(v) || v < -9.2e18 || v > 9.2e18) bad_input(n, "the value does not fit an int");
-      return Attribute::of_int(static_cast<int64_t>(v));
-    };
-    t["sym::floor"] = unary([to_int](const Node& n, const Attribute& a) {
-      return a.kind == AttrKind::Int ? a : to_int(n, std::floor(a.f));
-    }, always_int);
-    t["sym::ceil"] = unary([to_int](const Node& n, const Attribute& a) {
-      return a.kind == AttrKind::Int ? a : to_int(n, std::ceil(a.f));
-    }, always_int);
-    t["sym::int"] = unary([to_int](const Node& n, const Attribute& a) {
-      return a.kind == AttrKind::Int ? a : to_int(n, std::trunc(a.f));
-    }, always_int);
-    t["sym::round"] = unary([](const Node&, const Attribute& a) {
-      return Attribute::of_float(std::nearbyint(as_double(a)));  // half to even, as Python
-    }, always_float);
-    t["sym::sqrt"] = unary([](const Node&, const Attribute& a) { return Attribute::of_float(std::sqrt(as_double(a))); },
-                           always_float);
-    t["sym::float"] = unary([](const Node&, const Attribute& a) { return Attribute::of_float(as_double(a)); },
-                            always_float);
-    t["sym::not"] = unary([](const Node&, const Attribute& a) { return Attribute::of_int(as_double(a) == 0 ? 1 : 0); },
-                          always_int);
-    t["sym::bool"] = unary([](const Node&, const Attribute& a) { return Attribute::of_int(as_double(a) != 0 ? 1 : 0); },
-                           always_int);
-
-    t["sym::list"] = {0, 64,
-                      [](const Node& n, const Kinds& k) {
-                        const AttrKind e = numeric_result(n, k);
-                        return e == AttrKind::None ? AttrKind::None : e == AttrKind::Int ? AttrKind::Ints : AttrKind::Floats;
-                      },
-                      [](const Node& n, const Args& a) {
-                        bool all_int = true;
-                        for (size_t i = 0; i < a.size(); ++i) all_int = all_int && scalar_arg(n, a, i).kind == AttrKind::Int;
-                        std::vector<int64_t> ints;
-                        std::vector<double> floats;
-                        for (size_t i = 0; i < a.size(); ++i) {
-                          const Attribute& x = scalar_arg(n, a, i);
-                          if (!is_number(x.kind)) bad_graph(n, "list elements must be numbers");
-                          ints.push_back(x.i);
-                          floats.push_back(as_double(x));
-                        }
-                        return all_int ? Attribute::of_ints(std::move(ints)) : Attribute::of_floats(std::move(floats));
-                      }};
-    t["sym::get"] = {1, 2,
-                     [](const Node& n, const Kinds& k) {
-                       const AttrKind l = list_arg_kind(n, k);
-                       if (k.size() > 1 && k[1] != AttrKind::Int) bad_graph(n, "the index must be an int");
-                       return l == AttrKind::Ints ? AttrKind::Int : l == AttrKind::None ? AttrKind::None : AttrKind::Float;
-                     },
-                     [](const Node& n, const Args& a) {
+                   [](const Node& n, const Args& a) {
+                     const Attribute& l = scalar_arg(n, a, 0);
+                     return Attribute::of_int(static_cast<int64_t>(l.kind == AttrKind::Ints ? l.ints.size() : l.floats.size()));
+                   }};
+  t["sym::slice"] = {1, 1, list_arg_kind, [](const Node& n, const Args& a) {
                        const Attribute& l = scalar_arg(n, a, 0);
-                       int64_t i = 0;
-                       if (!int_operand(n, a, 1, "index", &i)) bad_graph(n, "needs an index input or attribute");
                        const int64_t size = static_cast<int64_t>(l.kind == AttrKind::Ints ? l.ints.size() : l.floats.size());
-                       if (i < -size || i >= size)
-                         bad_input(n, "index " + std::to_string(i) + " is out of range for " + scalar_string(l));
-                       const size_t at = static_cast<size_t>(i < 0 ? i + size : i);
-                       return l.kind == AttrKind::Ints ? Attribute::of_int(l.ints[at]) : Attribute::of_float(l.floats[at]);
-                     }};
-    t["sym::len"] = {1, 1,
-                     [](const Node& n, const Kinds& k) {
-                       list_arg_kind(n, k);
-                       return AttrKind::Int;
-                     },
-                     [](const Node& n, const Args& a) {
-                       const Attribute& l = scalar_arg(n, a, 0);
-                       return Attribute::of_int(static_cast<int64_t>(l.kind == AttrKind::Ints ? l.ints.size() : l.floats.size()));
-                     }};
-    t["sym::slice"] = {1, 1, list_arg_kind, [](const Node& n, const Args& a) {
-                         const Attribute& l = scalar_arg(n, a, 0);
-                         const int64_t size = static_cast<int64_t>(l.kind == AttrKind::Ints ? l.ints.size() : l.floats.size());
-                         int64_t step = 1;
-                         int_operand(n, {}, 0, "step", &step);
-                         if (step <= 0) bad_graph(n, "step must be positive");
-                         auto clamp = [&](const char* name, int64_t fallback) {
-                           int64_t v = fallback;
-                           if (!int_operand(n, {}, 0, name, &v)) return fallback;
-                           if (v < 0) v += size;
-                           return std::max<int64_t>(0, std::min(v, size));
-                         };
-                         const int64_t start = clamp("start", 0), end = clamp("end", size);
-                         Attribute out = l;
-                         out.ints.clear();
-                         out.floats.clear();
-                         for (int64_t i = start; i < end; i += step) {
-                           if (l.kind == AttrKind::Ints) out.ints.push_back(l.ints[static_cast<size_t>(i)]);
-                           else out.floats.push_back(l.floats[static_cast<size_t>(i)]);
-                         }
-                         return out;
-                       }};
-    t["sym::cat"] = {2, 2,
-                     [](const Node& n, const Kinds& k) {
-                       if (!(is_list(k[0]) || k[0] == AttrKind::None) || !(is_list(k[1]) || k[1] == AttrKind::None))
-                         bad_graph(n, "joins two lists");
-                       return k[0] == AttrKind::Ints && k[1] == AttrKind::Ints ? AttrKind::Ints : AttrKind::Floats;
-                     },
-                     [](const Node& n, const Args& a) {
-                       const Attribute &x = scalar_arg(n, a, 0), &y = scalar_arg(n, a, 1);
-                       if (x.kind == AttrKind::Ints && y.kind == AttrKind::Ints) {
-                         std::vector<int64_t> v = x.ints;
-                         v.insert(v.end(), y.ints.begin(), y.ints.end());
-                         return Attribute::of_ints(std::move(v));
-                       }
-                       auto floats = [](const Attribute& l) {
-                         return l.kind == AttrKind::Floats ? l.floats : std::vector<double>(l.ints.begin(), l.ints.end());
+                       int64_t step = 1;
+                       int_operand(n, {}, 0, "step", &step);
+                       if (step <= 0) bad_graph(n, "step must be positive");
+                       auto clamp = [&](const char* name, int64_t fallback) {
+                         int64_t v = fallback;
+                         if (!int_operand(n, {}, 0, name, &v)) return fallback;
+                         if (v < 0) v += size;
+                         return std::max<int64_t>(0, std::min(v, size));
                        };
-                       std::vector<double> v = floats(x), w = floats(y);
-                       v.insert(v.end(), w.begin(), w.end());
-                       return Attribute::of_floats(std::move(v));
+                       const int64_t start = clamp("start", 0), end = clamp("end", size);
+                       Attribute out = l;
+                       out.ints.clear();
+                       out.floats.clear();
+                       for (int64_t i = start; i < end; i += step) {
+                         if (l.kind == AttrKind::Ints) out.ints.push_back(l.ints[static_cast<size_t>(i)]);
+                         else out.floats.push_back(l.floats[static_cast<size_t>(i)]);
+                       }
+                       return out;
                      }};
+  t["sym::cat"] = {2, 2,
+                   [](const Node& n, const Kinds& k) {
+                     if (!(is_list(k[0]) || k[0] == AttrKind::None) || !(is_list(k[1]) || k[1] == AttrKind::None))
+                       bad_graph(n, "joins two lists");
+                     return k[0] == AttrKind::Ints && k[1] == AttrKind::Ints ? AttrKind::Ints : AttrKind::Floats;
+                   },
+                   [](const Node& n, const Args& a) {
+                     const Attribute &x = scalar_arg(n, a, 0), &y = scalar_arg(n, a, 1);
+                     if (x.kind == AttrKind::Ints && y.kind == AttrKind::Ints) {
+                       std::vector<int64_t> v = x.ints;
+                       v.insert(v.end(), y.ints.begin(), y.ints.end());
+                       return Attribute::of_ints(std::move(v));
+                     }
+                     auto floats = [](const Attribute& l) {
+                       return l.kind == AttrKind::Floats ? l.floats : std::vector<double>(l.ints.begin(), l.ints.end());
+                     };
+                     std::vector<double> v = floats(x), w = floats(y);
+                     v.insert(v.end(), w.begin(), w.end());
+                     return Attribute::of_floats(std::move(v));
+                   }};
+}
+
+const Table& table() {
+  static const Table ops = [] {
+    Table t;
+    add_tensor_ops(t);
+    add_number_ops(t);
+    add_list_ops(t);
     return t;
   }();
   return ops;
