@@ -17,29 +17,6 @@
 namespace switchyard::cli {
 namespace {
 
-double numel(const Tensor& t) { return t.defined() ? static_cast<double>(t.numel()) : 0.0; }
-
-// FLOPs of one op (the first of a fused "A+B"), 0 when unknown.
-double matmul_like_flops(const std::string& op, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
-  if (out.empty() || !out[0].defined() || in.empty() || !in[0].defined() || in[0].dim() == 0) return -1;
-  const double k = static_cast<double>(in[0].shape().back());
-  if (op == "aten::linear" || op == "aten::matmul" || op == "aten::mm" || op == "aten::bmm" || op == "aten::addmm") {
-    if (op == "aten::addmm" && in.size() > 1 && in[1].defined() && in[1].dim() > 0)
-      return 2.0 * numel(out[0]) * static_cast<double>(in[1].shape().back());
-    return 2.0 * numel(out[0]) * k;
-  }
-  if (op == "aten::_convolution" || op == "aten::conv2d" || op == "aten::conv1d" || op == "aten::convolution") {
-    if (in.size() < 2 || !in[1].defined() || in[1].dim() == 0) return -1;
-    // Per output element: one multiply-add per weight of its output channel.
-    return 2.0 * numel(out[0]) * numel(in[1]) / static_cast<double>(in[1].shape()[0]);
-  }
-  if (op == "aten::scaled_dot_product_attention" && in.size() >= 3 && in[1].defined() && in[1].dim() >= 2) {
-    const double s = static_cast<double>(in[1].shape()[in[1].dim() - 2]);  // key length
-    return 2.0 * numel(in[0]) * s + 2.0 * numel(out[0]) * s;               // QK^T, then PV
-  }
-  return -1;
-}
-
 std::string cache_dir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/switchyard";
   const char* home = std::getenv("HOME");
@@ -57,26 +34,6 @@ double best_of(int reps, const std::function<void()>& body) {
 }
 
 }  // namespace
-
-Cost op_cost(const std::string& op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
-  Cost c;
-  for (const auto& t : inputs)
-    if (t.defined()) c.bytes += static_cast<double>(t.nbytes());
-  for (const auto& t : outputs)
-    if (t.defined()) c.bytes += static_cast<double>(t.nbytes());
-  const size_t plus = op.find('+');
-  const double main = matmul_like_flops(op.substr(0, plus), inputs, outputs);
-  double out_elems = 0;
-  for (const auto& t : outputs) out_elems += numel(t);
-  c.flops = main >= 0 ? main : out_elems;
-  for (size_t p = plus; p != std::string::npos; p = op.find('+', p + 1)) c.flops += out_elems;  // fused epilogues
-  return c;
-}
-
-void prefer_kernel_costs(const std::vector<PlanEntry>& plan, std::map<std::string, Cost>& costs) {
-  for (const PlanEntry& e : plan)
-    if (e.has_kernel_cost) costs[e.node] = Cost{e.kernel_flops, e.kernel_bytes, true};
-}
 
 Roofline judge(const Cost& cost, double ms, const Peaks& peaks) {
   Roofline r;

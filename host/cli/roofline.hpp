@@ -27,14 +27,6 @@ struct Cost {
   const char* source() const { return from_plugin ? "plugin" : "host"; }
 };
 
-// Host formulas: linear/matmul/conv/attention count 2 FLOPs per multiply-add; other ops
-// one per output element. Bytes: every input and output read or written once.
-Cost op_cost(const std::string& op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs);
-
-// Puts the kernel's own cost (PlanEntry::has_kernel_cost) in place of the host's
-// formula for each node whose plugin reports one; `costs` is keyed by node name.
-void prefer_kernel_costs(const std::vector<PlanEntry>& plan, std::map<std::string, Cost>& costs);
-
 struct Roofline {
   double gflops = 0, gbs = 0;  // achieved
   // "overhead": the roofs allow under 50 us and under 20% of the time taken (fixed costs

@@ -127,8 +127,8 @@ void write_roofline_trace(const std::string& path, const std::vector<NodeProfile
 void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFlags& flags, const Runtime& runtime,
                    bool streaming) {
   const bool profiling = flags.profile || !flags.trace.empty();
-  // Roofline: each node's cost, its kernel's own where the plugin reports one (asked once
-  // per plan), else the host's formula over the shapes of one run; the machine's peaks.
+  // Roofline: each node's cost from the plan (its kernel's own where the plugin reports
+  // one, else the host's estimate at the planned shapes); the machine's peaks.
   std::map<std::string, Cost> costs;
   Peaks peaks;
   if (profiling) {
@@ -139,13 +139,11 @@ void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFla
       peaks = measure_peaks(runtime);
       save_peaks(peaks);
     }
-    model.set_node_callback([&](const NodeEvent& e) { costs[e.node] = op_cost(e.op, e.inputs, e.outputs); });
-    model.run(inputs);
+    for (const PlanEntry& e : model.plan(inputs)) costs[e.node] = Cost{e.flops, e.bytes, e.has_kernel_cost};
     // No callback for the timed runs unless node_io streaming needs a sink: a callback makes
     // every node hand over its tensors, converted to plain host memory (profiles of models
     // whose values stay in plugin storages took twice as long as the runs they describe).
     model.set_node_callback(streaming ? NodeCallback([](const NodeEvent&) {}) : NodeCallback());
-    prefer_kernel_costs(model.plan(inputs), costs);
   }
   const int runs = std::max(flags.repeat, 1);
   for (int w = 0; w < flags.warmup; ++w) model.run(inputs);

@@ -194,7 +194,7 @@ class PyModel {
         cost = py::dict("flops"_a = e.kernel_flops, "bytes"_a = e.kernel_bytes, "scratch_bytes"_a = e.kernel_scratch_bytes);
       out.append(py::dict("node"_a = e.node, "op"_a = e.op, "module"_a = e.module_path, "backend"_a = e.backend,
                           "why"_a = e.reason, "rejections"_a = rejections, "fused_from"_a = e.fused_from,
-                          "kernel_cost"_a = cost));
+                          "kernel_cost"_a = cost, "cost"_a = py::dict("flops"_a = e.flops, "bytes"_a = e.bytes)));
     }
     return out;
   }

@@ -94,6 +94,10 @@ def test_plan_kernel_cost(source_dir, mlp):
     assert plan["act"]["backend"] == "example", plan["act"]
     assert plan["act"]["kernel_cost"] == {"flops": 3 * 16, "bytes": 8 * 3 * 16, "scratch_bytes": 0}
     assert plan["fc1"]["backend"] == "aten" and plan["fc1"]["kernel_cost"] is None, plan["fc1"]
+    # Every node has a cost: the kernel's own, else the host's estimate at the planned
+    # shapes. fc1 is [3, 8] x [16, 8]^T + [16]: 2 FLOPs per multiply-add; each tensor's bytes once.
+    assert plan["act"]["cost"] == {"flops": 3 * 16, "bytes": 8 * 3 * 16}, plan["act"]
+    assert plan["fc1"]["cost"] == {"flops": 2 * 3 * 16 * 8, "bytes": 4 * (3 * 8 + 16 * 8 + 16 + 3 * 16)}, plan["fc1"]
 
 
 def test_load_file(rt, source_dir, tmp_path, mlp):

@@ -66,11 +66,16 @@ struct PlanEntry {
   std::vector<std::string> inputs, outputs;
   // The kernel's own cost of one run at the planned shapes (SDK 1.1 SY_KernelDef.cost),
   // asked once per plan. False where the kernel has no `cost` or it failed (a warning
-  // is logged); callers then estimate from the op and its shapes, as the roofline does.
+  // is logged); `flops` and `bytes` below then hold the host's estimate.
   bool has_kernel_cost = false;
   double kernel_flops = 0;                 // a multiply-add counts 2
   double kernel_bytes = 0;                 // read from and written to memory
   size_t kernel_scratch_bytes = 0;         // temporary memory one run allocates
+  // The node's cost of one run at the planned shapes: its kernel's own where it reports
+  // one, else the host's estimate from the op and its shapes (2 FLOPs per multiply-add in
+  // linear, matmul, conv and attention; one per output element elsewhere; every input and
+  // output's bytes once). 0 for a node fused into another, and for sym nodes.
+  double flops = 0, bytes = 0;
 };
 
 // A value converted between storages in a plan: a device copy or a layout change

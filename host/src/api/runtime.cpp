@@ -7,6 +7,7 @@
 #include "ir/input_spec.hpp"
 #include "config/config.hpp"
 #include "exec/executor.hpp"
+#include "exec/op_cost.hpp"
 #include "util/intra_op_pool.hpp"
 #include "loader/plugin_manager.hpp"
 #include "util/log.hpp"
@@ -279,6 +280,18 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
     const Tensor* constant = i < plan->value_constant.size() ? plan->value_constant[i].constant : nullptr;
     return constant != nullptr ? constant->shape() : i < plan->record.infos.size() ? plan->record.infos[i].shape : std::vector<int64_t>{};
   };
+  auto tensor_at = [&](ir::ValueId v) {
+    exec::TensorShape t;
+    if (v == ir::kNoValue) return t;
+    const auto i = static_cast<size_t>(v);
+    const ir::Value& value = impl_->graph.values[i];
+    t.defined = true;
+    t.dtype = value.kind == ir::ValueKind::Constant ? value.constant.dtype()
+              : plan->value_constant[i].constant  ? plan->value_constant[i].constant->dtype()
+                                                   : plan->record.infos[i].dtype;
+    t.shape = value.kind == ir::ValueKind::Constant ? value.constant.shape() : shape_of(v);
+    return t;
+  };
   for (size_t n = 0; n < impl_->graph.nodes.size(); ++n) {
     const ir::Node& node = impl_->graph.nodes[n];
     const exec::NodePlan& np = plan->record.nodes[n];
@@ -305,6 +318,18 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
         }
       e.output_shapes.clear();  // the fused kernel's outputs are its last node's
       for (ir::ValueId v : impl_->graph.nodes[last].outputs) e.output_shapes.push_back(shape_of(v));
+    }
+    e.flops = e.kernel_flops;
+    e.bytes = e.kernel_bytes;
+    if (np.bound && !e.has_kernel_cost) {
+      const ir::Node& run = np.as_run(node);
+      const ir::Node& last_node = np.fused ? impl_->graph.nodes[static_cast<size_t>(np.fused_last)] : node;
+      std::vector<exec::TensorShape> ins, outs;
+      for (ir::ValueId v : run.inputs) ins.push_back(tensor_at(v));
+      for (ir::ValueId v : last_node.outputs) outs.push_back(tensor_at(v));
+      const exec::OpCost c = exec::estimate_op_cost(run.op, ins, outs);
+      e.flops = c.flops;
+      e.bytes = c.bytes;
     }
     out.push_back(std::move(e));
   }

@@ -80,9 +80,13 @@ TEST(KernelCost, ReachesThePlanEntry) {
   EXPECT_EQ(plan[0].kernel_flops, 4242.0 * 3);
   EXPECT_EQ(plan[0].kernel_bytes, 777.0 * 3);
   EXPECT_EQ(plan[0].kernel_scratch_bytes, 99u);
-  // A kernel without `cost`: nothing reported, callers estimate.
+  EXPECT_EQ(plan[0].flops, 4242.0 * 3) << "the kernel's own cost is the node's cost";
+  // A kernel without `cost`: nothing reported; the host estimates from the op and shapes,
+  // one FLOP per output element and each float32 input and output's bytes.
   EXPECT_FALSE(plan[1].has_kernel_cost);
   EXPECT_EQ(plan[1].kernel_flops, 0.0);
+  EXPECT_EQ(plan[1].flops, 3.0);
+  EXPECT_EQ(plan[1].bytes, 4.0 * (3 + 3));
 }
 
 TEST(KernelCost, AskedOncePerSignatureNeverPerRun) {
