@@ -13,7 +13,6 @@
 #include "select/selector.hpp"
 
 #include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -122,11 +121,11 @@ struct Step {
 // through host memory. Shared by the planning run and the final plan's layout.
 class ConvertedCopies {
  public:
-  // Appends a conversion step (its `dst` unset) and returns the slot it fills.
-  using AddStep = std::function<int32_t(Step&& conversion)>;
   // The slot holding value v (living in `from`, in slot v) in storage `to`; `node` is the
-  // graph node the conversion is counted under.
-  int32_t slot_of(ir::ValueId v, int32_t from, int32_t to, int32_t node, const AddStep& add) {
+  // graph node the conversion is counted under. `add(Step&&)` appends a conversion step
+  // (its `dst` unset) and returns the slot it fills.
+  template <typename AddStep>
+  int32_t slot_of(ir::ValueId v, int32_t from, int32_t to, int32_t node, AddStep&& add) {
     if (from == to) return v;
     if (auto found = slots_.find({v, to}); found != slots_.end()) return found->second;
     const int32_t src = from != kHost && to != kHost ? slot_of(v, from, kHost, node, add) : v;

@@ -124,6 +124,10 @@ void Runner::end_run(RunState& st) const {
 RunResult Runner::run_sequential(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options) const {
   RunResult result;
   RunState st;
+  // The slots of this thread's last run: a large block malloc would otherwise take and give
+  // back on every run, and giving it back makes glibc consolidate its free lists each time.
+  thread_local std::vector<Tensor> kept_slots;
+  st.slots.swap(kept_slots);
   begin_run(plan, inputs, options, st, result);
   Scratch scratch;
   int64_t previous_end = 0;
@@ -133,6 +137,7 @@ RunResult Runner::run_sequential(const Plan& plan, const std::vector<Tensor>& in
     if (options.profile) previous_end = st.end_ns[i];
   }
   end_run(st);
+  st.slots.swap(kept_slots);
   return result;
 }
 
