@@ -17,6 +17,7 @@
 #ifndef SWITCHYARD_PLUGIN_HPP
 #define SWITCHYARD_PLUGIN_HPP
 
+#include <switchyard/dltensor.hpp>
 #include <switchyard/sdk.h>
 
 #include <cstring>
@@ -65,48 +66,6 @@ inline const SY_HostApi*& host_api() {
 
 inline void log(SY_LogLevel level, const std::string& message) {
   if (const SY_HostApi* h = host_api()) h->log(h->host_context, level, message.c_str());
-}
-
-// ---- tensors -------------------------------------------------------------------
-
-inline int64_t numel(const DLTensor& t) {
-  int64_t n = 1;
-  for (int i = 0; i < t.ndim; ++i) n *= t.shape[i];
-  return n;
-}
-
-// Bytes of a compact tensor's elements.
-inline int64_t byte_size(const DLTensor& t) { return numel(t) * ((t.dtype.bits * t.dtype.lanes + 7) / 8); }
-
-inline bool is_contiguous(const DLTensor& t) {
-  if (t.strides == nullptr) return true;
-  int64_t expected = 1;
-  for (int i = t.ndim - 1; i >= 0; --i) {
-    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
-    expected *= t.shape[i];
-  }
-  return true;
-}
-
-template <typename T>
-T* data(const DLTensor& t) {
-  return reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
-}
-
-inline std::vector<int64_t> shape_of(const DLTensor& t) {
-  return std::vector<int64_t>(t.shape, t.shape + t.ndim);
-}
-
-// Element strides, filled in as compact row-major when the tensor has none.
-inline std::vector<int64_t> strides_of(const DLTensor& t) {
-  std::vector<int64_t> s(static_cast<size_t>(t.ndim));
-  if (t.strides != nullptr) return std::vector<int64_t>(t.strides, t.strides + t.ndim);
-  int64_t step = 1;
-  for (int i = t.ndim - 1; i >= 0; --i) {
-    s[static_cast<size_t>(i)] = step;
-    step *= t.shape[i];
-  }
-  return s;
 }
 
 // Runs f while a node is checked (supports(), the kernel's constructor): an sy::Error it
@@ -474,65 +433,11 @@ std::shared_ptr<KernelEntry> kernel(std::string op, std::string family,
   return e;
 }
 
-// ---- storages (SDK 1.1) -----------------------------------------------------------
+}  // namespace sy
 
-// One storage a plugin declares: owns its SY_StorageDef and name.
-struct StorageEntry {
-  SY_StorageDef def{};
-  std::string name;
-};
+#include <switchyard/plugin_storage.hpp>  // sy::storage<S>(): the storages a plugin declares
 
-namespace detail {
-template <typename S, typename = void>
-struct has_nbytes : std::false_type {};
-template <typename S>
-struct has_nbytes<S, std::void_t<decltype(S::nbytes(std::declval<DLDataType>(), std::declval<const std::vector<int64_t>&>()))>>
-    : std::true_type {};
-template <typename S, typename = void>
-struct has_alloc : std::false_type {};
-template <typename S>
-struct has_alloc<S, std::void_t<decltype(S::alloc(uint64_t{})), decltype(S::free(nullptr))>> : std::true_type {};
-template <typename S, typename = void>
-struct has_synchronize : std::false_type {};
-template <typename S>
-struct has_synchronize<S, std::void_t<decltype(S::synchronize())>> : std::true_type {};
-}  // namespace detail
-
-// Declares storage S under `name` on `device`. S has static members:
-//   static void to_host(const DLTensor& src, DLTensor& dst);    // required
-//   static void from_host(const DLTensor& src, DLTensor& dst);  // required
-//   static uint64_t nbytes(DLDataType, const std::vector<int64_t>& shape);  // optional
-//   static void* alloc(uint64_t nbytes); static void free(void*);          // optional pair
-//   static void synchronize();                                              // optional
-// Kernels name it by its position among the plugin's storages: SY_STORAGE_MASK(k).
-template <typename S>
-std::shared_ptr<StorageEntry> storage(std::string name, DLDevice device) {
-  auto e = std::make_shared<StorageEntry>();
-  e->name = std::move(name);
-  SY_StorageDef& d = e->def;
-  d.struct_size = SY_StorageDef_STRUCT_SIZE;
-  d.name = e->name.c_str();
-  d.device = device;
-  d.context = nullptr;
-  if constexpr (detail::has_nbytes<S>::value)
-    d.nbytes = [](void*, SY_StorageSizeArgs* a) {
-      return guarded(a->call, [&] { a->nbytes = S::nbytes(a->dtype, std::vector<int64_t>(a->shape, a->shape + a->ndim)); });
-    };
-  if constexpr (detail::has_alloc<S>::value) {
-    d.alloc = [](void*, SY_StorageAllocArgs* a) { return guarded(a->call, [&] { a->data = S::alloc(a->nbytes); }); };
-    d.free = [](void*, void* p) {
-      try {
-        S::free(p);
-      } catch (...) {  // nothing may cross the boundary; a failed free has no one to tell
-      }
-    };
-  }
-  d.to_host = [](void*, SY_StorageCopyArgs* a) { return guarded(a->call, [&] { S::to_host(*a->src, *a->dst); }); };
-  d.from_host = [](void*, SY_StorageCopyArgs* a) { return guarded(a->call, [&] { S::from_host(*a->src, *a->dst); }); };
-  if constexpr (detail::has_synchronize<S>::value)
-    d.synchronize = [](void*, SY_CallContext* call) { return guarded(call, [&] { S::synchronize(); }); };
-  return e;
-}
+namespace sy {
 
 // A plugin: its identity and kernel table, and the init handshake.
 class PluginDef {
