@@ -33,7 +33,8 @@ int cmd_check_plugin(const CommonFlags& common, const CheckPluginFlags& flags) {
   std::printf("check-plugin: %s %s (%s), %zu kernels, against '%s'\n", plugin.name.c_str(), plugin.version.c_str(),
               plugin.path.c_str(), plugin.kernels.size(), flags.reference.c_str());
   const Report report = check.run();
-  std::vector<std::vector<std::string>> rows = {{"result", "op", "dtype", "cases", "max_err", "also in storages", "in place", "detail"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"result", "op", "dtype", "cases", "max_err", "also in storages", "in place", "detail"}};
   for (const KernelResult& r : report.kernels) {
     const char* verdict = r.verdict == Verdict::Pass ? "PASS" : r.verdict == Verdict::Fail ? "FAIL" : "SKIP";
     std::string stored;  // e.g. "nChw16c 12, nhwc 8": cases rerun with values in the plugin's storages

@@ -1,7 +1,7 @@
 #include "commands.hpp"
 
-#include "tensor_files.hpp"
 #include "plan_shapes.hpp"
+#include "tensor_files.hpp"
 #include "tensor_json.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -52,7 +52,8 @@ std::vector<Tensor> load_inputs(const Model& model, const std::string& path, con
     if (shapes[i].empty())  // not declared (e.g. a traced model saved without its input shapes)
       throw Error(ErrorKind::Input,
                   model_path + ": the model does not declare the shape of input " + std::to_string(i) + " '" +
-                      model.input_names()[i] + "', so no sample values can be made: pass --inputs IN.pt "
+                      model.input_names()[i] +
+                      "', so no sample values can be made: pass --inputs IN.pt "
                       "(torch.save of a tuple of example inputs). For TorchScript, save the shapes with the model: "
                       "torch.jit.save(traced, path, _extra_files={\"switchyard_inputs.json\": "
                       "'[{\"shape\": [1, 8]}]'})");
@@ -76,9 +77,8 @@ void print_top(const Tensor& t, int k) {
     std::vector<int64_t> idx(static_cast<size_t>(width));
     for (int64_t i = 0; i < width; ++i) idx[i] = i;
     const int64_t n = std::min<int64_t>(k, width);
-    std::partial_sort(idx.begin(), idx.begin() + n, idx.end(), [&](int64_t a, int64_t b) {
-      return element(c, r * width + a) > element(c, r * width + b);
-    });
+    std::partial_sort(idx.begin(), idx.begin() + n, idx.end(),
+                      [&](int64_t a, int64_t b) { return element(c, r * width + a) > element(c, r * width + b); });
     std::string line = "    row " + std::to_string(r) + " top " + std::to_string(n) + ":";
     for (int64_t i = 0; i < n; ++i) {
       char buf[64];
@@ -103,9 +103,10 @@ int cmd_run(const CommonFlags& common, const RunFlags& flags) {
   // --save-node-io alone implies "all", unless the config streams.
   const bool stream = capture == "stream" || (capture.empty() && config_capture(common.config) == "stream");
   if (stream && flags.save_node_io.empty())
-    throw Error(ErrorKind::Config, std::string(capture.empty() ? "the config's node_io = \"stream\"" : "--node-io stream") +
-                                       " writes each node's record to a file as the node runs: "
-                                       "pass --save-node-io FILE.pt");
+    throw Error(ErrorKind::Config,
+                std::string(capture.empty() ? "the config's node_io = \"stream\"" : "--node-io stream") +
+                    " writes each node's record to a file as the node runs: "
+                    "pass --save-node-io FILE.pt");
   if (capture.empty() && !flags.save_node_io.empty()) capture = stream ? "stream" : "all";
   Runtime runtime(to_options(common, capture));
   auto model = runtime.load(flags.model);
@@ -156,10 +157,11 @@ int cmd_run(const CommonFlags& common, const RunFlags& flags) {
     print_backend_counts(plan);
   }
   const RunStats& stats = model->last_stats();
-  std::printf("ran %zu nodes; peak live tensors %zu (%zu bytes)\n", stats.nodes_run,
-              stats.peak_live_tensors, stats.peak_live_bytes);
+  std::printf("ran %zu nodes; peak live tensors %zu (%zu bytes)\n", stats.nodes_run, stats.peak_live_tensors,
+              stats.peak_live_bytes);
   if (flags.memory) report_memory(*model, inputs);
-  if (flags.repeat > 0 || flags.profile || !flags.trace.empty()) report_timing(*model, inputs, flags, runtime, node_io_stream != nullptr);
+  if (flags.repeat > 0 || flags.profile || !flags.trace.empty())
+    report_timing(*model, inputs, flags, runtime, node_io_stream != nullptr);
   if (!flags.save_outputs.empty()) {
     write_outputs(flags.save_outputs, model->output_names(), outputs);
     std::printf("outputs written to %s\n", flags.save_outputs.c_str());
@@ -232,7 +234,8 @@ int cmd_plan(const CommonFlags& common, const std::string& model_path, const std
   size_t fused = 0;
   for (size_t n = 0; n < plan.size(); ++n) {
     const PlanEntry& e = plan[n];
-    rows.push_back({e.node, e.op, e.module_path, e.backend, n < shapes.size() ? outputs_text(shapes[n]) : "", e.reason});
+    rows.push_back(
+        {e.node, e.op, e.module_path, e.backend, n < shapes.size() ? outputs_text(shapes[n]) : "", e.reason});
     if (!e.fused_from.empty()) {
       std::string originals;
       for (const auto& name : e.fused_from) originals += (originals.empty() ? "" : ", ") + name;
@@ -242,8 +245,10 @@ int cmd_plan(const CommonFlags& common, const std::string& model_path, const std
     // Backends without a kernel for the op are listed on one line; real refusals each get theirs.
     std::string not_offered;
     for (const auto& r : e.rejected) {
-      if (r.reason.rfind("no kernel for ", 0) == 0) not_offered += (not_offered.empty() ? "" : ", ") + r.backend;
-      else rows.push_back({"", "", "", "  rejected: " + r.backend, "", r.reason});
+      if (r.reason.rfind("no kernel for ", 0) == 0)
+        not_offered += (not_offered.empty() ? "" : ", ") + r.backend;
+      else
+        rows.push_back({"", "", "", "  rejected: " + r.backend, "", r.reason});
     }
     if (!not_offered.empty()) rows.push_back({"", "", "", "  no kernel in", "", not_offered});
   }
@@ -269,7 +274,8 @@ int cmd_plan(const CommonFlags& common, const std::string& model_path, const std
       per_storage += (per_storage.empty() ? " (" : ", ") + storage + " " + std::to_string(count);
       total += count;
     }
-    std::printf("values kept in plugin storages: %zu%s\n", total, per_storage.empty() ? "" : (per_storage + ")").c_str());
+    std::printf("values kept in plugin storages: %zu%s\n", total,
+                per_storage.empty() ? "" : (per_storage + ")").c_str());
   }
   return 0;
 }

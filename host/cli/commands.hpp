@@ -11,12 +11,12 @@ namespace switchyard::cli {
 // Each command's parsed command-line flags (`*Flags`); to_options() turns the common ones
 // into the embedding API's Options.
 struct CommonFlags {
-  std::string config;                      // --config
-  std::vector<std::string> plugin_paths;   // --plugin-path (repeatable)
-  std::string log_level;                   // --log-level (wins over env and config)
-  bool strict = false;                     // --strict
-  bool check_finite = false;               // --check-finite
-  bool no_preflight = false;               // --no-preflight
+  std::string config;                     // --config
+  std::vector<std::string> plugin_paths;  // --plugin-path (repeatable)
+  std::string log_level;                  // --log-level (wins over env and config)
+  bool strict = false;                    // --strict
+  bool check_finite = false;              // --check-finite
+  bool no_preflight = false;              // --no-preflight
 };
 
 // Tensor files are chosen by extension: .pt (torch.save/torch.load) or .json.
@@ -38,10 +38,10 @@ struct RunFlags {
 };
 
 struct VerifyFlags {
-  std::string model;         // a TorchScript .pt file, or a torch.export .pt2
-  std::string inputs;        // --inputs FILE.pt|FILE.json (default: generated sample inputs)
-  std::string expected;      // --expected FILE.pt|FILE.json: reference outputs (e.g. torch 2's)
-  double tolerance = 1e-4;   // --tolerance: max_abs <= tolerance * max(1, max|reference|)
+  std::string model;        // a TorchScript .pt file, or a torch.export .pt2
+  std::string inputs;       // --inputs FILE.pt|FILE.json (default: generated sample inputs)
+  std::string expected;     // --expected FILE.pt|FILE.json: reference outputs (e.g. torch 2's)
+  double tolerance = 1e-4;  // --tolerance: max_abs <= tolerance * max(1, max|reference|)
 };
 
 // The reference config `diff` and `verify` use by default: configs/reference.toml from the
@@ -49,21 +49,21 @@ struct VerifyFlags {
 std::string reference_config(std::string* note);
 
 struct DiffFlags {
-  std::string model;         // .json graph file, or .pt TorchScript (with LibTorch)
-  std::string inputs;        // --inputs FILE.pt|FILE.json (default: generated sample inputs)
-  std::string against;       // --against B.toml (default: configs/reference.toml)
-  double tolerance = 1e-4;   // --tolerance: per node, max_abs <= tolerance * max(1, max|B|)
-  bool verbose = false;      // -v: every node, and those not comparable
+  std::string model;        // .json graph file, or .pt TorchScript (with LibTorch)
+  std::string inputs;       // --inputs FILE.pt|FILE.json (default: generated sample inputs)
+  std::string against;      // --against B.toml (default: configs/reference.toml)
+  double tolerance = 1e-4;  // --tolerance: per node, max_abs <= tolerance * max(1, max|B|)
+  bool verbose = false;     // -v: every node, and those not comparable
 };
 
 // Dataset runs (`run --inputs-dir DIR` or `--inputs-list FILE`), in dataset.cpp.
 struct DatasetFlags {
-  std::string dir;           // --inputs-dir: every .pt/.json file in it, sorted by name
-  std::string list;          // --inputs-list: one input file per line
-  bool resume = false;       // --resume: skip samples whose output file exists
+  std::string dir;                // --inputs-dir: every .pt/.json file in it, sorted by name
+  std::string list;               // --inputs-list: one input file per line
+  bool resume = false;            // --resume: skip samples whose output file exists
   std::string on_error = "stop";  // --on-error stop|skip
-  bool no_progress = false;  // --no-progress
-  std::string format;        // --output-format pt|json (default pt with LibTorch, else json)
+  bool no_progress = false;       // --no-progress
+  std::string format;             // --output-format pt|json (default pt with LibTorch, else json)
 };
 
 int cmd_run(const CommonFlags& common, const RunFlags& flags);

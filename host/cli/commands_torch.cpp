@@ -54,9 +54,12 @@ Comparison compare(const Tensor& got, const Tensor& ref, double tolerance) {
   for (int64_t i = 0, n = a.numel(); i < n; ++i) {
     const double x = element(a, i), y = element(b, i);
     double diff;
-    if (std::isnan(x) || std::isnan(y)) diff = std::isnan(x) && std::isnan(y) ? 0.0 : INFINITY;
-    else if (x == y) diff = 0.0;  // equal infinities too
-    else diff = std::fabs(x - y);
+    if (std::isnan(x) || std::isnan(y))
+      diff = std::isnan(x) && std::isnan(y) ? 0.0 : INFINITY;
+    else if (x == y)
+      diff = 0.0;  // equal infinities too
+    else
+      diff = std::fabs(x - y);
     if (!std::isnan(y)) c.max_ref = std::max(c.max_ref, std::fabs(y));
     c.max_abs = std::max(c.max_abs, diff);
     c.max_rel = std::max(c.max_rel, diff / std::max(std::isnan(y) ? 0.0 : std::fabs(y), kTiny));
@@ -123,8 +126,9 @@ std::vector<Tensor> reference_outputs(const VerifyFlags& flags, const Model& mod
 
 int cmd_verify(const CommonFlags& common, const VerifyFlags& flags) {
   if (!is_pt_file(flags.model) && flags.expected.empty() && !is_pt2(flags.model))
-    throw Error(ErrorKind::Input, flags.model + ": verify compares a .pt with LibTorch's forward, and a .pt2 with "
-                                                  "the aten reference backend; for other files pass --expected OUT");
+    throw Error(ErrorKind::Input, flags.model +
+                                      ": verify compares a .pt with LibTorch's forward, and a .pt2 with "
+                                      "the aten reference backend; for other files pass --expected OUT");
   Runtime runtime(to_options(common));
   auto model = runtime.load(flags.model);
   // A config that streams node_io needs a sink; verify writes none (the run stays unfused).
@@ -137,7 +141,7 @@ int cmd_verify(const CommonFlags& common, const VerifyFlags& flags) {
                   shape_string(inputs[i].shape());
   std::printf("inputs: %s (%s)\n", input_list.c_str(),
               flags.inputs.empty() ? "generated sample values; pass --inputs FILE.pt to choose"
-                                     : ("from " + flags.inputs).c_str());
+                                   : ("from " + flags.inputs).c_str());
 
   std::vector<Tensor> got = model->run(inputs);
   print_backend_counts(model->plan(inputs));
@@ -162,8 +166,8 @@ int cmd_verify(const CommonFlags& common, const VerifyFlags& flags) {
     rows.push_back({name, shape_string(got[i].shape()), dtype_name(got[i].dtype()), fmt(c.max_abs), fmt(c.max_rel),
                     fmt(c.max_ref), fmt(c.allowed), c.ok() ? "ok" : "FAIL"});
     if (!c.ok())
-      failures.push_back("output " + std::to_string(i) + " '" + name + "': max_abs " + fmt(c.max_abs) +
-                         " > allowed " + fmt(c.allowed));
+      failures.push_back("output " + std::to_string(i) + " '" + name + "': max_abs " + fmt(c.max_abs) + " > allowed " +
+                         fmt(c.allowed));
   }
   std::printf("\n");
   print_table(rows);

@@ -6,6 +6,7 @@
 
 #include <switchyard/runtime.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -13,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -35,13 +35,13 @@ bool is_tensor_file(const fs::path& p) {
 std::vector<fs::path> list_samples(const DatasetFlags& flags) {
   std::vector<fs::path> samples;
   if (!flags.dir.empty()) {
-    if (!fs::is_directory(flags.dir))
-      throw Error(ErrorKind::Io, "--inputs-dir " + flags.dir + ": not a folder");
+    if (!fs::is_directory(flags.dir)) throw Error(ErrorKind::Io, "--inputs-dir " + flags.dir + ": not a folder");
     for (const auto& entry : fs::directory_iterator(flags.dir))
       if (entry.is_regular_file() && is_tensor_file(entry.path()) && entry.path().filename().string()[0] != '.')
         samples.push_back(entry.path());
     std::sort(samples.begin(), samples.end());
-    if (samples.empty()) throw Error(ErrorKind::Io, "--inputs-dir " + flags.dir + ": no .pt, .pth or .json files in it");
+    if (samples.empty())
+      throw Error(ErrorKind::Io, "--inputs-dir " + flags.dir + ": no .pt, .pth or .json files in it");
     return samples;
   }
   std::ifstream in(flags.list);
@@ -61,8 +61,10 @@ std::vector<fs::path> list_samples(const DatasetFlags& flags) {
 std::string clock_time(double seconds) {
   const long s = static_cast<long>(seconds + 0.5);
   char buf[32];
-  if (s >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-  else std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
   return buf;
 }
 
@@ -86,27 +88,31 @@ int cmd_run_dataset(const CommonFlags& common, const RunFlags& flags, const Data
   if (flags.save_outputs.empty())
     throw Error(ErrorKind::Config, "a dataset run writes one output file per sample: pass --save-outputs OUTDIR");
   if (!flags.save_node_io.empty())
-    throw Error(ErrorKind::Config, "a dataset run writes node_io beside the outputs (--node-io all|outputs|stream), "
-                                   "not to --save-node-io");
+    throw Error(ErrorKind::Config,
+                "a dataset run writes node_io beside the outputs (--node-io all|outputs|stream), "
+                "not to --save-node-io");
   if (flags.repeat > 0 || flags.profile || !flags.trace.empty() || flags.memory)
-    throw Error(ErrorKind::Config, "--repeat, --profile, --trace and --memory time one input; "
-                                   "they do not combine with --inputs-dir/--inputs-list");
-  const std::string ext = "." + (dataset.format.empty() ? std::string(have_torchscript() ? "pt" : "json") : dataset.format);
+    throw Error(ErrorKind::Config,
+                "--repeat, --profile, --trace and --memory time one input; "
+                "they do not combine with --inputs-dir/--inputs-list");
+  const std::string ext =
+      "." + (dataset.format.empty() ? std::string(have_torchscript() ? "pt" : "json") : dataset.format);
   if (ext == ".pt" && !have_torchscript())
     throw Error(ErrorKind::Config, "--output-format pt needs a build with LibTorch; use json");
   std::string capture = flags.capture;
   if (capture.empty()) capture = config_capture(common.config);  // the config's [runtime] node_io
   const bool stream = capture == "stream";
   const bool node_io = stream || capture == "all" || capture == "outputs";
-  if (stream && ext != ".pt") throw Error(ErrorKind::Config, "--node-io stream writes .pt files: use --output-format pt");
+  if (stream && ext != ".pt")
+    throw Error(ErrorKind::Config, "--node-io stream writes .pt files: use --output-format pt");
 
   const std::vector<fs::path> samples = list_samples(dataset);
   std::map<std::string, fs::path> by_stem;  // output names must not collide
   for (const auto& s : samples) {
     auto [it, fresh] = by_stem.emplace(s.stem().string(), s);
     if (!fresh)
-      throw Error(ErrorKind::Input, "samples " + it->second.string() + " and " + s.string() +
-                                        " would both write " + s.stem().string() + ext + ": rename one");
+      throw Error(ErrorKind::Input, "samples " + it->second.string() + " and " + s.string() + " would both write " +
+                                        s.stem().string() + ext + ": rename one");
   }
   const fs::path out_dir = flags.save_outputs;
   fs::create_directories(out_dir);
@@ -186,8 +192,8 @@ int cmd_run_dataset(const CommonFlags& common, const RunFlags& flags, const Data
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("dataset: %zu sample(s): %zu run, %zu already done (--resume), %zu failed; %.2f s, %.1f samples/s\n",
               samples.size(), done, already, failed.size(), secs, secs > 0 ? done / secs : 0.0);
-  std::printf("outputs%s in %s/ (<sample>%s%s)\n", node_io ? " and node_io" : "", out_dir.string().c_str(),
-              ext.c_str(), node_io ? (", <sample>.node_io" + ext).c_str() : "");
+  std::printf("outputs%s in %s/ (<sample>%s%s)\n", node_io ? " and node_io" : "", out_dir.string().c_str(), ext.c_str(),
+              node_io ? (", <sample>.node_io" + ext).c_str() : "");
   if (g_interrupted) {
     const size_t left = samples.size() - done - already - failed.size();
     std::fprintf(stderr, "interrupted: %zu sample(s) not run; rerun with --resume to go on\n", left);

@@ -5,6 +5,7 @@
 
 #include <switchyard/runtime.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <unistd.h>
 
 namespace switchyard::cli {
 
@@ -21,8 +21,9 @@ std::string reference_config(std::string* note) {
     *note = "configs/reference.toml";
     return "configs/reference.toml";
   }
-  std::string path = (std::filesystem::temp_directory_path() / ("switchyard-reference-" + std::to_string(getpid()) +
-                                                                ".toml")).string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("switchyard-reference-" + std::to_string(getpid()) + ".toml"))
+          .string();
   std::ofstream(path) << "[plugins]\nload = [\"aten\"]\n[selection]\ndefault = [\"aten\"]\n";
   *note = "the built-in reference (every node on aten; configs/reference.toml is not in this folder)";
   return path;
@@ -75,8 +76,8 @@ Compared compare(const std::vector<Tensor>& a, const std::vector<Tensor>& ref) {
       return c;
     }
     if (!same_dtype(a[k].dtype(), ref[k].dtype())) {
-      c.problem = "output " + std::to_string(k) + " dtype " + dtype_name(a[k].dtype()) + " vs " +
-                  dtype_name(ref[k].dtype());
+      c.problem =
+          "output " + std::to_string(k) + " dtype " + dtype_name(a[k].dtype()) + " vs " + dtype_name(ref[k].dtype());
       return c;
     }
     const Tensor x = a[k].contiguous(), y = ref[k].contiguous();
@@ -157,8 +158,8 @@ int cmd_diff(const CommonFlags& common, const DiffFlags& flags) {
       if (first_bad.empty()) {
         first_bad = node;
         std::string detail = c.problem.empty() ? "max_abs " + num(c.max_abs) + ", rel " + num(c.rel) : c.problem;
-        rows.push_back({node, ra.op, ra.backend, rb.backend, c.problem.empty() ? num(c.max_abs) : "-",
-                        num(c.max_ref), c.problem.empty() ? num(c.rel) : "-", "FIRST OVER TOLERANCE"});
+        rows.push_back({node, ra.op, ra.backend, rb.backend, c.problem.empty() ? num(c.max_abs) : "-", num(c.max_ref),
+                        c.problem.empty() ? num(c.rel) : "-", "FIRST OVER TOLERANCE"});
         first_bad = "first node over the tolerance: '" + node + "' (op " + ra.op + ", module " + ra.module_path +
                     "): backend A '" + ra.backend + "' vs backend B '" + rb.backend + "', " + detail;
         continue;

@@ -5,6 +5,7 @@
 
 #include <switchyard/runtime.hpp>
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,7 +13,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <unistd.h>
 
 namespace switchyard::cli {
 namespace {
@@ -36,9 +36,12 @@ const char* kPalette[] = {"#a6cee3", "#b2df8a", "#fdbf6f", "#cab2d6", "#fb9a99",
 
 std::string human_bytes(size_t b) {
   char buf[32];
-  if (b >= (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576.0);
-  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%zu B", b);
+  if (b >= (1u << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576.0);
+  else if (b >= 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%zu B", b);
   return buf;
 }
 
@@ -96,14 +99,15 @@ std::string plan_dot(Model& model, const std::vector<Tensor>& inputs, const std:
         << ", fillcolor=" << quoted(fill) << "];\n";
   dot << "  }\n";
   for (const auto& name : model.input_names())
-    dot << "  " << quoted("value:" + name) << " [shape=ellipse, style=solid, label="
-        << quoted(name + "\n" + value_type[name]) << "];\n";
+    dot << "  " << quoted("value:" + name)
+        << " [shape=ellipse, style=solid, label=" << quoted(name + "\n" + value_type[name]) << "];\n";
 
   std::set<std::string> in_cluster;
   int clusters = 0;
   for (const auto& e : plan) {
     if (e.fused_from.size() < 2) continue;
-    dot << "  subgraph cluster_fused_" << clusters++ << " {\n    label=" << quoted("fused: " + e.op + " on " + e.backend)
+    dot << "  subgraph cluster_fused_" << clusters++
+        << " {\n    label=" << quoted("fused: " + e.op + " on " + e.backend)
         << "; style=\"rounded,bold\"; color=\"#444444\";\n";
     for (const auto& n : e.fused_from) {
       dot << "    " << quoted("node:" + n) << ";\n";
@@ -135,7 +139,8 @@ std::string plan_dot(Model& model, const std::vector<Tensor>& inputs, const std:
       if (c != copies.end()) {
         for (const StorageCopy* sc : c->second)
           dot << "  " << quoted(from) << " -> " << quoted("node:" + e.node) << " [color=\"#d62728\", penwidth=2, "
-              << "style=bold, label=" << quoted(value_type[v] + "\nconvert " + sc->from + " -> " + sc->to + "\n" + human_bytes(sc->bytes))
+              << "style=bold, label="
+              << quoted(value_type[v] + "\nconvert " + sc->from + " -> " + sc->to + "\n" + human_bytes(sc->bytes))
               << ", fontcolor=\"#d62728\"];\n";
         continue;
       }
@@ -144,8 +149,8 @@ std::string plan_dot(Model& model, const std::vector<Tensor>& inputs, const std:
     }
   }
   for (const auto& out : model.output_names()) {
-    dot << "  " << quoted("output:" + out) << " [shape=ellipse, style=solid, label="
-        << quoted(out + "\n" + value_type[out]) << "];\n";
+    dot << "  " << quoted("output:" + out)
+        << " [shape=ellipse, style=solid, label=" << quoted(out + "\n" + value_type[out]) << "];\n";
     auto p = producer.find(out);
     if (p != producer.end()) dot << "  " << quoted("node:" + p->second) << " -> " << quoted("output:" + out) << ";\n";
   }
@@ -161,15 +166,17 @@ int write_plan_picture(Model& model, const std::vector<Tensor>& inputs, const st
   const std::string dot = plan_dot(model, inputs, model_path);
   std::string dot_file = dot_path;
   if (dot_file.empty())
-    dot_file = (std::filesystem::temp_directory_path() / ("switchyard-plan-" + std::to_string(getpid()) + ".dot")).string();
+    dot_file =
+        (std::filesystem::temp_directory_path() / ("switchyard-plan-" + std::to_string(getpid()) + ".dot")).string();
   std::ofstream(dot_file) << dot;
   if (!std::ifstream(dot_file)) throw Error(ErrorKind::Io, dot_file + ": cannot be written");
   if (!dot_path.empty()) std::printf("plan picture (Graphviz DOT) written to %s\n", dot_path.c_str());
   if (svg_path.empty()) return 0;
   if (!have_program("dot")) {
     if (dot_path.empty()) std::filesystem::remove(dot_file);
-    throw Error(ErrorKind::Config, "--svg needs Graphviz's `dot` on PATH (Debian: apt-get install graphviz); "
-                                   "--dot FILE writes the picture's source without it");
+    throw Error(ErrorKind::Config,
+                "--svg needs Graphviz's `dot` on PATH (Debian: apt-get install graphviz); "
+                "--dot FILE writes the picture's source without it");
   }
   const std::string cmd = "dot -Tsvg " + shell_quoted(dot_file) + " -o " + shell_quoted(svg_path);
   const int rc = std::system(cmd.c_str());

@@ -82,7 +82,7 @@ SymbolicPlan plan_symbolically(const Model& model) {
     for (size_t i = 0; i < tokens.size(); ++i)
       for (size_t d = 0; d < tokens[i].size(); ++d) {
         const std::string& t = tokens[i][d];
-        int64_t v = is_number(t) ? std::stoll(t)
+        int64_t v = is_number(t)                                   ? std::stoll(t)
                     : d < examples[i].size() && examples[i][d] > 0 ? examples[i][d]
                                                                    : sample_value(t, size);
         if (auto it = bump.find(t); it != bump.end()) v += it->second;

@@ -10,12 +10,12 @@
 namespace switchyard::cli {
 
 struct SymbolicPlan {
-  std::vector<std::string> specs;                          // per input, e.g. "[B, 3, H, W]"
-  std::vector<std::vector<int64_t>> sample_shapes;         // the shapes planned at
-  int64_t size = 0;                                        // the sample size of unnamed-by-batch dims
-  std::vector<PlanEntry> plan;                             // the plan at sample_shapes
+  std::vector<std::string> specs;                               // per input, e.g. "[B, 3, H, W]"
+  std::vector<std::vector<int64_t>> sample_shapes;              // the shapes planned at
+  int64_t size = 0;                                             // the sample size of unnamed-by-batch dims
+  std::vector<PlanEntry> plan;                                  // the plan at sample_shapes
   std::vector<std::vector<std::vector<std::string>>> symbolic;  // per node, per output, per dim
-  std::vector<std::string> fixed_names;                    // named dims the model took only as sampled
+  std::vector<std::string> fixed_names;                         // named dims the model took only as sampled
 };
 
 // Plans `model` at sample shapes (an input's example shape where given, else batch 2 and

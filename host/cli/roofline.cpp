@@ -46,8 +46,10 @@ Roofline judge(const Cost& cost, double ms, const Peaks& peaks) {
   const double roof_s = std::max(compute_s, memory_s);  // the least time the roofs allow
   r.roof_share = roof_s / s;
   // A small node far from both roofs: fixed costs (dispatch, threading, checks) dominate.
-  if (roof_s < 0.2 * s && roof_s < 50e-6) r.verdict = "overhead";
-  else r.verdict = compute_s >= memory_s ? "compute" : "bandwidth";
+  if (roof_s < 0.2 * s && roof_s < 50e-6)
+    r.verdict = "overhead";
+  else
+    r.verdict = compute_s >= memory_s ? "compute" : "bandwidth";
   return r;
 }
 
@@ -71,7 +73,8 @@ Peaks measure_peaks(const Runtime& runtime) {
   p.gemm_backend = model->plan({in})[0].backend;
   p.gemm_gflops = 2.0 * n * n * n / best_of(5, [&] { model->run({in}, ctx); }) / 1e9;
   // Copy: 64 MiB, split over the threads (0 = every core, as the library default).
-  const unsigned threads = p.threads > 0 ? static_cast<unsigned>(p.threads) : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads =
+      p.threads > 0 ? static_cast<unsigned>(p.threads) : std::max(1u, std::thread::hardware_concurrency());
   const size_t bytes = size_t{64} << 20;
   std::vector<char> src(bytes, 1), dst(bytes, 0);
   auto copy = [&] {
@@ -113,15 +116,14 @@ void save_peaks(const Peaks& p) {
     std::ifstream in(calibration_path());
     if (in) try {
         doc = nlohmann::json::parse(in);
-      } catch (const std::exception&) {
-      }
+      } catch (const std::exception&) {}
   }
   if (!doc.is_object()) doc = nlohmann::json::object();
   std::time_t now = std::time(nullptr);
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  doc["threads"][std::to_string(p.threads)] = {{"gemm_gflops", p.gemm_gflops}, {"copy_gbs", p.copy_gbs},
-                                               {"gemm_backend", p.gemm_backend}, {"measured", when}};
+  doc["threads"][std::to_string(p.threads)] = {
+      {"gemm_gflops", p.gemm_gflops}, {"copy_gbs", p.copy_gbs}, {"gemm_backend", p.gemm_backend}, {"measured", when}};
   std::error_code ec;
   std::filesystem::create_directories(cache_dir(), ec);
   const std::string tmp = calibration_path() + ".tmp";
@@ -141,8 +143,7 @@ int cmd_calibrate(const CommonFlags& common, bool force) {
   }
   std::printf("%s for intra_op_threads = %d%s:\n", cached ? "cached peaks" : "measured peaks", threads,
               threads == 0 ? " (the library default)" : "");
-  std::printf("  gemm_gflops: %.1f  (fp32 1024x1024x1024 aten::linear on %s)\n", p.gemm_gflops,
-              p.gemm_backend.c_str());
+  std::printf("  gemm_gflops: %.1f  (fp32 1024x1024x1024 aten::linear on %s)\n", p.gemm_gflops, p.gemm_backend.c_str());
   std::printf("  copy_gbs: %.1f  (64 MiB memcpy, read + write)\n", p.copy_gbs);
   std::printf("%s %s%s\n", cached ? "from" : "saved to", calibration_path().c_str(),
               cached ? " (--force measures again)" : "");

@@ -15,10 +15,10 @@
 namespace switchyard::cli {
 
 struct Peaks {
-  int threads = 0;            // the config's intra_op_threads (0: the library default)
-  double gemm_gflops = 0;     // best fp32 GEMM (aten::linear, 1024^3) through the chosen backend
-  double copy_gbs = 0;        // memcpy, bytes read + written per second, `threads` threads
-  std::string gemm_backend;   // which backend ran that GEMM
+  int threads = 0;           // the config's intra_op_threads (0: the library default)
+  double gemm_gflops = 0;    // best fp32 GEMM (aten::linear, 1024^3) through the chosen backend
+  double copy_gbs = 0;       // memcpy, bytes read + written per second, `threads` threads
+  std::string gemm_backend;  // which backend ran that GEMM
 };
 
 struct Cost {
@@ -32,7 +32,7 @@ struct Roofline {
   // "overhead": the roofs allow under 50 us and under 20% of the time taken (fixed costs
   // dominate); else "compute" or "bandwidth", whichever roof takes longer at peak.
   std::string verdict;
-  double roof_share = 0;       // the least time the roofs allow / the time taken
+  double roof_share = 0;  // the least time the roofs allow / the time taken
 };
 Roofline judge(const Cost& cost, double ms, const Peaks& peaks);
 

@@ -19,8 +19,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 void require_torchscript(const std::string& path) {
   if (!have_torchscript())
-    throw Error(ErrorKind::Unsupported, path + ": .pt files need switchyard built with LibTorch "
-                                               "(SWITCHYARD_WITH_TORCH=ON); use a .json tensor file");
+    throw Error(ErrorKind::Unsupported, path +
+                                            ": .pt files need switchyard built with LibTorch "
+                                            "(SWITCHYARD_WITH_TORCH=ON); use a .json tensor file");
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -32,8 +33,8 @@ std::string joined(const std::vector<std::string>& names) {
 void write_node_io_json(const std::string& path, const std::vector<NodeIO>& records) {
   nlohmann::json doc = nlohmann::json::object();
   for (const NodeIO& r : records) {
-    nlohmann::json node = {{"op", r.op}, {"backend", r.backend}, {"module_path", r.module_path},
-                           {"input_sources", r.input_sources}};
+    nlohmann::json node = {
+        {"op", r.op}, {"backend", r.backend}, {"module_path", r.module_path}, {"input_sources", r.input_sources}};
     auto tensors = [](const std::vector<Tensor>& ts) {
       nlohmann::json arr = nlohmann::json::array();
       for (const Tensor& t : ts)
@@ -77,8 +78,7 @@ std::vector<Tensor> read_inputs(const std::string& path, const Model& model) {
   return tensors;
 }
 
-void write_outputs(const std::string& path, const std::vector<std::string>& names,
-                   const std::vector<Tensor>& tensors) {
+void write_outputs(const std::string& path, const std::vector<std::string>& names, const std::vector<Tensor>& tensors) {
   if (!is_pt_file(path)) return write_tensors_json(path, names, tensors);
   require_torchscript(path);
 #ifdef SWITCHYARD_WITH_TORCHSCRIPT
@@ -110,8 +110,9 @@ class PtNodeIoStream : public NodeIoStream {
 
 std::unique_ptr<NodeIoStream> open_node_io_stream(const std::string& path) {
   if (!is_pt_file(path))
-    throw Error(ErrorKind::Input, path + ": node_io capture 'stream' writes a .pt file (torch.load reads it); "
-                                         "name it FILE.pt, or use --node-io all for a .json summary");
+    throw Error(ErrorKind::Input, path +
+                                      ": node_io capture 'stream' writes a .pt file (torch.load reads it); "
+                                      "name it FILE.pt, or use --node-io all for a .json summary");
   require_torchscript(path);
 #ifdef SWITCHYARD_WITH_TORCHSCRIPT
   return std::make_unique<PtNodeIoStream>(path);

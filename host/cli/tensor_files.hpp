@@ -17,8 +17,7 @@ bool have_torchscript();                   // built with the LibTorch bridge
 // The model's inputs, in order. A .pt file holds one tensor or a tuple of them.
 std::vector<Tensor> read_inputs(const std::string& path, const Model& model);
 // Outputs: a tuple of tensors (.pt), or {name: tensor} (.json).
-void write_outputs(const std::string& path, const std::vector<std::string>& names,
-                   const std::vector<Tensor>& tensors);
+void write_outputs(const std::string& path, const std::vector<std::string>& names, const std::vector<Tensor>& tensors);
 // node_io: {node: {op, backend, module_path, input_sources, inputs, outputs}}; a .pt file
 // holds the tensors themselves, a .json file their dtypes and shapes only.
 void write_node_io(const std::string& path, const std::vector<NodeIO>& records);

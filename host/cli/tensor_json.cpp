@@ -4,9 +4,9 @@
 
 #include <switchyard/sdk.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -19,9 +19,12 @@ using nlohmann::json;
 float half_to_float(uint16_t h) {
   const uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
   float v;
-  if (exp == 0) v = std::ldexp(static_cast<float>(mant), -24);  // zero and subnormals
-  else if (exp == 31) v = mant ? std::nanf("") : INFINITY;
-  else v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
+  if (exp == 0)
+    v = std::ldexp(static_cast<float>(mant), -24);  // zero and subnormals
+  else if (exp == 31)
+    v = mant ? std::nanf("") : INFINITY;
+  else
+    v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
   return sign ? -v : v;
 }
 
@@ -36,7 +39,10 @@ uint16_t float_to_half(float f) {
   if (e - 1 < -14) return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(a, 24))));
   uint32_t mant = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, 11 - e)));  // 11 significant bits
   int exp = e - 1 + 15;
-  if (mant == 0x800) { mant = 0x400; ++exp; }
+  if (mant == 0x800) {
+    mant = 0x400;
+    ++exp;
+  }
   if (exp >= 31) return static_cast<uint16_t>(sign | 0x7C00);
   return static_cast<uint16_t>(sign | (exp << 10) | (mant & 0x3FF));
 }
@@ -101,7 +107,8 @@ std::vector<Tensor> read_tensors_json(const std::string& path, const std::vector
       bool too_big = false;
       for (int64_t d : shape) {
         if (d < 0)
-          throw Error(ErrorKind::Input, path + ": input '" + name + "': negative dimension in shape " + shape_string(shape));
+          throw Error(ErrorKind::Input,
+                      path + ": input '" + name + "': negative dimension in shape " + shape_string(shape));
         too_big = too_big || __builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel);
       }
       if (!data.is_array() || too_big || data.size() != numel)
@@ -109,12 +116,17 @@ std::vector<Tensor> read_tensors_json(const std::string& path, const std::vector
                                           (too_big ? std::string("more than 2^64") : std::to_string(numel)) +
                                           " values in \"data\"");
       Tensor t = Tensor::empty(dtype, shape);
-      if (dtype.code == kDLFloat && dtype.bits == 32) fill_from<float>(data, t);
-      else if (dtype.code == kDLFloat && dtype.bits == 64) fill_from<double>(data, t);
-      else if (dtype.code == kDLInt && dtype.bits == 64) fill_from<int64_t>(data, t);
-      else if (dtype.code == kDLInt && dtype.bits == 32) fill_from<int32_t>(data, t);
-      else throw Error(ErrorKind::Input, path + ": input '" + name + "': dtype " + dtype_name(dtype) +
-                                             " is not supported in JSON input files");
+      if (dtype.code == kDLFloat && dtype.bits == 32)
+        fill_from<float>(data, t);
+      else if (dtype.code == kDLFloat && dtype.bits == 64)
+        fill_from<double>(data, t);
+      else if (dtype.code == kDLInt && dtype.bits == 64)
+        fill_from<int64_t>(data, t);
+      else if (dtype.code == kDLInt && dtype.bits == 32)
+        fill_from<int32_t>(data, t);
+      else
+        throw Error(ErrorKind::Input, path + ": input '" + name + "': dtype " + dtype_name(dtype) +
+                                          " is not supported in JSON input files");
       out.push_back(t);
     } catch (const json::exception& e) {
       throw Error(ErrorKind::Input, path + ": input '" + name + "': " + e.what());
@@ -126,8 +138,8 @@ std::vector<Tensor> read_tensors_json(const std::string& path, const std::vector
       if (std::find(names.begin(), names.end(), item.key()) == names.end()) {
         std::string taken;
         for (const std::string& n : names) taken += (taken.empty() ? "'" : ", '") + n + "'";
-        throw Error(ErrorKind::Input, path + ": entry '" + item.key() + "' is not an input of the model (it takes " +
-                                          taken + ")");
+        throw Error(ErrorKind::Input,
+                    path + ": entry '" + item.key() + "' is not an input of the model (it takes " + taken + ")");
       }
   return out;
 }
@@ -158,16 +170,26 @@ std::vector<Tensor> sample_inputs(const Model& model) {
     Tensor t = Tensor::empty(d, shape);
     for (int64_t k = 0; k < t.numel(); ++k) {  // a fixed, varied pattern: reproducible runs
       double v = std::sin(0.37 * static_cast<double>(k + 1) + static_cast<double>(i));
-      if (d.code == kDLFloat && d.bits == 32) t.data<float>()[k] = static_cast<float>(v);
-      else if (d.code == kDLFloat && d.bits == 64) t.data<double>()[k] = v;
-      else if (d.code == kDLFloat && d.bits == 16) t.data<uint16_t>()[k] = float_to_half(static_cast<float>(v));
-      else if (d.code == kDLBfloat && d.bits == 16) t.data<uint16_t>()[k] = float_to_bfloat16(static_cast<float>(v));
-      else if (d.code == kDLInt && d.bits == 64) t.data<int64_t>()[k] = k % 7;
-      else if (d.code == kDLInt && d.bits == 32) t.data<int32_t>()[k] = static_cast<int32_t>(k % 7);
-      else if (d.code == kDLInt && d.bits == 16) t.data<int16_t>()[k] = static_cast<int16_t>(k % 7);
-      else if (d.code == kDLInt && d.bits == 8) t.data<int8_t>()[k] = static_cast<int8_t>(k % 7);
-      else if (d.code == kDLUInt && d.bits == 8) t.data<uint8_t>()[k] = static_cast<uint8_t>(k % 7);
-      else if (d.code == SY_DL_BOOL && d.bits == 8) t.data<uint8_t>()[k] = static_cast<uint8_t>(v > 0);
+      if (d.code == kDLFloat && d.bits == 32)
+        t.data<float>()[k] = static_cast<float>(v);
+      else if (d.code == kDLFloat && d.bits == 64)
+        t.data<double>()[k] = v;
+      else if (d.code == kDLFloat && d.bits == 16)
+        t.data<uint16_t>()[k] = float_to_half(static_cast<float>(v));
+      else if (d.code == kDLBfloat && d.bits == 16)
+        t.data<uint16_t>()[k] = float_to_bfloat16(static_cast<float>(v));
+      else if (d.code == kDLInt && d.bits == 64)
+        t.data<int64_t>()[k] = k % 7;
+      else if (d.code == kDLInt && d.bits == 32)
+        t.data<int32_t>()[k] = static_cast<int32_t>(k % 7);
+      else if (d.code == kDLInt && d.bits == 16)
+        t.data<int16_t>()[k] = static_cast<int16_t>(k % 7);
+      else if (d.code == kDLInt && d.bits == 8)
+        t.data<int8_t>()[k] = static_cast<int8_t>(k % 7);
+      else if (d.code == kDLUInt && d.bits == 8)
+        t.data<uint8_t>()[k] = static_cast<uint8_t>(k % 7);
+      else if (d.code == SY_DL_BOOL && d.bits == 8)
+        t.data<uint8_t>()[k] = static_cast<uint8_t>(v > 0);
     }
     out.push_back(t);
   }

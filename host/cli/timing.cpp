@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -76,8 +76,10 @@ void print_profile(const std::vector<NodeProfile>& sum, int runs, int top, const
     rows.push_back(std::move(row));
   }
   print_table(rows);
-  std::printf("roofline against gemm_gflops %.1f, copy_gbs %.1f (switchyard calibrate; intra_op_threads = %d): "
-              "bound by time:", peaks.gemm_gflops, peaks.copy_gbs, peaks.threads);
+  std::printf(
+      "roofline against gemm_gflops %.1f, copy_gbs %.1f (switchyard calibrate; intra_op_threads = %d): "
+      "bound by time:",
+      peaks.gemm_gflops, peaks.copy_gbs, peaks.threads);
   for (const auto& [verdict, t] : bound_ms) std::printf(" %s %s", verdict.c_str(), percent(t, total).c_str());
   std::printf("\ncost by: plugin %zu node(s) (their kernels' own cost, SDK 1.1), host %zu (the host's formulas)\n",
               by_plugin, by_host);
@@ -109,16 +111,28 @@ void write_roofline_trace(const std::string& path, const std::vector<NodeProfile
     auto c = costs.find(p.node);
     if (c != costs.end()) {
       const Roofline r = judge(c->second, p.duration_ms, peaks);
-      args.update({{"flops", c->second.flops}, {"bytes", c->second.bytes}, {"cost_source", c->second.source()},
+      args.update({{"flops", c->second.flops},
+                   {"bytes", c->second.bytes},
+                   {"cost_source", c->second.source()},
                    {"gflop_per_s", r.gflops},
-                   {"gb_per_s", r.gbs}, {"of_roof", r.roof_share}, {"bound", r.verdict}});
+                   {"gb_per_s", r.gbs},
+                   {"of_roof", r.roof_share},
+                   {"bound", r.verdict}});
     }
-    events.push_back({{"name", p.node}, {"cat", p.backend}, {"ph", "X"}, {"ts", p.start_ms * 1e3},
-                      {"dur", p.duration_ms * 1e3}, {"pid", 1}, {"tid", p.lane + 1}, {"args", std::move(args)}});
+    events.push_back({{"name", p.node},
+                      {"cat", p.backend},
+                      {"ph", "X"},
+                      {"ts", p.start_ms * 1e3},
+                      {"dur", p.duration_ms * 1e3},
+                      {"pid", 1},
+                      {"tid", p.lane + 1},
+                      {"args", std::move(args)}});
   }
-  nlohmann::json trace = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"},
-                          {"metadata", {{"gemm_gflops", peaks.gemm_gflops}, {"copy_gbs", peaks.copy_gbs},
-                                        {"intra_op_threads", peaks.threads}}}};
+  nlohmann::json trace = {
+      {"traceEvents", std::move(events)},
+      {"displayTimeUnit", "ms"},
+      {"metadata",
+       {{"gemm_gflops", peaks.gemm_gflops}, {"copy_gbs", peaks.copy_gbs}, {"intra_op_threads", peaks.threads}}}};
   std::ofstream out(path);
   if (out) out << trace.dump() << "\n";
   if (!out) throw Error(ErrorKind::Io, path + ": cannot write the trace file (" + std::strerror(errno) + ")");
@@ -133,8 +147,9 @@ void report_timing(Model& model, const std::vector<Tensor>& inputs, const RunFla
   Peaks peaks;
   if (profiling) {
     if (!load_peaks(runtime.config().intra_op_threads, &peaks)) {
-      std::printf("\ncalibrating this machine's peaks for the roofline (once per thread count; "
-                  "`switchyard calibrate`) ...\n");
+      std::printf(
+          "\ncalibrating this machine's peaks for the roofline (once per thread count; "
+          "`switchyard calibrate`) ...\n");
       std::fflush(stdout);
       peaks = measure_peaks(runtime);
       save_peaks(peaks);

@@ -31,7 +31,9 @@ class Maker {
  public:
   explicit Maker(uint32_t seed) : rng_(seed) {}
 
-  Tensor t(Shape shape, double lo = -1.0, double hi = 1.0) { return random_tensor(rng_, kF32, std::move(shape), lo, hi); }
+  Tensor t(Shape shape, double lo = -1.0, double hi = 1.0) {
+    return random_tensor(rng_, kF32, std::move(shape), lo, hi);
+  }
   // Weights like nn.Linear's: uniform in +-1/sqrt(fan_in).
   Tensor w(Shape shape) {
     const double a = 1.0 / std::sqrt(static_cast<double>(shape.back()));
@@ -67,8 +69,8 @@ class Maker {
     return view;
   }
 
-  Case& add(std::string label, std::vector<std::optional<Tensor>> inputs, std::vector<bool> constant,
-            Attributes attrs, bool bool_mask) {
+  Case& add(std::string label, std::vector<std::optional<Tensor>> inputs, std::vector<bool> constant, Attributes attrs,
+            bool bool_mask) {
     Case c;
     c.label = std::move(label);
     c.inputs = std::move(inputs);
@@ -116,8 +118,8 @@ std::vector<Case> bmm_softmax_bmm_cases(DLDataType dtype) {
     add("a NaN in a query (its output row is NaN)", std::move(q), m.t({2, 8, 6}), m.t({2, 6, 4}));
   }
   add("no keys (S = 0): zeros", m.t({2, 3, 4}), m.t({2, 4, 0}), m.t({2, 0, 5}));
-  m.add("small scores without the option (declined: the three ops are faster)", {m.t({2, 5, 8}), m.t({2, 8, 6}), m.t({2, 6, 4})},
-        {}, {{"post.dim", integer(-1)}}, false)
+  m.add("small scores without the option (declined: the three ops are faster)",
+        {m.t({2, 5, 8}), m.t({2, 8, 6}), m.t({2, 6, 4})}, {}, {{"post.dim", integer(-1)}}, false)
       .producer_inputs = 2;
   return m.take(dtype);
 }
@@ -132,8 +134,8 @@ std::vector<Case> baddbmm_softmax_bmm_cases(DLDataType dtype) {
                  bool option = true) -> Case& {
     Attributes attrs = {{"beta", number(beta)}, {"alpha", number(alpha)}, {"post.dim", integer(-1)}};
     if (option) attrs.push_back({"@min_scores_mib", integer(0)});  // small scores: let them through
-    Case& c = m.add(std::move(label), {std::move(mask), std::move(q), std::move(kt), std::move(v)}, {}, std::move(attrs),
-                    false);
+    Case& c = m.add(std::move(label), {std::move(mask), std::move(q), std::move(kt), std::move(v)}, {},
+                    std::move(attrs), false);
     c.producer_inputs = 3;  // mask, q and k^T are baddbmm's; v is the second bmm's
     c.rest_inputs_to = 2;
     return c;
@@ -153,15 +155,17 @@ std::vector<Case> baddbmm_softmax_bmm_cases(DLDataType dtype) {
     add("BERT key padding [8, 1, 48] over [8, 48, 32]", std::move(pad), m.t({8, 48, 32}), m.t({8, 32, 48}),
         m.t({8, 48, 32}));
   }
-  add("alpha 0.25, a [7, 9] mask of numbers, Ev 5", m.t({7, 9}, -3, 3), m.t({3, 7, 4}), m.t({3, 4, 9}), m.t({3, 9, 5}), 0.25);
+  add("alpha 0.25, a [7, 9] mask of numbers, Ev 5", m.t({7, 9}, -3, 3), m.t({3, 7, 4}), m.t({3, 4, 9}), m.t({3, 9, 5}),
+      0.25);
   {
     Tensor ignored = m.t({2, 5, 6});
     ignored.data<float>()[4] = std::numeric_limits<float>::quiet_NaN();
-    add("beta 0: self ignored, NaN included", std::move(ignored), m.t({2, 5, 8}), m.t({2, 8, 6}), m.t({2, 6, 4}), 1.0, 0.0);
+    add("beta 0: self ignored, NaN included", std::move(ignored), m.t({2, 5, 8}), m.t({2, 8, 6}), m.t({2, 6, 4}), 1.0,
+        0.0);
   }
   {
     Tensor all_out = m.t({2, 5, 6}, 0, 0);
-    for (int64_t j = 0; j < 6; ++j) all_out.data<float>()[1 * 6 + j] = -inf;  // item 0, query row 1
+    for (int64_t j = 0; j < 6; ++j) all_out.data<float>()[1 * 6 + j] = -inf;          // item 0, query row 1
     all_out.data<float>()[30 + 2 * 6 + 3] = std::numeric_limits<float>::quiet_NaN();  // item 1, row 2
     add("a row with every key -inf and a NaN in the mask (NaN rows, as ATen)", std::move(all_out), m.t({2, 5, 8}),
         m.t({2, 8, 6}), m.t({2, 6, 4}));
@@ -206,8 +210,8 @@ std::vector<Case> sdpa_cases(DLDataType dtype, bool torch2) {
   }
   add("additive float mask [2, 1, 65, 65]", m.t({2, 3, 65, 64}), m.t({2, 3, 65, 64}), m.t({2, 3, 65, 64}),
       m.t({2, 1, 65, 65}, -3, 3));
-  add("transposed (strided) query and key", transposed_layout(m.t({2, 3, 32, 40})), transposed_layout(m.t({2, 3, 50, 40})),
-      m.t({2, 3, 50, 32}));
+  add("transposed (strided) query and key", transposed_layout(m.t({2, 3, 32, 40})),
+      transposed_layout(m.t({2, 3, 50, 40})), m.t({2, 3, 50, 32}));
   add("keys and values shared by all heads (stride 0)", m.t({2, 4, 17, 32}), m.expanded({2, 4, 23, 32}, 1),
       m.expanded({2, 4, 23, 32}, 1));
   add("3-D query over 2-D key and value (matmul broadcasting)", m.t({3, 9, 32}), m.t({11, 32}), m.t({11, 16}));
@@ -221,7 +225,8 @@ std::vector<Case> sdpa_cases(DLDataType dtype, bool torch2) {
         .num_outputs = 2;
     add("weights output, causal", m.t({2, 2, 70, 32}), m.t({2, 2, 90, 32}), m.t({2, 2, 90, 32}), std::nullopt, true)
         .num_outputs = 2;
-    add("weights output, bool mask", m.t({2, 2, 20, 32}), m.t({2, 2, 30, 32}), m.t({2, 2, 30, 32}), m.mask({2, 1, 20, 30}))
+    add("weights output, bool mask", m.t({2, 2, 20, 32}), m.t({2, 2, 30, 32}), m.t({2, 2, 30, 32}),
+        m.mask({2, 1, 20, 30}))
         .num_outputs = 2;
   }
   return m.take(dtype);
@@ -234,12 +239,15 @@ std::vector<Case> mha_cases(DLDataType dtype) {
   auto add = [&](const std::string& label, Tensor q, std::optional<Tensor> k, std::optional<Tensor> v, int64_t heads,
                  std::optional<Tensor> mask = std::nullopt, std::optional<int64_t> mask_type = std::nullopt) {
     const int64_t D = q.shape()[2];
-    Attributes a = {{"embed_dim", integer(D)}, {"num_head", integer(heads)}, {"need_weights", integer(0)},
-                        {"average_attn_weights", integer(1)}, {"mask_type", mask_type ? integer(*mask_type) : none()}};
-    Case& c = m.add(label, {q, k ? *k : q, v ? *v : q, m.w({3 * D, D}), m.t({3 * D}, -0.1, 0.1), m.w({D, D}),
-                            m.t({D}, -0.1, 0.1), mask},
-                    {false, false, false, true, true, true, true, false}, std::move(a),
-                    mask && is_bool(mask->dtype()));
+    Attributes a = {{"embed_dim", integer(D)},
+                    {"num_head", integer(heads)},
+                    {"need_weights", integer(0)},
+                    {"average_attn_weights", integer(1)},
+                    {"mask_type", mask_type ? integer(*mask_type) : none()}};
+    Case& c = m.add(
+        label,
+        {q, k ? *k : q, v ? *v : q, m.w({3 * D, D}), m.t({3 * D}, -0.1, 0.1), m.w({D, D}), m.t({D}, -0.1, 0.1), mask},
+        {false, false, false, true, true, true, true, false}, std::move(a), mask && is_bool(mask->dtype()));
     c.num_outputs = 2;  // (out, weights): weights are ATen's undefined tensor, an empty float32 here
   };
   add("ViT-B/16 [1, 197, 768], 12 heads", m.t({1, 197, 768}), std::nullopt, std::nullopt, 12);
@@ -266,16 +274,30 @@ std::vector<Case> encoder_cases(DLDataType dtype) {
   auto add = [&](const std::string& label, Shape src, int64_t heads, int64_t ffn, bool gelu, bool norm_first,
                  std::optional<Tensor> mask = std::nullopt) {
     const int64_t D = src[2];
-    std::vector<std::optional<Tensor>> in = {m.t(src), m.w({3 * D, D}), m.t({3 * D}, -0.1, 0.1), m.w({D, D}),
-                                             m.t({D}, -0.1, 0.1), m.t({D}, 0.5, 1.5), m.t({D}, -0.5, 0.5),
-                                             m.t({D}, 0.5, 1.5), m.t({D}, -0.5, 0.5), m.w({ffn, D}),
-                                             m.t({ffn}, -0.1, 0.1), m.w({D, ffn}), m.t({D}, -0.1, 0.1), mask};
+    std::vector<std::optional<Tensor>> in = {m.t(src),
+                                             m.w({3 * D, D}),
+                                             m.t({3 * D}, -0.1, 0.1),
+                                             m.w({D, D}),
+                                             m.t({D}, -0.1, 0.1),
+                                             m.t({D}, 0.5, 1.5),
+                                             m.t({D}, -0.5, 0.5),
+                                             m.t({D}, 0.5, 1.5),
+                                             m.t({D}, -0.5, 0.5),
+                                             m.w({ffn, D}),
+                                             m.t({ffn}, -0.1, 0.1),
+                                             m.w({D, ffn}),
+                                             m.t({D}, -0.1, 0.1),
+                                             mask};
     std::vector<bool> constant(in.size(), true);
     constant.front() = false;
     constant.back() = false;
     m.add(label, std::move(in), std::move(constant),
-          {{"embed_dim", integer(D)}, {"num_heads", integer(heads)}, {"use_gelu", integer(gelu)},
-           {"norm_first", integer(norm_first)}, {"eps", number(1e-5)}, {"mask_type", mask ? integer(1) : none()}},
+          {{"embed_dim", integer(D)},
+           {"num_heads", integer(heads)},
+           {"use_gelu", integer(gelu)},
+           {"norm_first", integer(norm_first)},
+           {"eps", number(1e-5)},
+           {"mask_type", mask ? integer(1) : none()}},
           mask.has_value());
   };
   add("BERT-like [2, 48, 128], 4 heads, gelu, key padding", {2, 48, 128}, 4, 512, true, false,

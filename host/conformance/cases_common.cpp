@@ -2,8 +2,8 @@
 #include "case_makers.hpp"
 #include "families.hpp"
 
-#include <switchyard/error.hpp>
 #include <switchyard/sdk.h>
+#include <switchyard/error.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -44,27 +44,51 @@ namespace {
 void store(void* data, DLDataType dtype, int64_t i, double v) {
   switch (dtype.code) {
     case kDLFloat:
-      if (dtype.bits == 32) { static_cast<float*>(data)[i] = static_cast<float>(v); return; }
-      if (dtype.bits == 64) { static_cast<double*>(data)[i] = v; return; }
-      if (dtype.bits == 16) { static_cast<uint16_t*>(data)[i] = to_half_bits(static_cast<float>(v)); return; }
+      if (dtype.bits == 32) {
+        static_cast<float*>(data)[i] = static_cast<float>(v);
+        return;
+      }
+      if (dtype.bits == 64) {
+        static_cast<double*>(data)[i] = v;
+        return;
+      }
+      if (dtype.bits == 16) {
+        static_cast<uint16_t*>(data)[i] = to_half_bits(static_cast<float>(v));
+        return;
+      }
       break;
     case kDLBfloat:
-      if (dtype.bits == 16) { static_cast<uint16_t*>(data)[i] = to_bfloat16_bits(static_cast<float>(v)); return; }
+      if (dtype.bits == 16) {
+        static_cast<uint16_t*>(data)[i] = to_bfloat16_bits(static_cast<float>(v));
+        return;
+      }
       break;
     case kDLInt:
-      if (dtype.bits == 8) { static_cast<int8_t*>(data)[i] = static_cast<int8_t>(std::lround(v)); return; }
-      if (dtype.bits == 16) { static_cast<int16_t*>(data)[i] = static_cast<int16_t>(std::lround(v)); return; }
-      if (dtype.bits == 32) { static_cast<int32_t*>(data)[i] = static_cast<int32_t>(std::lround(v)); return; }
-      if (dtype.bits == 64) { static_cast<int64_t*>(data)[i] = std::llround(v); return; }
+      if (dtype.bits == 8) {
+        static_cast<int8_t*>(data)[i] = static_cast<int8_t>(std::lround(v));
+        return;
+      }
+      if (dtype.bits == 16) {
+        static_cast<int16_t*>(data)[i] = static_cast<int16_t>(std::lround(v));
+        return;
+      }
+      if (dtype.bits == 32) {
+        static_cast<int32_t*>(data)[i] = static_cast<int32_t>(std::lround(v));
+        return;
+      }
+      if (dtype.bits == 64) {
+        static_cast<int64_t*>(data)[i] = std::llround(v);
+        return;
+      }
       break;
     case kDLUInt:
-      if (dtype.bits == 8) { static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(std::lround(std::fabs(v))); return; }
+      if (dtype.bits == 8) {
+        static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(std::lround(std::fabs(v)));
+        return;
+      }
       break;
-    case SY_DL_BOOL:
-      static_cast<uint8_t*>(data)[i] = v > 0 ? 1 : 0;
-      return;
-    default:
-      break;
+    case SY_DL_BOOL: static_cast<uint8_t*>(data)[i] = v > 0 ? 1 : 0; return;
+    default: break;
   }
   throw Error(ErrorKind::Input, "conformance: no random data for dtype " + dtype_name(dtype));
 }
@@ -74,7 +98,8 @@ void store(void* data, DLDataType dtype, int64_t i, double v) {
 Tensor random_tensor(Rng& rng, DLDataType dtype, std::vector<int64_t> shape, double lo, double hi) {
   Tensor t = Tensor::empty(dtype, std::move(shape));
   const bool boolean = dtype.code == SY_DL_BOOL;
-  for (int64_t i = 0; i < t.numel(); ++i) store(t.raw_data(), dtype, i, boolean ? rng.uniform(-1, 1) : rng.uniform(lo, hi));
+  for (int64_t i = 0; i < t.numel(); ++i)
+    store(t.raw_data(), dtype, i, boolean ? rng.uniform(-1, 1) : rng.uniform(lo, hi));
   return t;
 }
 

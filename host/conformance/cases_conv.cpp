@@ -24,7 +24,6 @@ namespace switchyard::conformance {
 
 namespace {
 
-
 using namespace conv_cases;
 
 // Writes one NaN and one +inf into the first channel of a contiguous [N, C, H, W] float32
@@ -77,7 +76,8 @@ std::vector<ConvSpec> conv_specs(size_t sp) {
     v.push_back(spec("dilation 2", {1, 4, 15, 13}, {6, 4, 3, 3}, 1, 2, 2));
     // The conv plugin runs it by Winograd on parts of the output channels (winograd.cpp).
     v.push_back(spec("resnet 3x3 layer at 28x28, 128 channels", {1, 128, 28, 28}, {128, 128, 3, 3}, 1, 1));
-    ConvSpec odd = spec("odd sizes, stride (2, 1), padding (1, 2), dilation (1, 2)", {3, 5, 13, 17}, {7, 5, 3, 5}, 1, 0);
+    ConvSpec odd =
+        spec("odd sizes, stride (2, 1), padding (1, 2), dilation (1, 2)", {3, 5, 13, 17}, {7, 5, 3, 5}, 1, 0);
     odd.stride = {2, 1};
     odd.padding = {1, 2};
     odd.dilation = {1, 2};
@@ -161,8 +161,10 @@ Case conv_case(Maker& m, ConvOp op, const ConvSpec& s, double lo = -1.0, double 
   for (size_t i = 1; i < s.w.size(); ++i) fan_in *= s.w[i];
   const double scale = 1.0 / std::sqrt(static_cast<double>(fan_in));  // outputs of order 1
   c.inputs = {m.input(s.x, s.layout, lo, hi), m.t(s.w, -scale, scale)};
-  if (s.bias) c.inputs.push_back(m.t({s.w[0]}, -0.5, 0.5));
-  else if (op == ConvOp::Convolution || op == ConvOp::UnderscoreConvolution) c.inputs.push_back(std::nullopt);
+  if (s.bias)
+    c.inputs.push_back(m.t({s.w[0]}, -0.5, 0.5));
+  else if (op == ConvOp::Convolution || op == ConvOp::UnderscoreConvolution)
+    c.inputs.push_back(std::nullopt);
   c.constant = {false, s.const_weights, s.const_weights};
   c.attrs = conv_attrs(op, s);
   return c;
@@ -313,7 +315,8 @@ void add_conv_pool_ops(CaseTable& table, const char* name, ConvOp which) {
         {{"ceil_mode", integer(1)}});
     add(spec("3x3 conv, 20 channels", {2, 4, 15, 13}, {20, 4, 3, 3}, 1, 1), {3, 3}, {1, 2}, {1, 1},
         {{"dilation", ints({2, 2})}});
-    ConvSpec odd = spec("odd conv: stride (2, 1), padding (1, 2), dilation (1, 2)", {2, 5, 21, 17}, {16, 5, 3, 5}, 1, 0);
+    ConvSpec odd =
+        spec("odd conv: stride (2, 1), padding (1, 2), dilation (1, 2)", {2, 5, 21, 17}, {16, 5, 3, 5}, 1, 0);
     odd.stride = {2, 1};
     odd.padding = {1, 2};
     odd.dilation = {1, 2};
@@ -417,8 +420,6 @@ void add_conv_ops(CaseTable& table) {
 
 }  // namespace
 
-void add_conv_cases(CaseTable& table) {
-  add_conv_ops(table);
-}
+void add_conv_cases(CaseTable& table) { add_conv_ops(table); }
 
 }  // namespace switchyard::conformance

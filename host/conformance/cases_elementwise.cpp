@@ -103,9 +103,9 @@ std::vector<Case> softmax_cases(DLDataType dtype, const char* extra_attr) {
   add("transposed [6, 9], dim 0", transposed_layout(t({6, 9})), 0);
   Tensor masked = t({3, 8});
   const float inf = std::numeric_limits<float>::infinity();
-  for (int64_t j = 0; j < 8; ++j) masked.data<float>()[j] = -inf;           // row 0: every key masked
-  for (int64_t j = 8; j < 16; j += 2) masked.data<float>()[j] = -inf;       // row 1: half of them
-  masked.data<float>()[19] = std::numeric_limits<float>::quiet_NaN();       // row 2: a NaN score
+  for (int64_t j = 0; j < 8; ++j) masked.data<float>()[j] = -inf;      // row 0: every key masked
+  for (int64_t j = 8; j < 16; j += 2) masked.data<float>()[j] = -inf;  // row 1: half of them
+  masked.data<float>()[19] = std::numeric_limits<float>::quiet_NaN();  // row 2: a NaN score
   add("masked rows, NaN score", masked, -1);
   Tensor inf_score = t({2, 5});
   inf_score.data<float>()[2] = inf;

@@ -105,13 +105,19 @@ std::vector<Case> linear_cases(DLDataType dtype, const Attributes& post, double 
     // range 1, and grows as that error does beyond (k = 2048: 2.8e-5; k = 768, range 3: 5.2e-5).
     if (is_f32(c.inputs[0]->dtype()) && k > 256) c.atol *= range * std::sqrt(static_cast<double>(k) / 256.0);
   };
-  add("BERT linear [2, 48, 256] x [1024, 256]^T + bias", {m.t({2, 48, 256}, -range, range), m.t({1024, 256}), m.t({1024})}, w);
-  add("GPT linear [1, 32, 128] x [384, 128]^T + bias", {m.t({1, 32, 128}, -range, range), m.t({384, 128}), m.t({384})}, w);
-  add("resnet fc [1, 512] x [1000, 512]^T + bias (one row: GEMV)", {m.t({1, 512}, -range, range), m.t({1000, 512}), m.t({1000})}, w);
-  add("resnet fc batch 4 [4, 2048] x [1000, 2048]^T", {m.t({4, 2048}, -range, range), m.t({1000, 2048}), m.t({1000})}, w);
+  add("BERT linear [2, 48, 256] x [1024, 256]^T + bias",
+      {m.t({2, 48, 256}, -range, range), m.t({1024, 256}), m.t({1024})}, w);
+  add("GPT linear [1, 32, 128] x [384, 128]^T + bias", {m.t({1, 32, 128}, -range, range), m.t({384, 128}), m.t({384})},
+      w);
+  add("resnet fc [1, 512] x [1000, 512]^T + bias (one row: GEMV)",
+      {m.t({1, 512}, -range, range), m.t({1000, 512}), m.t({1000})}, w);
+  add("resnet fc batch 4 [4, 2048] x [1000, 2048]^T", {m.t({4, 2048}, -range, range), m.t({1000, 2048}), m.t({1000})},
+      w);
   if (zoo_mlp && m.f32())
-    add("ViT MLP [197, 768] x [3072, 768]^T + bias", {m.t({197, 768}, -range, range), m.t({3072, 768}), m.t({3072})}, w);
-  add("several epilogue row blocks [600, 64] x [2048, 64]^T", {m.t({600, 64}, -range, range), m.t({2048, 64}), m.t({2048})}, w);
+    add("ViT MLP [197, 768] x [3072, 768]^T + bias", {m.t({197, 768}, -range, range), m.t({3072, 768}), m.t({3072})},
+        w);
+  add("several epilogue row blocks [600, 64] x [2048, 64]^T",
+      {m.t({600, 64}, -range, range), m.t({2048, 64}), m.t({2048})}, w);
   add("odd sizes [7, 13] x [11, 13]^T", {m.t({7, 13}, -range, range), m.t({11, 13}), m.t({11})}, w);
   add("1-D input [64]", {m.t({64}, -range, range), m.t({10, 64}), m.t({10})}, w);
   add("no bias (two inputs)", {m.t({5, 16}, -range, range), m.t({6, 16})}, {false, true});
@@ -123,7 +129,8 @@ std::vector<Case> linear_cases(DLDataType dtype, const Attributes& post, double 
   add("transposed batched input [3, 9, 24]", {m.transposed({3, 9, 24}), m.t({12, 24}), m.t({12})}, w);
   add("strided rows input", {m.rows({9, 24}), m.t({12, 24}), m.t({12})}, w);
   add("every other row and column: input copied", {m.sparse(9, 24), m.t({12, 24}), m.t({12})}, w);
-  add("every other row and column: constant weight prepared", {m.t({9, 24}, -range, range), m.sparse(12, 24), m.t({12})}, w);
+  add("every other row and column: constant weight prepared",
+      {m.t({9, 24}, -range, range), m.sparse(12, 24), m.t({12})}, w);
   add("expanded input (stride 0 rows)", {m.expanded({6, 24}, 0), m.t({12, 24}), m.t({12})}, w);
   add("empty rows [0, 32]", {m.t({0, 32}), m.t({8, 32}), m.t({8})}, w);
   add("no outputs [4, 32] x [0, 32]^T", {m.t({4, 32}), m.t({0, 32}), m.t({0})}, w);
@@ -154,10 +161,12 @@ std::vector<Case> mlp_cases(DLDataType dtype, const Attributes& post) {
     // linear_cases): the first's rounding reaches the second, which adds its own.
     c.atol *= std::sqrt(static_cast<double>(std::max<int64_t>(k, 256) + std::max<int64_t>(h, 256)) / 256.0);
   };
-  add("BERT MLP [2, 48, 128] -> 256 -> 128", {m.t({2, 48, 128}, -3, 3), weight(256, 128), m.t({256}), weight(128, 256), m.t({128})});
+  add("BERT MLP [2, 48, 128] -> 256 -> 128",
+      {m.t({2, 48, 128}, -3, 3), weight(256, 128), m.t({256}), weight(128, 256), m.t({128})});
   add("several row blocks and a short last one [600, 16] -> 4096 -> 5",
       {m.t({600, 16}, -3, 3), weight(4096, 16), m.t({4096}), weight(5, 4096), m.t({5})});
-  add("transposed input [3, 9, 24] -> 40 -> 7", {m.transposed({3, 9, 24}), weight(40, 24), m.t({40}), weight(7, 40), m.t({7})});
+  add("transposed input [3, 9, 24] -> 40 -> 7",
+      {m.transposed({3, 9, 24}), weight(40, 24), m.t({40}), weight(7, 40), m.t({7})});
   add("[T, B, E] view of a batch-first [9, 3, 24] input -> 40 -> 7",
       {m.batch_first({3, 9, 24}), weight(40, 24), m.t({40}), weight(7, 40), m.t({7})});
   add("no biases", {m.t({6, 24}, -3, 3), weight(40, 24), std::nullopt, weight(7, 40), std::nullopt});
@@ -221,8 +230,8 @@ std::vector<Case> addmm_cases(DLDataType dtype) {
   Maker m(dtype, 22);
   if (!m.ok()) return {};
   auto ba = [](double beta, double alpha) { return Attributes{{"beta", number(beta)}, {"alpha", number(alpha)}}; };
-  m.add("classifier: bias [1000], [4, 512] x constant [512, 1000]", {m.t({1000}), m.t({4, 512}), m.transposed({512, 1000})},
-        {true, false, true});
+  m.add("classifier: bias [1000], [4, 512] x constant [512, 1000]",
+        {m.t({1000}), m.t({4, 512}), m.transposed({512, 1000})}, {true, false, true});
   m.add("self [M, N], beta 0.5, alpha 2", {m.t({6, 5}), m.t({6, 7}), m.t({7, 5})}, {}, ba(0.5, 2.0));
   m.add("self [M, N] over several epilogue row blocks", {m.t({600, 2048}), m.t({600, 8}), m.t({8, 2048})}, {},
         ba(0.5, 1.0));
@@ -301,8 +310,9 @@ std::vector<Case> baddbmm_cases(DLDataType dtype) {
   Maker m(dtype, 26);
   if (!m.ok()) return {};
   const double scale = 1.0 / std::sqrt(32.0);
-  m.add("BERT scores: mask [8, 1, 48] + (q / sqrt(d)) @ k^T", {m.t({8, 1, 48}), m.t({8, 48, 32}), m.transposed({8, 32, 48})},
-        {}, {{"beta", number(1.0)}, {"alpha", number(scale)}});
+  m.add("BERT scores: mask [8, 1, 48] + (q / sqrt(d)) @ k^T",
+        {m.t({8, 1, 48}), m.t({8, 48, 32}), m.transposed({8, 32, 48})}, {},
+        {{"beta", number(1.0)}, {"alpha", number(scale)}});
   m.add("self [B, M, N], beta 0.5, alpha 2", {m.t({3, 7, 11}), m.t({3, 7, 5}), m.t({3, 5, 11})}, {},
         {{"beta", number(0.5)}, {"alpha", number(2.0)}});
   m.add("self [N], defaults", {m.t({11}), m.t({3, 7, 5}), m.t({3, 5, 11})});
@@ -348,10 +358,10 @@ struct Recurrent {
   bool zero_state = false;      // the zeros nn.LSTM passes when the caller gives no state
   bool constant_state = false;  // h0 (c0) a graph constant
   enum class Input { Dense, SwappedView, Transposed } input = Input::Dense;
-  bool train_dropout = false;   // train=True, dropout 0.5 between layers
-  bool train = false;           // train=True, dropout 0: inference all the same
-  int64_t proj = 0;             // LSTM proj_size (a w_hr per layer and direction)
-  size_t outputs = 0;           // the node's outputs (0: all, output and final states)
+  bool train_dropout = false;  // train=True, dropout 0.5 between layers
+  bool train = false;          // train=True, dropout 0: inference all the same
+  int64_t proj = 0;            // LSTM proj_size (a w_hr per layer and direction)
+  size_t outputs = 0;          // the node's outputs (0: all, output and final states)
 };
 
 std::vector<Case> recurrent_cases(DLDataType dtype, const std::string& cell) {
@@ -364,15 +374,16 @@ std::vector<Case> recurrent_cases(DLDataType dtype, const std::string& cell) {
     const double bound = 1.0 / std::sqrt(static_cast<double>(r.hidden));
     std::vector<std::optional<Tensor>> in;
     std::vector<bool> constant;
-    const std::vector<int64_t> shape = r.batch_first ? std::vector<int64_t>{r.b, r.t, r.features}
-                                                     : std::vector<int64_t>{r.t, r.b, r.features};
-    in.push_back(r.input == Recurrent::Input::SwappedView ? m.batch_first(shape)
+    const std::vector<int64_t> shape =
+        r.batch_first ? std::vector<int64_t>{r.b, r.t, r.features} : std::vector<int64_t>{r.t, r.b, r.features};
+    in.push_back(r.input == Recurrent::Input::SwappedView  ? m.batch_first(shape)
                  : r.input == Recurrent::Input::Transposed ? m.transposed(shape)
                                                            : m.t(shape));
     constant.push_back(false);
     for (int k = 0; k < (lstm ? 2 : 1); ++k) {
       const int64_t width = k == 0 ? out_h : r.hidden;  // h0 is proj_size wide with projections
-      in.push_back(r.zero_state ? m.t({r.layers * dirs, r.b, width}, 0.0, 0.0) : m.t({r.layers * dirs, r.b, width}, -0.5, 0.5));
+      in.push_back(r.zero_state ? m.t({r.layers * dirs, r.b, width}, 0.0, 0.0)
+                                : m.t({r.layers * dirs, r.b, width}, -0.5, 0.5));
       constant.push_back(r.constant_state);
     }
     for (int64_t l = 0; l < r.layers; ++l)
@@ -387,9 +398,12 @@ std::vector<Case> recurrent_cases(DLDataType dtype, const std::string& cell) {
         if (r.proj > 0) in.push_back(m.t({r.proj, r.hidden}, -bound, bound));
         constant.resize(in.size(), true);
       }
-    Attributes attrs{{"has_biases", integer(r.biases)}, {"num_layers", integer(r.layers)},
-                     {"dropout", number(r.train_dropout ? 0.5 : 0.0)}, {"train", integer(r.train || r.train_dropout)},
-                     {"bidirectional", integer(r.bidirectional)}, {"batch_first", integer(r.batch_first)}};
+    Attributes attrs{{"has_biases", integer(r.biases)},
+                     {"num_layers", integer(r.layers)},
+                     {"dropout", number(r.train_dropout ? 0.5 : 0.0)},
+                     {"train", integer(r.train || r.train_dropout)},
+                     {"bidirectional", integer(r.bidirectional)},
+                     {"batch_first", integer(r.batch_first)}};
     if (lstm) attrs.emplace_back("hx.len", integer(2));
     Case& c = m.add(label, std::move(in), std::move(constant), std::move(attrs));
     c.num_outputs = r.outputs > 0 ? r.outputs : lstm ? 3 : 2;
@@ -399,7 +413,7 @@ std::vector<Case> recurrent_cases(DLDataType dtype, const std::string& cell) {
     zoo.t = 7, zoo.b = 2, zoo.features = 24, zoo.hidden = 48, zoo.layers = 2;
     zoo.bidirectional = zoo.batch_first = zoo.zero_state = true;
     add("zoo LstmTagger: 2 layers, bidirectional, batch_first [2, 7, 24] -> 48, zero state", zoo);
-  } else {        // GruSeq: 2 sequence-major layers, its initial state an input
+  } else {  // GruSeq: 2 sequence-major layers, its initial state an input
     zoo.t = 29, zoo.b = 3, zoo.features = 24, zoo.hidden = 40, zoo.layers = 2;
     add("zoo GruSeq: 2 layers, [29, 3, 24] -> 40, initial state given", zoo);
   }
@@ -417,28 +431,35 @@ std::vector<Case> recurrent_cases(DLDataType dtype, const std::string& cell) {
   add("2 layers, batch_first", with(base, [](Recurrent& r) { r.layers = 2, r.batch_first = true; }));
   add("2 layers, batch_first, zero initial state",
       with(base, [](Recurrent& r) { r.layers = 2, r.batch_first = r.zero_state = true; }));
-  add("2 layers, bidirectional, initial state given", with(base, [](Recurrent& r) { r.layers = 2, r.bidirectional = true; }));
+  add("2 layers, bidirectional, initial state given",
+      with(base, [](Recurrent& r) { r.layers = 2, r.bidirectional = true; }));
   add("2 layers, bidirectional, batch_first, zero initial state",
       with(base, [](Recurrent& r) { r.layers = 2, r.bidirectional = r.batch_first = r.zero_state = true; }));
   add("3 layers, bidirectional (outputs between layers take turns in two buffers)",
       with(base, [](Recurrent& r) { r.layers = 3, r.bidirectional = true; }));
   add("2 layers, no biases", with(base, [](Recurrent& r) { r.layers = 2, r.biases = false; }));
-  add("[T, B, F] view of a batch-first buffer", with(base, [](Recurrent& r) { r.input = Recurrent::Input::SwappedView; }));
-  add("batch_first [B, T, F] view of a sequence-major buffer, bidirectional",
-      with(base, [](Recurrent& r) { r.batch_first = r.bidirectional = true, r.input = Recurrent::Input::SwappedView; }));
-  add("transposed input (features not contiguous)", with(base, [](Recurrent& r) { r.input = Recurrent::Input::Transposed; }));
+  add("[T, B, F] view of a batch-first buffer",
+      with(base, [](Recurrent& r) { r.input = Recurrent::Input::SwappedView; }));
+  add("batch_first [B, T, F] view of a sequence-major buffer, bidirectional", with(base, [](Recurrent& r) {
+        r.batch_first = r.bidirectional = true, r.input = Recurrent::Input::SwappedView;
+      }));
+  add("transposed input (features not contiguous)",
+      with(base, [](Recurrent& r) { r.input = Recurrent::Input::Transposed; }));
   add("one step, batch 1", with(base, [](Recurrent& r) { r.t = 1, r.b = 1; }));
   add("hidden 1", with(base, [](Recurrent& r) { r.hidden = 1, r.bidirectional = true; }));
   add("3 layers [50, 4, 32] -> 64 (a unidirectional stack runs as a wavefront of chunks, the last shorter)",
       with(base, [](Recurrent& r) { r.t = 50, r.b = 4, r.features = 32, r.hidden = 64, r.layers = 3; }));
-  add("2 layers [40, 2, 8] -> 24, batch_first, only the output (no final states)",
-      with(base, [](Recurrent& r) { r.t = 40, r.b = 2, r.features = 8, r.hidden = 24, r.layers = 2, r.batch_first = true, r.outputs = 1; }));
+  add("2 layers [40, 2, 8] -> 24, batch_first, only the output (no final states)", with(base, [](Recurrent& r) {
+        r.t = 40, r.b = 2, r.features = 8, r.hidden = 24, r.layers = 2, r.batch_first = true, r.outputs = 1;
+      }));
   add("2 layers [40, 2, 8] -> 24, output and h_n",
       with(base, [](Recurrent& r) { r.t = 40, r.b = 2, r.features = 8, r.hidden = 24, r.layers = 2, r.outputs = 2; }));
-  add("[64, 8, 32] -> 64, 2 layers, bidirectional (a text model's size)",
-      with(base, [](Recurrent& r) { r.t = 64, r.b = 8, r.features = 32, r.hidden = 64, r.layers = 2, r.bidirectional = true; }));
+  add("[64, 8, 32] -> 64, 2 layers, bidirectional (a text model's size)", with(base, [](Recurrent& r) {
+        r.t = 64, r.b = 8, r.features = 32, r.hidden = 64, r.layers = 2, r.bidirectional = true;
+      }));
   add("initial state a graph constant", with(base, [](Recurrent& r) { r.constant_state = true, r.layers = 2; }));
-  add("train=True with dropout 0 (inference all the same)", with(base, [](Recurrent& r) { r.train = true, r.layers = 2; }));
+  add("train=True with dropout 0 (inference all the same)",
+      with(base, [](Recurrent& r) { r.train = true, r.layers = 2; }));
   add("empty batch", with(base, [](Recurrent& r) { r.b = 0, r.bidirectional = true, r.layers = 2; }));
   add("train=True with dropout 0.5 between 2 layers (declined: random)",
       with(base, [](Recurrent& r) { r.train_dropout = true, r.layers = 2; }));

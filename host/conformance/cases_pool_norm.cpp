@@ -18,7 +18,6 @@ using namespace conv_cases;
 
 // ---- pooling -------------------------------------------------------------------------------
 
-
 void add_pool_ops(CaseTable& table) {
   table.add("aten::max_pool2d", [](DLDataType dtype) {
     std::vector<Case> cases;
@@ -113,8 +112,8 @@ void add_batch_norm_ops(CaseTable& table) {
         c.inputs.push_back(m.t({channels}, -1.0, 1.0));  // running mean
         c.inputs.push_back(m.t({channels}, 0.05, 2.0));  // running variance
         c.constant = {false, o.constant, o.constant, o.constant, o.constant};
-        c.attrs = {{"training", integer(0)}, {"momentum", number(0.1)}, {"eps", number(o.eps)},
-                   {"cudnn_enabled", integer(1)}};
+        c.attrs = {
+            {"training", integer(0)}, {"momentum", number(0.1)}, {"eps", number(o.eps)}, {"cudnn_enabled", integer(1)}};
         if (!o.weight) c.label += ", no weight";
         if (!o.bias) c.label += ", no bias";
         if (o.eps != 1e-5) {
@@ -142,7 +141,8 @@ void add_batch_norm_ops(CaseTable& table) {
       add("batch 0", {0, 8, 5, 5});
       add("input with its last two dims swapped in memory", {2, 20, 11, 9},
           {true, true, true, 1e-5, ConvSpec::kTransposed});
-      add("every other batch item of a larger buffer", {2, 12, 6, 6}, {true, true, true, 1e-5, ConvSpec::kStridedBatch});
+      add("every other batch item of a larger buffer", {2, 12, 6, 6},
+          {true, true, true, 1e-5, ConvSpec::kStridedBatch});
       Case& zero = add("a zero variance", {2, 8, 5, 5}, {true, true, true, 1e-3});
       zero.inputs[4]->data<float>()[3] = 0.f;
       Case& odd = add("NaN and infinities in the input", {2, 24, 10, 10});

@@ -102,7 +102,8 @@ void reshape_as(Cases& c) {
 }
 
 void flatten(Cases& c) {
-  c.add("CNN head [2, 512, 1, 1] from dim 1", {c.t({2, 512, 1, 1})}, {{"start_dim", integer(1)}, {"end_dim", integer(-1)}});
+  c.add("CNN head [2, 512, 1, 1] from dim 1", {c.t({2, 512, 1, 1})},
+        {{"start_dim", integer(1)}, {"end_dim", integer(-1)}});
   c.add("all dims [2, 3, 4]", {c.t({2, 3, 4})}, {{"start_dim", integer(0)}, {"end_dim", integer(-1)}});
   c.add("middle dims, negative", {c.t({2, 3, 4, 5})}, {{"start_dim", integer(-3)}, {"end_dim", integer(2)}});
   c.add("start == end", {c.t({2, 3})}, {{"start_dim", integer(1)}, {"end_dim", integer(1)}});
@@ -139,7 +140,8 @@ void t(Cases& c) {
 }
 
 void expand(Cases& c) {
-  c.add("ViT class token [1, 1, 768] -> [2, -1, 768]", {c.t({1, 1, 768})}, {{"size", ints({2, -1, 768})}, {"implicit", integer(0)}});
+  c.add("ViT class token [1, 1, 768] -> [2, -1, 768]", {c.t({1, 1, 768})},
+        {{"size", ints({2, -1, 768})}, {"implicit", integer(0)}});
   c.add("BERT mask [2, 1, 1, 48] -> [-1, 4, -1, -1]", {c.t({2, 1, 1, 48})}, {{"size", ints({-1, 4, -1, -1})}});
   c.add("new leading dims", {c.t({3, 1})}, {{"size", ints({2, 2, 3, 5})}});
   c.add("0-dim -> [4]", {c.t({})}, {{"size", ints({4})}});
@@ -157,17 +159,21 @@ void broadcast_to(Cases& c) {
 }
 
 void slice(Cases& c) {
-  c.add("zoo: dim 0, [0, end)", {c.t({2, 197, 8})}, {{"dim", integer(0)}, {"start", integer(0)}, {"end", integer(kEnd)}, {"step", integer(1)}});
+  c.add("zoo: dim 0, [0, end)", {c.t({2, 197, 8})},
+        {{"dim", integer(0)}, {"start", integer(0)}, {"end", integer(kEnd)}, {"step", integer(1)}});
   c.add("negative start/end", {c.t({5, 6})}, {{"dim", integer(1)}, {"start", integer(-4)}, {"end", integer(-1)}});
-  c.add("out-of-range clamped", {c.t({5, 6})}, {{"dim", integer(-1)}, {"start", integer(-100)}, {"end", integer(100)}, {"step", integer(2)}});
+  c.add("out-of-range clamped", {c.t({5, 6})},
+        {{"dim", integer(-1)}, {"start", integer(-100)}, {"end", integer(100)}, {"step", integer(2)}});
   c.add("end before start: empty", {c.t({5, 6})}, {{"dim", integer(0)}, {"start", integer(4)}, {"end", integer(2)}});
   c.add("start past the end: empty", {c.t({5, 6})}, {{"dim", integer(0)}, {"start", integer(7)}, {"end", integer(9)}});
   c.add("step 3, None bounds", {c.t({10, 3})}, {{"start", none()}, {"end", none()}, {"step", integer(3)}});
-  c.add("transposed input", {c.transposed({6, 5})}, {{"dim", integer(1)}, {"start", integer(1)}, {"end", integer(5)}, {"step", integer(2)}});
+  c.add("transposed input", {c.transposed({6, 5})},
+        {{"dim", integer(1)}, {"start", integer(1)}, {"end", integer(5)}, {"step", integer(2)}});
 }
 
 void narrow(Cases& c) {
-  c.add("[4, 6] dim 1 start 2 length 3", {c.t({4, 6})}, {{"dim", integer(1)}, {"start", integer(2)}, {"length", integer(3)}});
+  c.add("[4, 6] dim 1 start 2 length 3", {c.t({4, 6})},
+        {{"dim", integer(1)}, {"start", integer(2)}, {"length", integer(3)}});
   c.add("negative start", {c.t({4, 6})}, {{"dim", integer(-2)}, {"start", integer(-3)}, {"length", integer(2)}});
   c.add("length 0 at the end", {c.t({4, 6})}, {{"dim", integer(0)}, {"start", integer(4)}, {"length", integer(0)}});
 }
@@ -244,8 +250,10 @@ void stack(Cases& c) {
 Tensor indices(std::vector<int64_t> values, Shape shape, DLDataType dtype = DLDataType{kDLInt, 64, 1}) {
   Tensor t = Tensor::empty(dtype, std::move(shape));
   for (size_t i = 0; i < values.size(); ++i) {
-    if (dtype.bits == 64) t.data<int64_t>()[i] = values[i];
-    else t.data<int32_t>()[i] = static_cast<int32_t>(values[i]);
+    if (dtype.bits == 64)
+      t.data<int64_t>()[i] = values[i];
+    else
+      t.data<int32_t>()[i] = static_cast<int32_t>(values[i]);
   }
   return t;
 }

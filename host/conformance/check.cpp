@@ -4,8 +4,8 @@
 // per storage, and with inputs fed by a node (in place). Public embedding API only.
 #include "case_makers.hpp"
 
-#include <switchyard/error.hpp>
 #include <switchyard/sdk.h>
+#include <switchyard/error.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -30,8 +30,8 @@ constexpr const char* kProbeOption = "check_plugin_probe";
 // With `storage` ("plugin/storage"), values go there wherever the kernel reads or writes it.
 // With `probe` (the plugin's name), a rule routes every node to it with kProbeOption.
 // With `also`, that plugin is loaded too.
-Runtime runtime_for(const std::string& tag, const std::string& plugin, Options options,
-                    const std::string& storage = "", const std::string& probe = "", const std::string& also = "") {
+Runtime runtime_for(const std::string& tag, const std::string& plugin, Options options, const std::string& storage = "",
+                    const std::string& probe = "", const std::string& also = "") {
   const fs::path path =
       fs::temp_directory_path() / ("switchyard-check-" + tag + "-" + std::to_string(::getpid()) + ".toml");
   {
@@ -76,10 +76,8 @@ double element(const Tensor& t, int64_t i) {
     case kDLUInt:
       if (d.bits == 8) return static_cast<const uint8_t*>(p)[i];
       break;
-    case SY_DL_BOOL:
-      return static_cast<const uint8_t*>(p)[i];
-    default:
-      break;
+    case SY_DL_BOOL: return static_cast<const uint8_t*>(p)[i];
+    default: break;
   }
   throw Error(ErrorKind::Unsupported, "cannot compare dtype " + dtype_name(d));
 }
@@ -88,13 +86,15 @@ double element(const Tensor& t, int64_t i) {
 std::string compare(const Tensor& got, const Tensor& ref, const Case& c, double& max_err) {
   if (!same_dtype(got.dtype(), ref.dtype()))
     return "dtype " + dtype_name(got.dtype()) + ", reference " + dtype_name(ref.dtype());
-  if (got.shape() != ref.shape()) return "shape " + shape_string(got.shape()) + ", reference " + shape_string(ref.shape());
+  if (got.shape() != ref.shape())
+    return "shape " + shape_string(got.shape()) + ", reference " + shape_string(ref.shape());
   const Tensor g = got.contiguous(), r = ref.contiguous();
   const bool exact = ref.dtype().code != kDLFloat && ref.dtype().code != kDLBfloat;
   for (int64_t i = 0; i < r.numel(); ++i) {
     const double a = element(g, i), b = element(r, i);
     if (std::isnan(a) || std::isnan(b)) {
-      if (std::isnan(a) != std::isnan(b)) return "element " + std::to_string(i) + " is " + std::to_string(a) + ", reference " + std::to_string(b);
+      if (std::isnan(a) != std::isnan(b))
+        return "element " + std::to_string(i) + " is " + std::to_string(a) + ", reference " + std::to_string(b);
       continue;
     }
     const double err = std::fabs(a - b);
@@ -143,7 +143,9 @@ Built build(const std::string& op, const Case& c, bool split, bool fed = false) 
     } else {
       ids.push_back(b.graph.add_input(name, c.inputs[i]->dtype(), c.inputs[i]->shape()));
       b.feeds.push_back(*c.inputs[i]);
-      if (fed) ids.back() = b.graph.add_node("feed" + std::to_string(i), "check::feed", {ids.back()}, {"fed" + std::to_string(i)})[0];
+      if (fed)
+        ids.back() =
+            b.graph.add_node("feed" + std::to_string(i), "check::feed", {ids.back()}, {"fed" + std::to_string(i)})[0];
     }
   }
   std::vector<std::string> outs;
@@ -164,12 +166,14 @@ Built build(const std::string& op, const Case& c, bool split, bool fed = false) 
     std::vector<Attributes> attrs(parts.size());
     for (const auto& [name, value] : c.attrs) {
       size_t k = 0, skip = 0;
-      if (name.rfind("post.", 0) == 0) k = 1, skip = 5;
-      else if (name.rfind("post2.", 0) == 0) k = 2, skip = 6;
+      if (name.rfind("post.", 0) == 0)
+        k = 1, skip = 5;
+      else if (name.rfind("post2.", 0) == 0)
+        k = 2, skip = 6;
       if (k < parts.size()) attrs[k].emplace_back(name.substr(skip), value);
     }
-    Graph::ValueId mid = b.graph.add_node("producer", parts[0], {ids.begin(), ids.begin() + n_producer}, {"mid"},
-                                          attrs[0])[0];
+    Graph::ValueId mid =
+        b.graph.add_node("producer", parts[0], {ids.begin(), ids.begin() + n_producer}, {"mid"}, attrs[0])[0];
     for (size_t k = 1; k < parts.size(); ++k) {
       std::vector<Graph::ValueId> in = {mid};
       if (k == c.rest_inputs_to) in.insert(in.end(), ids.begin() + n_producer, ids.end());
@@ -238,16 +242,17 @@ PluginCheck::PluginCheck(CheckOptions options, CaseTable table) {
     throw Error(ErrorKind::Plugin, "check-plugin: " + impl_->options.plugin + " did not load as one plugin");
   impl_->plugin = loaded[0];
   // `new` from the returned prvalue: a Runtime is neither copied nor moved.
-  impl_->probe_rt.reset(
-      new Runtime(runtime_for("probe", fs::absolute(impl_->options.plugin).string(), impl_->options.runtime, "", impl_->plugin.name)));
+  impl_->probe_rt.reset(new Runtime(runtime_for("probe", fs::absolute(impl_->options.plugin).string(),
+                                                impl_->options.runtime, "", impl_->plugin.name)));
   if (impl_->reference_rt.plugins().empty())
-    throw Error(ErrorKind::Plugin, "check-plugin: the reference plugin '" + impl_->options.reference + "' was not found");
+    throw Error(ErrorKind::Plugin,
+                "check-plugin: the reference plugin '" + impl_->options.reference + "' was not found");
   for (const std::string& storage : impl_->plugin.storages)
-    impl_->storage_rts.push_back(
-        std::make_unique<Impl::InStorage>(fs::absolute(impl_->options.plugin).string(), impl_->options.runtime, storage));
+    impl_->storage_rts.push_back(std::make_unique<Impl::InStorage>(fs::absolute(impl_->options.plugin).string(),
+                                                                   impl_->options.runtime, storage));
   if (const std::string feed = feed_plugin(); !feed.empty())
-    impl_->fed_rt.reset(
-        new Runtime(runtime_for("fed", fs::absolute(impl_->options.plugin).string(), impl_->options.runtime, "", "", feed)));
+    impl_->fed_rt.reset(new Runtime(
+        runtime_for("fed", fs::absolute(impl_->options.plugin).string(), impl_->options.runtime, "", "", feed)));
 }
 
 PluginCheck::~PluginCheck() = default;
@@ -285,8 +290,9 @@ KernelResult PluginCheck::check(const KernelInfo& kernel, const std::string& dty
     if (plan.size() != 1 || plan[0].backend != s.plugin.name) {
       ++r.rejected;
       if (first_rejection.empty())
-        first_rejection = where + (!refused.empty() ? refused
-                                   : plan.empty() || plan[0].rejected.empty() ? "not selected" : plan[0].rejected[0].reason);
+        first_rejection = where + (!refused.empty()                           ? refused
+                                   : plan.empty() || plan[0].rejected.empty() ? "not selected"
+                                                                              : plan[0].rejected[0].reason);
       s.note(where + "rejected");
       continue;
     }
@@ -301,11 +307,12 @@ KernelResult PluginCheck::check(const KernelInfo& kernel, const std::string& dty
         error = e.what();
       }
       if (probe_plan.size() != 1 || probe_plan[0].backend != s.plugin.name)
-        return finish(Verdict::Fail, where + "declined the node when the config gave it an option it does not know (@" +
-                                         kProbeOption + "; sdk.h, \"Options\": never a reason to decline): " +
-                                         (!error.empty() ? error
-                                          : probe_plan.empty() || probe_plan[0].rejected.empty() ? "not selected"
-                                                                                                 : probe_plan[0].rejected[0].reason));
+        return finish(Verdict::Fail,
+                      where + "declined the node when the config gave it an option it does not know (@" + kProbeOption +
+                          "; sdk.h, \"Options\": never a reason to decline): " +
+                          (!error.empty()                                         ? error
+                           : probe_plan.empty() || probe_plan[0].rejected.empty() ? "not selected"
+                                                                                  : probe_plan[0].rejected[0].reason));
     }
     std::vector<Tensor> got, ref;
     try {
@@ -320,7 +327,8 @@ KernelResult PluginCheck::check(const KernelInfo& kernel, const std::string& dty
       return finish(Verdict::Fail, where + "the reference failed (bad case?): " + e.what());
     }
     if (got.size() != ref.size())
-      return finish(Verdict::Fail, where + std::to_string(got.size()) + " outputs, reference " + std::to_string(ref.size()));
+      return finish(Verdict::Fail,
+                    where + std::to_string(got.size()) + " outputs, reference " + std::to_string(ref.size()));
     for (size_t i = 0; i < got.size(); ++i) {
       const std::string diff = compare(got[i], ref[i], c, r.max_err);
       if (!diff.empty()) return finish(Verdict::Fail, where + "output " + std::to_string(i) + ": " + diff);

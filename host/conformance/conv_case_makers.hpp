@@ -18,17 +18,19 @@ using Shape = std::vector<int64_t>;
 struct ConvSpec {
   std::string label;
   Shape x, w;
-  Shape stride, padding, dilation;   // spatial-length lists
+  Shape stride, padding, dilation;  // spatial-length lists
   int64_t groups = 1;
   bool bias = true, const_weights = true;
-  std::string pad_string;            // "same" / "valid" (conv1d / conv2d only)
+  std::string pad_string;  // "same" / "valid" (conv1d / conv2d only)
   enum Layout { kPlain, kTransposed, kStridedBatch } layout = kPlain;
 };
 
 class Maker {
  public:
   explicit Maker(uint32_t seed) : rng_(seed) {}
-  Tensor t(Shape shape, double lo = -1.0, double hi = 1.0) { return random_tensor(rng_, kF32, std::move(shape), lo, hi); }
+  Tensor t(Shape shape, double lo = -1.0, double hi = 1.0) {
+    return random_tensor(rng_, kF32, std::move(shape), lo, hi);
+  }
   Tensor input(const Shape& shape, ConvSpec::Layout layout, double lo = -1.0, double hi = 1.0) {
     if (layout == ConvSpec::kTransposed) return transposed_layout(t(shape, lo, hi));
     if (layout == ConvSpec::kStridedBatch) return strided_rows(rng_, kF32, shape);
@@ -53,7 +55,9 @@ inline void with_non_finite(Tensor& t) {
 
 // A 2-D pooling's attributes; `with` adds one more.
 inline Attributes pool(Shape kernel, Shape stride, Shape padding) {
-  return {{"kernel_size", ints(std::move(kernel))}, {"stride", ints(std::move(stride))}, {"padding", ints(std::move(padding))}};
+  return {{"kernel_size", ints(std::move(kernel))},
+          {"stride", ints(std::move(stride))},
+          {"padding", ints(std::move(padding))}};
 }
 inline Attributes with(Attributes a, const char* name, Attribute v) {
   a.push_back({name, std::move(v)});

@@ -40,5 +40,5 @@ class Feed {
 
 SY_PLUGIN("check_feed", "1.0.0", "switchyard conformance kit",
           sy::kernel<Feed>("check::feed", "check",
-                           {sy::kFloat32, sy::kFloat64, sy::kFloat16, sy::kBFloat16, sy::kInt64, sy::kInt32,
-                            sy::kInt8, sy::kUInt8, sy::kBool, DLDataType{kDLInt, 16, 1}}))
+                           {sy::kFloat32, sy::kFloat64, sy::kFloat16, sy::kBFloat16, sy::kInt64, sy::kInt32, sy::kInt8,
+                            sy::kUInt8, sy::kBool, DLDataType{kDLInt, 16, 1}}))

@@ -144,8 +144,7 @@ class PyRuntime {
 
 class PyModel {
  public:
-  PyModel(std::shared_ptr<PyRuntime> runtime, Graph graph)
-      : runtime_(std::move(runtime)), graph_(std::move(graph)) {
+  PyModel(std::shared_ptr<PyRuntime> runtime, Graph graph) : runtime_(std::move(runtime)), graph_(std::move(graph)) {
     models_[""] = runtime_->base().load(Graph(graph_));
   }
 
@@ -191,7 +190,8 @@ class PyModel {
       // The kernel's own cost of one run (SDK 1.1), where its plugin reports one.
       py::object cost = py::none();
       if (e.has_kernel_cost)
-        cost = py::dict("flops"_a = e.kernel_flops, "bytes"_a = e.kernel_bytes, "scratch_bytes"_a = e.kernel_scratch_bytes);
+        cost = py::dict("flops"_a = e.kernel_flops, "bytes"_a = e.kernel_bytes,
+                        "scratch_bytes"_a = e.kernel_scratch_bytes);
       out.append(py::dict("node"_a = e.node, "op"_a = e.op, "module"_a = e.module_path, "backend"_a = e.backend,
                           "why"_a = e.reason, "rejections"_a = rejections, "fused_from"_a = e.fused_from,
                           "kernel_cost"_a = cost, "cost"_a = py::dict("flops"_a = e.flops, "bytes"_a = e.bytes)));
@@ -234,8 +234,8 @@ class PyModel {
     auto shapes = base().input_shapes();
     auto dtypes = base().input_dtypes();
     for (size_t i = 0; i < shapes.size(); ++i)
-      out.append(py::dict("name"_a = base().input_names()[i], "dtype"_a = dtype_name(dtypes[i]),
-                          "shape"_a = shapes[i]));
+      out.append(
+          py::dict("name"_a = base().input_names()[i], "dtype"_a = dtype_name(dtypes[i]), "shape"_a = shapes[i]));
     return out;
   }
 
@@ -323,18 +323,20 @@ PYBIND11_MODULE(_core, m) {
            }),
            "config"_a = py::none(), "plugin_paths"_a = std::vector<std::string>{}, "strict"_a = false,
            "log_level"_a = py::none(), "check_finite"_a = false)
-      .def("_load_file",
-           [](std::shared_ptr<PyRuntime> self, const std::string& path) {
-             return std::make_shared<PyModel>(self, Graph::read(path));
-           })
-      .def_property_readonly("plugins", [](const PyRuntime& self) {
-        py::list out;
-        for (const PluginInfo& p : self.base().plugins())
-          out.append(py::dict("name"_a = p.name, "version"_a = p.version, "path"_a = p.path,
-                              "kernels"_a = p.kernels.size(), "sdk"_a = std::to_string(p.sdk_major) + "." + std::to_string(p.sdk_minor),
-                              "attributes"_a = py::dict(py::cast(std::map<std::string, std::string>(p.attributes.begin(), p.attributes.end())))));
-        return out;
-      })
+      .def("_load_file", [](std::shared_ptr<PyRuntime> self,
+                            const std::string& path) { return std::make_shared<PyModel>(self, Graph::read(path)); })
+      .def_property_readonly(
+          "plugins",
+          [](const PyRuntime& self) {
+            py::list out;
+            for (const PluginInfo& p : self.base().plugins())
+              out.append(py::dict(
+                  "name"_a = p.name, "version"_a = p.version, "path"_a = p.path, "kernels"_a = p.kernels.size(),
+                  "sdk"_a = std::to_string(p.sdk_major) + "." + std::to_string(p.sdk_minor),
+                  "attributes"_a = py::dict(
+                      py::cast(std::map<std::string, std::string>(p.attributes.begin(), p.attributes.end())))));
+            return out;
+          })
       .def_property_readonly("config_source", [](const PyRuntime& self) { return self.base().config().source; });
 
   py::class_<PyModel, std::shared_ptr<PyModel>>(m, "Model")

@@ -1,7 +1,7 @@
 #include "tensor_import.hpp"
 
-#include <switchyard/error.hpp>
 #include <switchyard/sdk.h>
+#include <switchyard/error.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -69,13 +69,11 @@ std::string check_dlpack(const DLTensor& t, size_t index, uint64_t* span_bytes) 
       uint64_t reach = 0;
       if (__builtin_mul_overflow(extent, static_cast<uint64_t>(stride), &reach) ||
           __builtin_add_overflow(last, reach, &last))
-        return which + "strides " + dims_string(t.strides, t.ndim) + " of shape " + shape +
-               " reach past 2^64 elements";
+        return which + "strides " + dims_string(t.strides, t.ndim) + " of shape " + shape + " reach past 2^64 elements";
     }
     if (__builtin_add_overflow(last, uint64_t{1}, &span) || __builtin_mul_overflow(span, item, &span) ||
         span > static_cast<uint64_t>(INT64_MAX))
-      return which + "strides " + dims_string(t.strides, t.ndim) + " of shape " + shape +
-             " span more than 2^63 bytes";
+      return which + "strides " + dims_string(t.strides, t.ndim) + " of shape " + shape + " span more than 2^63 bytes";
     if (t.data == nullptr) return which + "a non-empty tensor " + shape + " with a null data pointer";
     uintptr_t end = 0;
     const auto start = reinterpret_cast<uintptr_t>(t.data);

@@ -33,8 +33,8 @@ std::string source_location(const jit::Node* node) {
   std::string loc, file;
   if (auto flc = range.file_line_col()) {
     file = std::get<0>(*flc);
-    loc = (file.empty() ? std::string("<source>") : file) + ":" + std::to_string(std::get<1>(*flc)) +
-          ":" + std::to_string(std::get<2>(*flc));
+    loc = (file.empty() ? std::string("<source>") : file) + ":" + std::to_string(std::get<1>(*flc)) + ":" +
+          std::to_string(std::get<2>(*flc));
   }
   std::string text = first_line(range.text().str());
   text.erase(0, std::min(text.find_first_not_of(" \t"), text.size()));
@@ -65,12 +65,10 @@ Tensor share(const at::Tensor& tensor, const std::string& what) {
   DLDataType dtype;
   if (!to_dl_dtype(t.scalar_type(), &dtype))
     throw Error(ErrorKind::Unsupported,
-                what + " has dtype " + std::string(c10::toString(t.scalar_type())) +
-                    ", which DLPack cannot describe");
+                what + " has dtype " + std::string(c10::toString(t.scalar_type())) + ", which DLPack cannot describe");
   static char empty_data[64];
   void* data = t.numel() == 0 || t.data_ptr() == nullptr ? empty_data : t.data_ptr();
-  return Tensor::from_blob(data, dtype, t.sizes().vec(), t.strides().vec(),
-                           [t]() mutable { t.reset(); });
+  return Tensor::from_blob(data, dtype, t.sizes().vec(), t.strides().vec(), [t]() mutable { t.reset(); });
 }
 
 bool to_attribute(const c10::IValue& v, ir::Attribute* out) {
@@ -116,9 +114,9 @@ namespace {
 // Ops that read only a tensor's metadata: their result depends on sizes, not values.
 bool reads_metadata_only(const jit::Node* n) {
   static const std::unordered_set<std::string> kOps = {
-      "aten::size", "aten::dim", "aten::numel", "aten::len", "aten::sym_size",
-      "aten::is_floating_point", "aten::is_complex", "prim::device", "prim::dtype",
-      "prim::layout", "prim::is_cuda", "prim::shape", "aten::stride"};
+      "aten::size",       "aten::dim",    "aten::numel", "aten::len",    "aten::sym_size", "aten::is_floating_point",
+      "aten::is_complex", "prim::device", "prim::dtype", "prim::layout", "prim::is_cuda",  "prim::shape",
+      "aten::stride"};
   return kOps.count(n->kind().toQualString()) > 0;
 }
 
@@ -183,8 +181,8 @@ c10::IValue Evaluator::eval(const jit::Value* v, const jit::Node* user, const st
   auto it = values_.find(v);
   if (it != values_.end()) return it->second;
   if (dep(v) != Dep::Const)
-    throw Error(ErrorKind::Internal, path_ + ": " + where(user) + ": argument '" + arg +
-                                         "' is not a constant, but was asked for at import");
+    throw Error(ErrorKind::Internal,
+                path_ + ": " + where(user) + ": argument '" + arg + "' is not a constant, but was asked for at import");
   std::vector<const jit::Node*> todo;
   std::unordered_set<const jit::Node*> seen;
   std::vector<const jit::Value*> stack{v};
@@ -205,8 +203,8 @@ c10::IValue Evaluator::eval(const jit::Value* v, const jit::Node* user, const st
 
 void Evaluator::run(const jit::Node* n, const jit::Node* user, const std::string& arg) {
   auto fail = [&](const std::string& why) {
-    throw Error(ErrorKind::Graph, path_ + ": cannot lower " + where(user) + ": argument '" + arg +
-                                      "' needs " + where(n) + ", which " + why);
+    throw Error(ErrorKind::Graph, path_ + ": cannot lower " + where(user) + ": argument '" + arg + "' needs " +
+                                      where(n) + ", which " + why);
   };
   if (n->kind() == c10::prim::Constant) {
     auto value = jit::toIValue(n->output());
@@ -233,8 +231,10 @@ void Evaluator::run(const jit::Node* n, const jit::Node* user, const std::string
     } else if (k == c10::prim::ListUnpack || k == c10::prim::TupleUnpack) {
       c10::IValue x = stack.at(0);
       stack.clear();
-      if (x.isTuple()) for (const c10::IValue& e : x.toTupleRef().elements()) stack.push_back(e);
-      else for (const c10::IValue& e : x.toListRef()) stack.push_back(e);
+      if (x.isTuple())
+        for (const c10::IValue& e : x.toTupleRef().elements()) stack.push_back(e);
+      else
+        for (const c10::IValue& e : x.toListRef()) stack.push_back(e);
     } else {
       n->getOperation()(stack);
     }

@@ -19,8 +19,8 @@
 //      int64 mask in `1.0 - mask` or `mask == 0` runs as it does in PyTorch.
 // What shapes an input takes is derived from the graph itself (ir/input_spec.hpp): its rank
 // and the dimensions the weights fix, e.g. [B, 3, H, W] for a convolution's input.
-#include "ir/input_spec.hpp"
 #include "api/internal.hpp"  // register_model_loader
+#include "ir/input_spec.hpp"
 #include "lower_internal.hpp"
 #include "util/log.hpp"
 
@@ -48,9 +48,7 @@ constexpr const char* kInputsFile = "switchyard_inputs.json";
 
 // Reads switchyard_inputs.json into `infos` (by position). Bad content is an Io error.
 void read_input_hints(const std::string& path, const std::string& text, std::vector<InputInfo>& infos) {
-  auto bad = [&](const std::string& why) {
-    return Error(ErrorKind::Io, path + ": " + kInputsFile + ": " + why);
-  };
+  auto bad = [&](const std::string& why) { return Error(ErrorKind::Io, path + ": " + kInputsFile + ": " + why); };
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -60,8 +58,7 @@ void read_input_hints(const std::string& path, const std::string& text, std::vec
   if (j.is_object() && j.contains("inputs")) j = j["inputs"];
   if (!j.is_array()) throw bad("expected a list of inputs");
   if (j.size() != infos.size())
-    throw bad("describes " + std::to_string(j.size()) + " inputs, the model takes " +
-              std::to_string(infos.size()));
+    throw bad("describes " + std::to_string(j.size()) + " inputs, the model takes " + std::to_string(infos.size()));
   for (size_t i = 0; i < j.size(); ++i) {
     const nlohmann::json& e = j[i];
     InputInfo& info = infos[i];
@@ -87,8 +84,7 @@ jit::Module load_module(const std::string& path, jit::ExtraFilesMap& extra) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw Error(ErrorKind::Io, path + ": no such file");
   if (!std::filesystem::is_regular_file(path, ec)) throw Error(ErrorKind::Io, path + ": not a regular file");
-  if (!std::ifstream(path, std::ios::binary))
-    throw Error(ErrorKind::Io, path + ": cannot open the file");
+  if (!std::ifstream(path, std::ios::binary)) throw Error(ErrorKind::Io, path + ": cannot open the file");
   try {
     return jit::load(path, torch::kCPU, extra);
   } catch (const c10::Error& e) {
@@ -107,8 +103,7 @@ void import_model(const std::string& path, ir::Graph& out) {
   std::shared_ptr<jit::Graph> graph;
   std::vector<InputInfo> infos;
   try {
-    if (!module.find_method("forward"))
-      throw Error(ErrorKind::Graph, path + ": the module has no forward method");
+    if (!module.find_method("forward")) throw Error(ErrorKind::Graph, path + ": the module has no forward method");
     module.eval();
     jit::Module frozen = jit::freeze(module);
     jit::Method forward = frozen.get_method("forward");
@@ -132,8 +127,8 @@ void import_model(const std::string& path, ir::Graph& out) {
   } catch (const Error&) {
     throw;
   } catch (const c10::Error& e) {
-    throw Error(ErrorKind::Graph, path + ": cannot prepare the TorchScript module: " +
-                                      first_line(e.what_without_backtrace()));
+    throw Error(ErrorKind::Graph,
+                path + ": cannot prepare the TorchScript module: " + first_line(e.what_without_backtrace()));
   } catch (const std::exception& e) {
     throw Error(ErrorKind::Graph, path + ": cannot prepare the TorchScript module: " + first_line(e.what()));
   }

@@ -42,9 +42,8 @@ namespace {
 
 // Nodes resolved on demand by their consumers (aliases and static values).
 bool is_lazy_prim(c10::Symbol k) {
-  return k == c10::prim::Constant || k == c10::prim::ListConstruct ||
-         k == c10::prim::TupleConstruct || k == c10::prim::ListUnpack ||
-         k == c10::prim::TupleUnpack || k == c10::prim::TupleIndex ||
+  return k == c10::prim::Constant || k == c10::prim::ListConstruct || k == c10::prim::TupleConstruct ||
+         k == c10::prim::ListUnpack || k == c10::prim::TupleUnpack || k == c10::prim::TupleIndex ||
          k == c10::prim::NumToTensor;
 }
 
@@ -118,8 +117,9 @@ ir::ValueId Lowerer::tensor(const jit::Value* v, const jit::Node* user, const st
   auto it = tensors_.find(v);
   if (it != tensors_.end()) {
     if (nested_.count(v))
-      fail(user, "argument '" + arg + "' is a nested tensor (from aten::_nested_tensor_from_mask); "
-                 "only aten::_transformer_encoder_layer_fwd and aten::to_padded_tensor may use it");
+      fail(user, "argument '" + arg +
+                     "' is a nested tensor (from aten::_nested_tensor_from_mask); "
+                     "only aten::_transformer_encoder_layer_fwd and aten::to_padded_tensor may use it");
     return it->second;
   }
   const jit::Node* p = v->node();
@@ -152,8 +152,7 @@ ir::ValueId Lowerer::tensor(const jit::Value* v, const jit::Node* user, const st
   fail(user, "argument '" + arg + "' comes from " + where(p) + ", which was not lowered");
 }
 
-std::vector<ir::ValueId> Lowerer::tensor_list(const jit::Value* v, const jit::Node* user,
-                                               const std::string& arg) {
+std::vector<ir::ValueId> Lowerer::tensor_list(const jit::Value* v, const jit::Node* user, const std::string& arg) {
   std::vector<ir::ValueId> ids;
   const jit::Node* p = v->node();
   if (p->kind() == c10::prim::ListConstruct) {
@@ -192,10 +191,9 @@ ir::Attribute Lowerer::attribute(const jit::Value* v, const jit::Node* user, con
 
 // ---- emitting nodes ----------------------------------------------------------------------
 
-int32_t Lowerer::emit(const std::string& op, std::vector<ir::ValueId> inputs, ir::Attributes attrs,
-                      size_t num_outputs, const std::string& path) {
-  int32_t idx = g_.add_node("", op, std::move(inputs), std::vector<std::string>(num_outputs),
-                            std::move(attrs), path);
+int32_t Lowerer::emit(const std::string& op, std::vector<ir::ValueId> inputs, ir::Attributes attrs, size_t num_outputs,
+                      const std::string& path) {
+  int32_t idx = g_.add_node("", op, std::move(inputs), std::vector<std::string>(num_outputs), std::move(attrs), path);
   std::string short_name = op.substr(op.find("::") == std::string::npos ? 0 : op.find("::") + 2);
   while (short_name.size() > 1 && short_name.back() == '_') short_name.pop_back();
   meta_.push_back(NodeMeta{path, short_name});
@@ -228,7 +226,8 @@ void Lowerer::lower_aten(const jit::Node* n, const Overrides& over) {
       inputs.push_back(is_none(v) ? ir::kNoValue : tensor(v, n, a.name()));
     } else if (is_tensor_list(a.type())) {
       std::vector<ir::ValueId> list = tensor_list(v, n, a.name());
-      if (i != last_list) attrs.emplace_back(a.name() + ".len", ir::Attribute::of_int(static_cast<int64_t>(list.size())));
+      if (i != last_list)
+        attrs.emplace_back(a.name() + ".len", ir::Attribute::of_int(static_cast<int64_t>(list.size())));
       inputs.insert(inputs.end(), list.begin(), list.end());
     } else {
       bool overridden = false;
@@ -246,8 +245,9 @@ void Lowerer::lower_aten(const jit::Node* n, const Overrides& over) {
       outs.push_back(o);
     } else if (is_tensor_list(o->type()) && n->outputs().size() == 1) {
       if (o->uses().size() != 1 || o->uses()[0].user->kind() != c10::prim::ListUnpack)
-        fail(n, "its tensor-list result is used other than by one prim::ListUnpack, so the "
-                "number of pieces is unknown");
+        fail(n,
+             "its tensor-list result is used other than by one prim::ListUnpack, so the "
+             "number of pieces is unknown");
       for (const jit::Value* piece : o->uses()[0].user->outputs()) outs.push_back(piece);
     } else if (o->uses().empty() && i + 1 == n->outputs().size()) {
       break;  // an unused trailing non-tensor result
@@ -260,8 +260,7 @@ void Lowerer::lower_aten(const jit::Node* n, const Overrides& over) {
   int32_t idx = emit(op, std::move(inputs), std::move(attrs), outs.size(), path_of(n));
   const ir::Node& node = g_.nodes[static_cast<size_t>(idx)];
   for (size_t k = 0; k < outs.size(); ++k) tensors_[outs[k]] = node.outputs[k];
-  if (schema->is_mutable())
-    functionalize_write(n, *schema, node.outputs.empty() ? ir::kNoValue : node.outputs[0]);
+  if (schema->is_mutable()) functionalize_write(n, *schema, node.outputs.empty() ? ir::kNoValue : node.outputs[0]);
 }
 
 // ---- driver ----------------------------------------------------------------------------
@@ -272,8 +271,8 @@ void Lowerer::lower_node(const jit::Node* n) {
   if (k == c10::aten::__getitem__ && (n->input(0)->node()->kind() == c10::prim::ListConstruct ||
                                       n->input(0)->node()->kind() == c10::prim::TupleConstruct))
     return;  // an element of a list built here: resolved by its users
-  if (!n->blocks().empty() || k == c10::prim::CallMethod || k == c10::prim::CallFunction ||
-      k == c10::prim::PythonOp || k == c10::prim::GetAttr || k == c10::prim::SetAttr)
+  if (!n->blocks().empty() || k == c10::prim::CallMethod || k == c10::prim::CallFunction || k == c10::prim::PythonOp ||
+      k == c10::prim::GetAttr || k == c10::prim::SetAttr)
     fail(n, "");
   bool nested_input = false;
   for (const jit::Value* in : n->inputs()) nested_input = nested_input || nested_.count(in) > 0;
@@ -284,8 +283,10 @@ void Lowerer::lower_node(const jit::Node* n) {
   for (const jit::Value* out : n->outputs()) {
     const Dep d = eval_.dep(out);
     if (d == Dep::Const) continue;
-    if (is_tensor(out->type())) kernel = kernel || d == Dep::Data || !lowered_as_sym(out);
-    else if (is_tensor_list(out->type())) kernel = true;
+    if (is_tensor(out->type()))
+      kernel = kernel || d == Dep::Data || !lowered_as_sym(out);
+    else if (is_tensor_list(out->type()))
+      kernel = true;
   }
   if (!kernel) return;
   if (!k.is_aten()) fail(n, "");
@@ -311,8 +312,8 @@ void Lowerer::run() {
     const jit::Value* v = graph_inputs[i];
     const InputInfo& info = inputs_.at(i - 1);
     if (!is_tensor(v->type()))
-      throw Error(ErrorKind::Unsupported, path_ + ": input '" + info.name + "' is a " +
-                                              v->type()->repr_str() + "; only tensor inputs are supported");
+      throw Error(ErrorKind::Unsupported, path_ + ": input '" + info.name + "' is a " + v->type()->repr_str() +
+                                              "; only tensor inputs are supported");
     ir::ValueId id = g_.add_input(unique_value_name(info.name), info.dtype, {});
     g_.values[static_cast<size_t>(id)].example_shape = info.example_shape;
     tensors_[v] = id;
@@ -336,8 +337,8 @@ void Lowerer::run() {
   name_nodes();
 }
 
-void lower_graph(const std::string& path, const std::shared_ptr<jit::Graph>& graph,
-                 const c10::ClassTypePtr& root, const std::vector<InputInfo>& inputs, ir::Graph& out) {
+void lower_graph(const std::string& path, const std::shared_ptr<jit::Graph>& graph, const c10::ClassTypePtr& root,
+                 const std::vector<InputInfo>& inputs, ir::Graph& out) {
   std::vector<InputInfo> infos = inputs;
   for (size_t i = 0; i < infos.size() && i + 1 < graph->inputs().size(); ++i)
     if (!infos[i].known_dtype) infos[i].dtype = infer_input_dtype(graph->inputs()[i + 1]);

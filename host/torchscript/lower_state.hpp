@@ -32,7 +32,11 @@ class Lowerer {
  public:
   Lowerer(const std::string& path, std::shared_ptr<torch::jit::Graph> graph, c10::ClassTypePtr root,
           std::vector<InputInfo> inputs, ir::Graph& out)
-      : path_(path), graph_(std::move(graph)), root_(std::move(root)), inputs_(std::move(inputs)), g_(out),
+      : path_(path),
+        graph_(std::move(graph)),
+        root_(std::move(root)),
+        inputs_(std::move(inputs)),
+        g_(out),
         eval_(path) {}
   void run();
 
@@ -57,10 +61,8 @@ class Lowerer {
 
   // "layer1.0.conv1": the module instance names along a node's inlined call stack.
   std::string path_of(const torch::jit::Node* n);
-  std::string path_step(const c10::ClassTypePtr& parent, const std::string& name,
-                        const c10::ClassTypePtr& child);
-  std::string constant_name(const torch::jit::Value* v, const torch::jit::Node* user,
-                            const std::string& arg);
+  std::string path_step(const c10::ClassTypePtr& parent, const std::string& name, const c10::ClassTypePtr& child);
+  std::string constant_name(const torch::jit::Value* v, const torch::jit::Node* user, const std::string& arg);
   [[noreturn]] void fail(const torch::jit::Node* n, const std::string& why) const;
   ir::ValueId tensor(const torch::jit::Value* v, const torch::jit::Node* user, const std::string& arg);
   std::vector<ir::ValueId> tensor_list(const torch::jit::Value* v, const torch::jit::Node* user,
@@ -70,8 +72,8 @@ class Lowerer {
                           const c10::TypePtr& type);
   ir::ValueId constant(const at::Tensor& t, const std::string& base);
 
-  int32_t emit(const std::string& op, std::vector<ir::ValueId> inputs, ir::Attributes attrs,
-               size_t num_outputs, const std::string& path);
+  int32_t emit(const std::string& op, std::vector<ir::ValueId> inputs, ir::Attributes attrs, size_t num_outputs,
+               const std::string& path);
   ir::ValueId emit1(const std::string& op, std::vector<ir::ValueId> inputs, ir::Attributes attrs,
                     const std::string& path);
   void lower_node(const torch::jit::Node* n);
@@ -92,8 +94,7 @@ class Lowerer {
   SymVal sym_convert(SymVal s, ir::AttrKind want, const std::string& path);
   ir::ValueId sym_tensor(const SymVal& s, const std::string& path);
   // The bound attribute reading `s` for a schema argument of type `type`.
-  ir::Attribute bind(const SymVal& s, const c10::TypePtr& type, const torch::jit::Node* user,
-                     const std::string& arg);
+  ir::Attribute bind(const SymVal& s, const c10::TypePtr& type, const torch::jit::Node* user, const std::string& arg);
   // Is `v` (Dep::Shape) lowered as a sym value rather than by a kernel?
   bool lowered_as_sym(const torch::jit::Value* v);
 
@@ -116,15 +117,15 @@ class Lowerer {
 
   const std::string& path_;
   std::shared_ptr<torch::jit::Graph> graph_;
-  c10::ClassTypePtr root_;  // the module's type (before freezing), for module paths
+  c10::ClassTypePtr root_;               // the module's type (before freezing), for module paths
   const std::vector<InputInfo> inputs_;  // dtypes filled in
   ir::Graph& g_;
   Evaluator eval_;
   std::unordered_map<const torch::jit::Value*, ir::ValueId> tensors_;
   std::unordered_map<const torch::jit::Value*, Nested> nested_;
   std::unordered_map<const torch::jit::Value*, SymVal> syms_;
-  std::unordered_map<const torch::jit::Value*, bool> not_sym_;  // tensors found not to be shape scalars
-  std::map<std::string, SymVal> sym_consts_;                     // by kind and value
+  std::unordered_map<const torch::jit::Value*, bool> not_sym_;      // tensors found not to be shape scalars
+  std::map<std::string, SymVal> sym_consts_;                        // by kind and value
   std::map<std::pair<ir::ValueId, int>, ir::ValueId> sym_tensors_;  // (sym value, dtype) -> sym::tensor
   std::unordered_map<ir::ValueId, ir::AttrKind> sym_kinds_;         // static kinds of sym values
   // Graph inputs whose shape the trace unpacks (`b, s = ids.shape`): their rank.

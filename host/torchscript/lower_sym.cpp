@@ -24,38 +24,62 @@
 namespace switchyard::torchscript {
 
 namespace jit = torch::jit;
-using ir::AttrKind;
 using ir::Attribute;
 using ir::Attributes;
+using ir::AttrKind;
 
 namespace {
 
 // aten/prim op (unqualified) -> sym op, for numbers and 0-D shape tensors alike.
 const std::unordered_map<std::string, std::string>& binary_ops() {
-  static const std::unordered_map<std::string, std::string> ops = {
-      {"add", "sym::add"},        {"sub", "sym::sub"},          {"mul", "sym::mul"},
-      {"div", "sym::div"},        {"true_divide", "sym::div"},  {"truediv", "sym::div"},
-      {"floordiv", "sym::floordiv"}, {"floor_divide", "sym::floordiv"}, {"remainder", "sym::mod"},
-      {"pow", "sym::pow"},        {"min", "sym::min"},          {"max", "sym::max"},
-      {"minimum", "sym::min"},    {"maximum", "sym::max"},      {"eq", "sym::eq"},
-      {"ne", "sym::ne"},          {"lt", "sym::lt"},            {"le", "sym::le"},
-      {"gt", "sym::gt"},          {"ge", "sym::ge"},            {"__and__", "sym::and"},
-      {"__or__", "sym::or"},      {"logical_and", "sym::and"},  {"logical_or", "sym::or"},
-      {"rsub", "sym::sub"}};
+  static const std::unordered_map<std::string, std::string> ops = {{"add", "sym::add"},
+                                                                   {"sub", "sym::sub"},
+                                                                   {"mul", "sym::mul"},
+                                                                   {"div", "sym::div"},
+                                                                   {"true_divide", "sym::div"},
+                                                                   {"truediv", "sym::div"},
+                                                                   {"floordiv", "sym::floordiv"},
+                                                                   {"floor_divide", "sym::floordiv"},
+                                                                   {"remainder", "sym::mod"},
+                                                                   {"pow", "sym::pow"},
+                                                                   {"min", "sym::min"},
+                                                                   {"max", "sym::max"},
+                                                                   {"minimum", "sym::min"},
+                                                                   {"maximum", "sym::max"},
+                                                                   {"eq", "sym::eq"},
+                                                                   {"ne", "sym::ne"},
+                                                                   {"lt", "sym::lt"},
+                                                                   {"le", "sym::le"},
+                                                                   {"gt", "sym::gt"},
+                                                                   {"ge", "sym::ge"},
+                                                                   {"__and__", "sym::and"},
+                                                                   {"__or__", "sym::or"},
+                                                                   {"logical_and", "sym::and"},
+                                                                   {"logical_or", "sym::or"},
+                                                                   {"rsub", "sym::sub"}};
   return ops;
 }
 const std::unordered_map<std::string, std::string>& unary_ops() {
-  static const std::unordered_map<std::string, std::string> ops = {
-      {"neg", "sym::neg"},   {"abs", "sym::abs"},     {"floor", "sym::floor"}, {"ceil", "sym::ceil"},
-      {"round", "sym::round"}, {"sqrt", "sym::sqrt"}, {"__not__", "sym::not"}, {"logical_not", "sym::not"},
-      {"trunc", "sym::int"}, {"Int", "sym::int"},     {"IntImplicit", "sym::int"}, {"Float", "sym::float"},
-      {"FloatImplicit", "sym::float"}, {"Bool", "sym::bool"}};
+  static const std::unordered_map<std::string, std::string> ops = {{"neg", "sym::neg"},
+                                                                   {"abs", "sym::abs"},
+                                                                   {"floor", "sym::floor"},
+                                                                   {"ceil", "sym::ceil"},
+                                                                   {"round", "sym::round"},
+                                                                   {"sqrt", "sym::sqrt"},
+                                                                   {"__not__", "sym::not"},
+                                                                   {"logical_not", "sym::not"},
+                                                                   {"trunc", "sym::int"},
+                                                                   {"Int", "sym::int"},
+                                                                   {"IntImplicit", "sym::int"},
+                                                                   {"Float", "sym::float"},
+                                                                   {"FloatImplicit", "sym::float"},
+                                                                   {"Bool", "sym::bool"}};
   return ops;
 }
 // Ops that keep a 0-D shape tensor's value (and may change its dtype).
 bool is_identity_op(const std::string& name) {
-  static const std::unordered_set<std::string> ops = {"to", "type_as", "_to_copy", "clone", "detach",
-                                                      "contiguous", "alias", "ScalarImplicit", "item", "list"};
+  static const std::unordered_set<std::string> ops = {"to",         "type_as", "_to_copy",       "clone", "detach",
+                                                      "contiguous", "alias",   "ScalarImplicit", "item",  "list"};
   return ops.count(name) > 0;
 }
 
@@ -141,8 +165,9 @@ SymVal Lowerer::sym_const(const c10::IValue& value, const jit::Node* user, const
   at::ScalarType dtype = at::kLong;
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
-    if (t.dim() != 0) fail(user, "argument '" + arg + "' mixes sizes with a constant tensor of shape " +
-                                     shape_string(t.sizes().vec()) + "; only 0-D tensors take part in size arithmetic");
+    if (t.dim() != 0)
+      fail(user, "argument '" + arg + "' mixes sizes with a constant tensor of shape " + shape_string(t.sizes().vec()) +
+                     "; only 0-D tensors take part in size arithmetic");
     tensor = true;
     dtype = t.scalar_type();
     v = t.item();
@@ -154,8 +179,8 @@ SymVal Lowerer::sym_const(const c10::IValue& value, const jit::Node* user, const
     dtype = at::kDouble;
   }
   Attribute a;
-  if (!to_attribute(v, &a) || !(a.kind == AttrKind::Int || a.kind == AttrKind::Float || a.kind == AttrKind::Ints ||
-                                a.kind == AttrKind::Floats))
+  if (!to_attribute(v, &a) ||
+      !(a.kind == AttrKind::Int || a.kind == AttrKind::Float || a.kind == AttrKind::Ints || a.kind == AttrKind::Floats))
     fail(user, "argument '" + arg + "' uses a " + value.tagKind() + " constant in size arithmetic");
   const std::string key = const_key(a);
   auto it = sym_consts_.find(key);
@@ -186,8 +211,10 @@ ir::ValueId Lowerer::sym_tensor(const SymVal& s, const std::string& path) {
   auto it = sym_tensors_.find(key);
   if (it != sym_tensors_.end()) return it->second;
   DLDataType dl{};
-  if (!to_dl_dtype(s.dtype, &dl)) dl = s.kind == AttrKind::Float ? DLDataType{kDLFloat, 64, 1} : DLDataType{kDLInt, 64, 1};
-  const ir::ValueId t = g_.add_sym("sym", "sym::tensor", {s.id}, {{"dtype", Attribute::of_string(dtype_name(dl))}}, "sym");
+  if (!to_dl_dtype(s.dtype, &dl))
+    dl = s.kind == AttrKind::Float ? DLDataType{kDLFloat, 64, 1} : DLDataType{kDLInt, 64, 1};
+  const ir::ValueId t =
+      g_.add_sym("sym", "sym::tensor", {s.id}, {{"dtype", Attribute::of_string(dtype_name(dl))}}, "sym");
   g_.nodes.back().module_path = path;
   meta_.push_back(NodeMeta{path, "tensor", true});
   return sym_tensors_[key] = t;
@@ -196,9 +223,9 @@ ir::ValueId Lowerer::sym_tensor(const SymVal& s, const std::string& path) {
 Attribute Lowerer::bind(const SymVal& s, const c10::TypePtr& type, const jit::Node* user, const std::string& arg) {
   AttrKind want = kind_of_type(type);
   if (want == AttrKind::None) want = s.kind == AttrKind::Int ? AttrKind::Int : AttrKind::Float;  // a Scalar
-  const bool fits = want == s.kind || s.kind == AttrKind::None || (want == AttrKind::Float && s.kind == AttrKind::Int) ||
-                    (want == AttrKind::Ints && s.kind == AttrKind::Int) ||
-                    (want == AttrKind::Floats && s.kind != AttrKind::String);
+  const bool fits =
+      want == s.kind || s.kind == AttrKind::None || (want == AttrKind::Float && s.kind == AttrKind::Int) ||
+      (want == AttrKind::Ints && s.kind == AttrKind::Int) || (want == AttrKind::Floats && s.kind != AttrKind::String);
   if (want == AttrKind::String || !fits)
     fail(user, "argument '" + arg + "' (" + type->repr_str() + ") is computed from sizes as a " +
                    ir::attr_kind_name(s.kind) + ", which switchyard cannot pass as that type");
@@ -282,11 +309,12 @@ SymVal Lowerer::lower_sym(const jit::Value* v, const jit::Node* user, const std:
   };
   auto get = [&](const jit::Value* list, int64_t index) {
     const jit::Node* src = list->node();
-    if ((src->kind() == c10::prim::ListConstruct || src->kind() == c10::prim::TupleConstruct) && index >= -static_cast<int64_t>(src->inputs().size()) &&
-        index < static_cast<int64_t>(src->inputs().size()))
-      return sym(src->input(static_cast<size_t>(index < 0 ? index + static_cast<int64_t>(src->inputs().size()) : index)), user, arg);
-    if (is_size_op(src) && src->inputs().size() == 1)
-      return size_of(src->input(0), index);
+    if ((src->kind() == c10::prim::ListConstruct || src->kind() == c10::prim::TupleConstruct) &&
+        index >= -static_cast<int64_t>(src->inputs().size()) && index < static_cast<int64_t>(src->inputs().size()))
+      return sym(
+          src->input(static_cast<size_t>(index < 0 ? index + static_cast<int64_t>(src->inputs().size()) : index)), user,
+          arg);
+    if (is_size_op(src) && src->inputs().size() == 1) return size_of(src->input(0), index);
     SymVal l = sym(list, user, arg);
     SymVal s = sym_node("sym::get", {l.id}, {{"index", Attribute::of_int(index)}}, path);
     s.stand_in = c10::IValue(int64_t{6});
@@ -324,7 +352,8 @@ SymVal Lowerer::lower_sym(const jit::Value* v, const jit::Node* user, const std:
   if (k == c10::prim::TupleIndex || (k == c10::aten::__getitem__ && p->inputs().size() == 2)) {
     int64_t index = 0;
     if (const_int(1, &index)) return get(p->input(0), index);
-    if (k == c10::prim::TupleIndex) fail(user, "argument '" + arg + "' indexes a tuple with an index computed at run time");
+    if (k == c10::prim::TupleIndex)
+      fail(user, "argument '" + arg + "' indexes a tuple with an index computed at run time");
     SymVal s = sym_node("sym::get", {in(0).id, in(1).id}, {}, path);
     s.stand_in = c10::IValue(int64_t{6});
     return s;
@@ -357,7 +386,8 @@ SymVal Lowerer::lower_sym(const jit::Value* v, const jit::Node* user, const std:
       for (size_t i = 1; i < 4; ++i) {
         if (is_none(p->input(i))) continue;
         int64_t x = 0;
-        if (!const_int(i, &x)) fail(user, "argument '" + arg + "' slices a list of sizes with a bound computed at run time");
+        if (!const_int(i, &x))
+          fail(user, "argument '" + arg + "' slices a list of sizes with a bound computed at run time");
         attrs.emplace_back(names[i - 1], Attribute::of_int(x));
       }
       SymVal s = sym_node("sym::slice", {in(0).id}, std::move(attrs), path);
@@ -390,9 +420,12 @@ SymVal Lowerer::lower_sym(const jit::Value* v, const jit::Node* user, const std:
   if (!binary && !unary && !is_identity_op(name)) return SymVal{};
   std::vector<c10::IValue> stand_ins;
   for (const jit::Value* x : p->inputs()) {
-    if (is_none(x)) stand_ins.emplace_back();
-    else if (eval_.dep(x) == Dep::Const) stand_ins.push_back(eval_.eval(x, user, arg));
-    else stand_ins.push_back(sym(x, user, arg).stand_in);
+    if (is_none(x))
+      stand_ins.emplace_back();
+    else if (eval_.dep(x) == Dep::Const)
+      stand_ins.push_back(eval_.eval(x, user, arg));
+    else
+      stand_ins.push_back(sym(x, user, arg).stand_in);
   }
   std::optional<c10::IValue> result = run_op(p, stand_ins);
   AttrKind want = kind_of_type(v->type());
@@ -414,7 +447,8 @@ SymVal Lowerer::lower_sym(const jit::Value* v, const jit::Node* user, const std:
     if (arity != 1) return SymVal{};
     const std::string& op = unary_ops().at(name);
     s = in(0);
-    const bool same = (op == "sym::int" && s.kind == AttrKind::Int) || (op == "sym::float" && s.kind == AttrKind::Float);
+    const bool same =
+        (op == "sym::int" && s.kind == AttrKind::Int) || (op == "sym::float" && s.kind == AttrKind::Float);
     if (!same) s = sym_node(op, {s.id}, {}, path);
   } else {
     if (arity < 2) return SymVal{};
@@ -432,9 +466,12 @@ SymVal Lowerer::lower_sym(const jit::Value* v, const jit::Node* user, const std:
     } else if (name == "div" && arity == 3) {  // rounding_mode
       if (eval_.dep(p->input(2)) != Dep::Const) return SymVal{};
       c10::IValue mode = eval_.eval(p->input(2), user, arg);
-      if (mode.isString() && mode.toStringRef() == "floor") op = "sym::floordiv";
-      else if (mode.isString() && mode.toStringRef() == "trunc") op = "trunc";
-      else if (!mode.isNone()) return SymVal{};
+      if (mode.isString() && mode.toStringRef() == "floor")
+        op = "sym::floordiv";
+      else if (mode.isString() && mode.toStringRef() == "trunc")
+        op = "trunc";
+      else if (!mode.isNone())
+        return SymVal{};
     } else if (arity != 2) {
       return SymVal{};
     }
@@ -446,11 +483,14 @@ SymVal Lowerer::lower_sym(const jit::Value* v, const jit::Node* user, const std:
   }
   s = sym_convert(s, want, path);
   s.tensor = is_tensor(v->type());
-  s.dtype = s.tensor ? dtype : (v->type()->kind() == c10::TypeKind::BoolType ? at::kBool
-                                : s.kind == AttrKind::Float                  ? at::kDouble
-                                                                             : at::kLong);
-  if (result) s.stand_in = *result;
-  else s.stand_in = s.kind == AttrKind::Float ? c10::IValue(1.5) : c10::IValue(int64_t{6});
+  s.dtype = s.tensor ? dtype
+                     : (v->type()->kind() == c10::TypeKind::BoolType ? at::kBool
+                        : s.kind == AttrKind::Float                  ? at::kDouble
+                                                                     : at::kLong);
+  if (result)
+    s.stand_in = *result;
+  else
+    s.stand_in = s.kind == AttrKind::Float ? c10::IValue(1.5) : c10::IValue(int64_t{6});
   return s;
 }
 

@@ -65,7 +65,8 @@ std::vector<const jit::Value*> children_of(const jit::Value* v) {
   for (const jit::Use& u : v->uses()) {
     if (u.offset == 0 && is_view_op(u.user)) {
       for (const jit::Value* o : u.user->outputs()) {
-        if (is_tensor(o->type())) out.push_back(o);
+        if (is_tensor(o->type()))
+          out.push_back(o);
         else if (is_tensor_list(o->type()))
           for (const jit::Use& uu : o->uses())
             if (uu.user->kind() == c10::prim::ListUnpack)
@@ -145,18 +146,22 @@ ir::ValueId Lowerer::scatter(const jit::Node* op, size_t piece, ir::ValueId pare
   };
   if (name == "slice")
     return emit1("aten::slice_scatter", {parent, child},
-                 {{"dim", arg_attr(op, "dim")}, {"start", arg_attr(op, "start")}, {"end", arg_attr(op, "end")},
-                  {"step", arg_attr(op, "step")}}, path);
-  if (name == "select")
-    return emit1("aten::select_scatter", {parent, child}, {{"dim", arg_attr(op, "dim")}, {"index", arg_attr(op, "index")}},
+                 {{"dim", arg_attr(op, "dim")},
+                  {"start", arg_attr(op, "start")},
+                  {"end", arg_attr(op, "end")},
+                  {"step", arg_attr(op, "step")}},
                  path);
+  if (name == "select")
+    return emit1("aten::select_scatter", {parent, child},
+                 {{"dim", arg_attr(op, "dim")}, {"index", arg_attr(op, "index")}}, path);
   if (name == "narrow") {
     Attribute start = arg_attr(op, "start");
     return slice_scatter(arg_attr(op, "dim"), start, sum(start, arg_attr(op, "length")));
   }
   if (name == "diagonal")
     return emit1("aten::diagonal_scatter", {parent, child},
-                 {{"offset", arg_attr(op, "offset")}, {"dim1", arg_attr(op, "dim1")}, {"dim2", arg_attr(op, "dim2")}}, path);
+                 {{"offset", arg_attr(op, "offset")}, {"dim1", arg_attr(op, "dim1")}, {"dim2", arg_attr(op, "dim2")}},
+                 path);
   if (name == "unbind")
     return emit1("aten::select_scatter", {parent, child},
                  {{"dim", arg_attr(op, "dim")}, {"index", Attribute::of_int(static_cast<int64_t>(piece))}}, path);
@@ -180,8 +185,10 @@ ir::ValueId Lowerer::scatter(const jit::Node* op, size_t piece, ir::ValueId pare
       ir::ValueId c = sym_const(c10::IValue(chunks), writer, "chunks").id;
       ir::ValueId c1 = sym_const(c10::IValue(chunks - 1), writer, "chunks").id;
       ir::ValueId len = sym_node("sym::floordiv", {sym_node("sym::add", {size, c1}, {}, path).id, c}, {}, path).id;
-      ir::ValueId start = sym_node("sym::mul", {len, sym_const(c10::IValue(static_cast<int64_t>(piece)), writer, "chunks").id},
-                                   {}, path).id;
+      ir::ValueId start =
+          sym_node("sym::mul", {len, sym_const(c10::IValue(static_cast<int64_t>(piece)), writer, "chunks").id}, {},
+                   path)
+              .id;
       ir::ValueId end = sym_node("sym::add", {start, len}, {}, path).id;
       return slice_scatter(dim, Attribute::of_ref(start, ir::AttrKind::Int), Attribute::of_ref(end, ir::AttrKind::Int));
     }
@@ -207,8 +214,8 @@ ir::ValueId Lowerer::scatter(const jit::Node* op, size_t piece, ir::ValueId pare
       if (ok) return emit1("aten::permute", {child}, {{"dims", Attribute::of_ints(inverse)}}, path);
     }
   }
-  static const std::unordered_set<std::string> reshapes = {"view", "reshape", "_unsafe_view", "unsqueeze", "squeeze",
-                                                           "flatten", "unflatten", "view_as", "reshape_as"};
+  static const std::unordered_set<std::string> reshapes = {
+      "view", "reshape", "_unsafe_view", "unsqueeze", "squeeze", "flatten", "unflatten", "view_as", "reshape_as"};
   if (reshapes.count(name)) {
     const ir::ValueId size = sym_node("sym::size", {parent}, {}, path).id;
     return emit1("aten::reshape", {child}, {{"shape", Attribute::of_ref(size, ir::AttrKind::Ints)}}, path);

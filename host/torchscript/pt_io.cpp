@@ -14,11 +14,11 @@
 #include <switchyard/aten_dtype.hpp>
 #include <switchyard/torchscript.hpp>
 
-#include <torch/script.h>
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/export.h>
 #include <torch/csrc/jit/serialization/import_read.h>
 #include <torch/csrc/jit/serialization/pickler.h>
+#include <torch/script.h>
 
 #include <algorithm>
 #include <fstream>
@@ -56,14 +56,14 @@ Tensor from_at(const at::Tensor& src, const std::string& where) {
 // Zero-copy: the at::Tensor's deleter holds a handle to the switchyard tensor.
 at::Tensor to_at(const Tensor& t, const std::string& where) {
   if (t.device().device_type != kDLCPU)
-    throw Error(ErrorKind::Unsupported, where + " is not in CPU memory (device type " +
-                                            std::to_string(t.device().device_type) + ")");
+    throw Error(ErrorKind::Unsupported,
+                where + " is not in CPU memory (device type " + std::to_string(t.device().device_type) + ")");
   at::ScalarType st;
   if (!sy::to_scalar_type(t.dtype(), &st))
     throw Error(ErrorKind::Unsupported, where + " has dtype " + dtype_name(t.dtype()) + ", which LibTorch cannot hold");
   Tensor keep = t;
-  return at::from_blob(t.raw_data(), t.shape(), t.strides(), [keep](void*) mutable { keep = Tensor(); },
-                       at::TensorOptions().dtype(st));
+  return at::from_blob(
+      t.raw_data(), t.shape(), t.strides(), [keep](void*) mutable { keep = Tensor(); }, at::TensorOptions().dtype(st));
 }
 
 // Converts tensors for one file, storing each switchyard tensor once: a value that is
@@ -123,9 +123,10 @@ c10::IValue unpickle(std::vector<char> bytes) {
 // torch::pickle_save without type tags on lists and dicts (see the top of this file).
 std::vector<char> pickle_untagged(const c10::IValue& value) {
   std::vector<char> pickle_data;
-  torch::jit::Pickler pickler([&](const char* buf, size_t size) { pickle_data.insert(pickle_data.end(), buf, buf + size); },
-                              /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
-                              /*get_tensor_id=*/nullptr, /*tag_aggregates=*/false);
+  torch::jit::Pickler pickler(
+      [&](const char* buf, size_t size) { pickle_data.insert(pickle_data.end(), buf, buf + size); },
+      /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
+      /*get_tensor_id=*/nullptr, /*tag_aggregates=*/false);
   pickler.protocol();
   pickler.pushIValue(value);
   pickler.stop();
@@ -222,8 +223,7 @@ std::vector<Tensor> load_tensors(const std::string& path) {
   out.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     const std::string where = path + ": tensor " + std::to_string(i);
-    if (!items[i].isTensor())
-      throw Error(ErrorKind::Io, where + " is " + items[i].tagKind() + ", not a tensor");
+    if (!items[i].isTensor()) throw Error(ErrorKind::Io, where + " is " + items[i].tagKind() + ", not a tensor");
     out.push_back(from_at(items[i].toTensor(), where));
   }
   return out;
@@ -231,12 +231,13 @@ std::vector<Tensor> load_tensors(const std::string& path) {
 
 void save_tensors(const std::string& path, const std::vector<Tensor>& tensors, bool single) {
   if (single && tensors.size() != 1)
-    throw Error(ErrorKind::Internal, path + ": a single-tensor file needs exactly one tensor, got " +
-                                         std::to_string(tensors.size()));
+    throw Error(ErrorKind::Internal,
+                path + ": a single-tensor file needs exactly one tensor, got " + std::to_string(tensors.size()));
   AtCache cache;
   std::vector<c10::IValue> items;
   for (size_t i = 0; i < tensors.size(); ++i) {
-    if (!tensors[i].defined()) throw Error(ErrorKind::Internal, path + ": tensor " + std::to_string(i) + " is undefined");
+    if (!tensors[i].defined())
+      throw Error(ErrorKind::Internal, path + ": tensor " + std::to_string(i) + " is undefined");
     items.push_back(cache.get(tensors[i], path + ": tensor " + std::to_string(i)));
   }
   write_pickled(path, single ? items[0] : c10::IValue(c10::ivalue::Tuple::create(std::move(items))));
@@ -325,15 +326,17 @@ struct NodeIoStreamWriter::Impl {
 
   size_t finish() {
     finished = true;
-    std::stable_sort(records.begin(), records.end(), [](const Record& a, const Record& b) { return a.index < b.index; });
+    std::stable_sort(records.begin(), records.end(),
+                     [](const Record& a, const Record& b) { return a.index < b.index; });
     c10::impl::GenericDict doc = node_io_dict();
     for (const Record& r : records)
       add_node_io_record(doc, r.node, r.op, r.backend, r.module_path, r.sources, r.inputs, r.outputs);
     std::vector<char> pickle;
-    torch::jit::Pickler pickler([&](const char* buf, size_t size) { pickle.insert(pickle.end(), buf, buf + size); },
-                                /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
-                                /*get_tensor_id=*/[&](const at::Tensor& t) { return keys.at(t.storage().unsafeGetStorageImpl()); },
-                                /*tag_aggregates=*/false);
+    torch::jit::Pickler pickler(
+        [&](const char* buf, size_t size) { pickle.insert(pickle.end(), buf, buf + size); },
+        /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
+        /*get_tensor_id=*/[&](const at::Tensor& t) { return keys.at(t.storage().unsafeGetStorageImpl()); },
+        /*tag_aggregates=*/false);
     pickler.protocol();
     pickler.pushIValue(doc);
     pickler.stop();
@@ -372,8 +375,8 @@ void NodeIoStreamWriter::write(const NodeEvent& event) {
   if (s.finished) throw Error(ErrorKind::Internal, where + " arrived after the node_io stream was finished");
   s.check_written();
   if (event.input_sources == nullptr || event.input_sources->size() != event.inputs.size())
-    throw Error(ErrorKind::Internal, where + ": the event has no input_sources for its " +
-                                         std::to_string(event.inputs.size()) + " inputs");
+    throw Error(ErrorKind::Internal,
+                where + ": the event has no input_sources for its " + std::to_string(event.inputs.size()) + " inputs");
   if (!s.names.insert(event.node).second) throw Error(ErrorKind::Internal, where + " recorded twice");
   Impl::Record r{event.index, event.node, event.op, event.backend, event.module_path, *event.input_sources, {}, {}};
   try {

@@ -55,9 +55,10 @@ void Lowerer::lower_nested(const jit::Node* n) {
     ir::ValueId mask = tensor(n->input(1), n, "mask");
     ir::ValueId ones = emit1("aten::ones_like", {mask}, {{"dtype", Attribute::of_int(kLongCode)}}, path);
     ir::ValueId pos = emit1("aten::cumsum", {ones}, {{"dim", Attribute::of_int(1)}}, path);
-    ir::ValueId len = emit1("aten::sum", {mask},
-                            {{"dim", Attribute::of_ints({1})}, {"keepdim", Attribute::of_int(1)},
-                             {"dtype", Attribute::of_int(kLongCode)}}, path);
+    ir::ValueId len = emit1(
+        "aten::sum", {mask},
+        {{"dim", Attribute::of_ints({1})}, {"keepdim", Attribute::of_int(1)}, {"dtype", Attribute::of_int(kLongCode)}},
+        path);
     Nested nt;
     nt.valid = emit1("aten::le", {pos, len}, {}, path);
     nt.pad = emit1("aten::logical_not", {nt.valid}, {}, path);
@@ -70,8 +71,9 @@ void Lowerer::lower_nested(const jit::Node* n) {
   const jit::Value* src = n->inputs().empty() ? nullptr : n->input(0);
   for (size_t i = 1; i < n->inputs().size(); ++i)
     if (nested_.count(n->input(i)))
-      fail(n, "argument #" + std::to_string(i) + " is a nested tensor; only the first argument of "
-              "aten::_transformer_encoder_layer_fwd and aten::to_padded_tensor may be one");
+      fail(n, "argument #" + std::to_string(i) +
+                  " is a nested tensor; only the first argument of "
+                  "aten::_transformer_encoder_layer_fwd and aten::to_padded_tensor may be one");
   if (src == nullptr || !nested_.count(src)) fail(n, "unexpected nested tensor");
   const Nested nt = nested_.at(src);
 
@@ -95,8 +97,8 @@ void Lowerer::lower_nested(const jit::Node* n) {
     if (n->input(2)->type()->kind() == c10::TypeKind::NoneType) {
       ir::ValueId any = emit1("aten::any", {nt.valid}, {{"dim", Attribute::of_int(0)}}, path);
       ir::ValueId nz = emit1("aten::nonzero", {any}, {}, path);
-      ir::ValueId idx = emit1("aten::flatten", {nz},
-                              {{"start_dim", Attribute::of_int(0)}, {"end_dim", Attribute::of_int(-1)}}, path);
+      ir::ValueId idx =
+          emit1("aten::flatten", {nz}, {{"start_dim", Attribute::of_int(0)}, {"end_dim", Attribute::of_int(-1)}}, path);
       out = emit1("aten::index_select", {filled, idx}, {{"dim", Attribute::of_int(1)}}, path);
     } else {
       log::get().debug("torchscript: {}: {}: output_size taken to be the padded input's size", path_, where(n));
@@ -104,9 +106,10 @@ void Lowerer::lower_nested(const jit::Node* n) {
     tensors_[n->output()] = out;
     return;
   }
-  fail(n, "it takes a nested tensor (from aten::_nested_tensor_from_mask); switchyard keeps "
-          "nested tensors dense and supports only aten::_transformer_encoder_layer_fwd and "
-          "aten::to_padded_tensor on them");
+  fail(n,
+       "it takes a nested tensor (from aten::_nested_tensor_from_mask); switchyard keeps "
+       "nested tensors dense and supports only aten::_transformer_encoder_layer_fwd and "
+       "aten::to_padded_tensor on them");
 }
 
 // ---- input dtypes ---------------------------------------------------------------------------
@@ -151,18 +154,40 @@ DLDataType infer_input_dtype(const jit::Value* v) {
   constexpr DLDataType kLong{kDLInt, 64, 1}, kBool{6, 8, 1};
   static const std::unordered_map<std::string, std::pair<size_t, DLDataType>> kPins = {
       // op -> (argument index, dtype)
-      {"aten::embedding", {1, kLong}}, {"aten::embedding_bag", {1, kLong}}, {"aten::index_select", {2, kLong}},
-      {"aten::gather", {2, kLong}}, {"aten::one_hot", {0, kLong}},
-      {"aten::masked_fill", {1, kBool}}, {"aten::masked_fill_", {1, kBool}}, {"aten::where", {0, kBool}},
-      {"aten::_nested_tensor_from_mask", {1, kBool}}, {"aten::_transformer_encoder_layer_fwd", {18, kBool}},
+      {"aten::embedding", {1, kLong}},
+      {"aten::embedding_bag", {1, kLong}},
+      {"aten::index_select", {2, kLong}},
+      {"aten::gather", {2, kLong}},
+      {"aten::one_hot", {0, kLong}},
+      {"aten::masked_fill", {1, kBool}},
+      {"aten::masked_fill_", {1, kBool}},
+      {"aten::where", {0, kBool}},
+      {"aten::_nested_tensor_from_mask", {1, kBool}},
+      {"aten::_transformer_encoder_layer_fwd", {18, kBool}},
       {"aten::_native_multi_head_attention", {9, kBool}}};
   // No type promotion: the other tensors must have the dtype of the weights.
-  static const std::unordered_set<std::string> kWeighted = {
-      "aten::_convolution", "aten::convolution", "aten::conv1d", "aten::conv2d", "aten::conv3d",
-      "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d", "aten::linear",
-      "aten::matmul", "aten::mm", "aten::bmm", "aten::addmm", "aten::batch_norm", "aten::layer_norm",
-      "aten::group_norm", "aten::instance_norm", "aten::lstm", "aten::gru", "aten::rnn_tanh",
-      "aten::rnn_relu", "aten::prelu"};
+  static const std::unordered_set<std::string> kWeighted = {"aten::_convolution",
+                                                            "aten::convolution",
+                                                            "aten::conv1d",
+                                                            "aten::conv2d",
+                                                            "aten::conv3d",
+                                                            "aten::conv_transpose1d",
+                                                            "aten::conv_transpose2d",
+                                                            "aten::conv_transpose3d",
+                                                            "aten::linear",
+                                                            "aten::matmul",
+                                                            "aten::mm",
+                                                            "aten::bmm",
+                                                            "aten::addmm",
+                                                            "aten::batch_norm",
+                                                            "aten::layer_norm",
+                                                            "aten::group_norm",
+                                                            "aten::instance_norm",
+                                                            "aten::lstm",
+                                                            "aten::gru",
+                                                            "aten::rnn_tanh",
+                                                            "aten::rnn_relu",
+                                                            "aten::prelu"};
   // Conversions: what follows sees the dtype they name. (A trace records even `x.to(device)`
   // with the traced dtype, so it converts too.)
   static const std::unordered_set<std::string> kConversions = {"aten::to", "aten::type_as"};
@@ -177,8 +202,7 @@ DLDataType infer_input_dtype(const jit::Value* v) {
         if (std::optional<DLDataType> d = weight_dtype(u.user)) return *d;
       if (kConversions.count(op)) continue;
       const c10::FunctionSchema* s = u.user->maybeSchema();
-      if (u.offset == 0 && s != nullptr && !s->returns().empty() && s->returns()[0].alias_info() &&
-          !s->is_mutable())
+      if (u.offset == 0 && s != nullptr && !s->returns().empty() && s->returns()[0].alias_info() && !s->is_mutable())
         for (const jit::Value* out : u.user->outputs()) todo.push_back(out);
     }
   }
@@ -208,15 +232,17 @@ void Lowerer::name_nodes() {
   for (const NodeMeta& m : meta_) {
     if (m.sym) continue;  // sym nodes are named apart and do not change kernel names
     Group& g = groups[m.path];
-    if (g.count++ == 0) g.op = m.short_name;
-    else if (g.op != m.short_name) g.same_op = false;
+    if (g.count++ == 0)
+      g.op = m.short_name;
+    else if (g.op != m.short_name)
+      g.same_op = false;
   }
   std::unordered_set<std::string> used;
   std::unordered_map<std::string, int> next;
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     const NodeMeta& m = meta_[i];
     const Group& g = groups[m.path];
-    std::string base = m.sym ? (m.path.empty() ? "" : m.path + ".") + "sym_" + m.short_name
+    std::string base = m.sym                         ? (m.path.empty() ? "" : m.path + ".") + "sym_" + m.short_name
                        : m.path.empty()              ? m.short_name
                        : (g.count == 1 || g.same_op) ? m.path
                                                      : m.path + "." + m.short_name;

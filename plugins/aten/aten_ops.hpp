@@ -84,8 +84,7 @@ constexpr DtypeMask bit(at::ScalarType t) { return DtypeMask{1} << static_cast<i
 constexpr DtypeMask kF = bit(at::kFloat) | bit(at::kDouble) | bit(at::kBFloat16);  // no half
 constexpr DtypeMask kH = bit(at::kHalf);
 constexpr DtypeMask kFH = kF | kH;
-constexpr DtypeMask kI = bit(at::kChar) | bit(at::kShort) | bit(at::kInt) | bit(at::kLong) |
-                         bit(at::kByte);
+constexpr DtypeMask kI = bit(at::kChar) | bit(at::kShort) | bit(at::kInt) | bit(at::kLong) | bit(at::kByte);
 constexpr DtypeMask kB = bit(at::kBool);
 constexpr DtypeMask kIdx = bit(at::kInt) | bit(at::kLong);
 constexpr DtypeMask kAll = kFH | kI | kB;
@@ -93,16 +92,27 @@ constexpr DtypeMask kAll = kFH | kI | kB;
 // DLPack <-> ATen dtypes. Bool is {SY_DL_BOOL, 8, 1}.
 bool to_scalar_type(DLDataType dt, at::ScalarType* out);
 DLDataType to_dl_dtype(at::ScalarType t);  // throws sy::Error for types DLPack can't name
-std::string dl_name(DLDataType dt);         // "float32", "bool", ...
+std::string dl_name(DLDataType dt);        // "float32", "bool", ...
 std::vector<DLDataType> mask_dtypes(DtypeMask m);
-std::string mask_names(DtypeMask m);        // "float32, float64"
+std::string mask_names(DtypeMask m);                                 // "float32, float64"
 bool scalar_type_from_name(const std::string& name, int64_t* code);  // "float32" -> 6
 
 // ---- schema ----------------------------------------------------------------------------
 enum class ArgType : uint8_t {
-  Tensor, TensorList, TensorOrScalar,
-  Int, Float, Bool, Str, Ints, Floats, Scalar, ScalarType,
-  Layout, Device, MemoryFormat  // accepted and checked, not passed on (always CPU, strided)
+  Tensor,
+  TensorList,
+  TensorOrScalar,
+  Int,
+  Float,
+  Bool,
+  Str,
+  Ints,
+  Floats,
+  Scalar,
+  ScalarType,
+  Layout,
+  Device,
+  MemoryFormat  // accepted and checked, not passed on (always CPU, strided)
 };
 
 // A resolved non-tensor value (an attribute, a schema default, or None).
@@ -122,19 +132,19 @@ struct ArgSpec {
   bool optional = false;        // `?`: may be None / absent
   bool elems_optional = false;  // `Tensor?[]`
   bool has_default = false;
-  int fixed_len = 0;            // int[2]: a single value is repeated to this length;
-                                // Tensor[2]: the list's length when `<name>.len` is absent
-  bool needs_len = false;       // Tensor[] followed by another list or an optional tensor
-  DtypeMask dtypes = 0;         // tensors: 0 = the overload's set
-  bool main_dtypes = false;     // <...|main>: `dtypes` includes the overload's set
+  int fixed_len = 0;         // int[2]: a single value is repeated to this length;
+                             // Tensor[2]: the list's length when `<name>.len` is absent
+  bool needs_len = false;    // Tensor[] followed by another list or an optional tensor
+  DtypeMask dtypes = 0;      // tensors: 0 = the overload's set
+  bool main_dtypes = false;  // <...|main>: `dtypes` includes the overload's set
   Value def;
 };
 
 // Reads attribute `a` of kind `kind` (present, not None) as `a`'s schema type; throws
 // sy::Unsupported naming the attribute if the kind doesn't fit.
 Value read_attr(const sy::Attrs& attrs, const ArgSpec& a, SY_AttrKind kind);
-const char* type_name(const ArgSpec& a);   // "int", "Tensor[]", ...
-const char* kind_name(SY_AttrKind kind);   // "an int", "a string", ...
+const char* type_name(const ArgSpec& a);  // "int", "Tensor[]", ...
+const char* kind_name(SY_AttrKind kind);  // "an int", "a string", ...
 
 class Call;
 using Fn = at::Tensor (*)(const Call&);
@@ -144,18 +154,21 @@ struct Bound;
 using CheckFn = void (*)(const Bound&);
 
 struct Overload {
-  std::string schema;           // as written in the table
-  std::string op;               // "aten::max"
-  std::string overload;         // "dim"
+  std::string schema;    // as written in the table
+  std::string op;        // "aten::max"
+  std::string overload;  // "dim"
   std::string family;
   std::vector<ArgSpec> args;
-  int returns = 1;              // -1: a tensor list (any number of outputs)
+  int returns = 1;  // -1: a tensor list (any number of outputs)
   DtypeMask dtypes = 0;
   Fn fn = nullptr;
   FnMulti fn_multi = nullptr;
   CheckFn check = nullptr;
 
-  Overload& with_check(CheckFn c) { check = c; return *this; }
+  Overload& with_check(CheckFn c) {
+    check = c;
+    return *this;
+  }
 };
 
 // Collects table lines; the plugin groups them by op name into kernels.
@@ -184,9 +197,9 @@ void register_shape_ops(Registry& r);
 
 // ---- binding: one node's inputs and attributes matched to one overload ------------------
 struct ArgBinding {
-  int32_t slot = -1;   // first input slot used, -1 = none (attribute, default or absent)
-  int32_t count = 0;   // input slots used (lists: any number)
-  Value value;         // non-tensor value, or a constant tensor attribute
+  int32_t slot = -1;  // first input slot used, -1 = none (attribute, default or absent)
+  int32_t count = 0;  // input slots used (lists: any number)
+  Value value;        // non-tensor value, or a constant tensor attribute
 };
 
 struct Bound {
@@ -226,13 +239,9 @@ class Call {
 
   bool none(size_t k) const { return v(k).kind == Value::kNone; }
   int64_t i(size_t k) const { return v(k).i; }
-  c10::optional<int64_t> oi(size_t k) const {
-    return none(k) ? c10::nullopt : c10::optional<int64_t>(i(k));
-  }
+  c10::optional<int64_t> oi(size_t k) const { return none(k) ? c10::nullopt : c10::optional<int64_t>(i(k)); }
   double f(size_t k) const { return v(k).kind == Value::kInt ? double(v(k).i) : v(k).f; }
-  c10::optional<double> of(size_t k) const {
-    return none(k) ? c10::nullopt : c10::optional<double>(f(k));
-  }
+  c10::optional<double> of(size_t k) const { return none(k) ? c10::nullopt : c10::optional<double>(f(k)); }
   bool b(size_t k) const { return v(k).i != 0; }
   at::Scalar scalar(size_t k) const {
     const Value& x = v(k);
@@ -253,8 +262,7 @@ class Call {
     return none(k) ? c10::nullopt : c10::optional<c10::string_view>(v(k).s);
   }
   c10::optional<at::ScalarType> dtype(size_t k) const {
-    return none(k) ? c10::nullopt
-                   : c10::optional<at::ScalarType>(static_cast<at::ScalarType>(v(k).i));
+    return none(k) ? c10::nullopt : c10::optional<at::ScalarType>(static_cast<at::ScalarType>(v(k).i));
   }
 
  private:

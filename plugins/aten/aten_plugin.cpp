@@ -52,8 +52,7 @@ std::vector<at::Tensor> Call::list(size_t k) const {
   out.reserve(a.count);
   for (int32_t j = 0; j < a.count; ++j) {
     if (!in_[a.slot + j].defined())
-      throw sy::Error("input " + std::to_string(a.slot + j) + " of list '" +
-                      b_.ov->args[k].name + "' is missing");
+      throw sy::Error("input " + std::to_string(a.slot + j) + " of list '" + b_.ov->args[k].name + "' is missing");
     out.push_back(in_[a.slot + j]);
   }
   return out;
@@ -72,8 +71,7 @@ c10::List<c10::optional<at::Tensor>> Call::opt_list(size_t k) const {
 void Call::missing(size_t k) const {
   const ArgBinding& a = b_.args[k];
   throw sy::Error("tensor argument '" + b_.ov->args[k].name + "'" +
-                  (a.slot >= 0 ? " (input " + std::to_string(a.slot) + ")" : "") +
-                  " is missing");
+                  (a.slot >= 0 ? " (input " + std::to_string(a.slot) + ")" : "") + " is missing");
 }
 
 namespace {
@@ -99,8 +97,7 @@ void check_tensor(const DLTensor& d, DtypeMask allowed, const std::string& what)
                           "; the aten plugin runs on the CPU only");
   at::ScalarType st;
   if (!to_scalar_type(d.dtype, &st) || !(allowed & bit(st)))
-    throw sy::Unsupported(what + " has dtype " + dl_name(d.dtype) + "; accepted: " +
-                          mask_names(allowed));
+    throw sy::Unsupported(what + " has dtype " + dl_name(d.dtype) + "; accepted: " + mask_names(allowed));
   if (d.strides != nullptr)
     for (int i = 0; i < d.ndim; ++i)
       if (d.strides[i] < 0) throw sy::Unsupported(what + " has a negative stride");
@@ -134,16 +131,18 @@ size_t list_length(const Overload& ov, size_t k, const sy::Node& n, size_t remai
   if (a.fixed_len > 0) {
     count = static_cast<size_t>(a.fixed_len);
   } else if (a.needs_len) {
-    throw sy::Unsupported("tensor list '" + a.name + "' is followed by other tensor arguments; "
-                          "the node needs the int attribute '" + len_name + "' to split its inputs");
+    throw sy::Unsupported("tensor list '" + a.name +
+                          "' is followed by other tensor arguments; "
+                          "the node needs the int attribute '" +
+                          len_name + "' to split its inputs");
   } else {
     size_t after = 0;
     for (size_t j = k + 1; j < ov.args.size(); ++j) after += takes_input_slot(ov.args[j], n);
     count = remaining > after ? remaining - after : 0;
   }
   if (count > remaining)
-    throw sy::Unsupported("tensor list '" + a.name + "' takes " + std::to_string(count) +
-                          " inputs, " + std::to_string(remaining) + " remain");
+    throw sy::Unsupported("tensor list '" + a.name + "' takes " + std::to_string(count) + " inputs, " +
+                          std::to_string(remaining) + " remain");
   return count;
 }
 
@@ -171,8 +170,7 @@ Bound bind(const Overload& ov, const sy::Node& n, bool wrap_attrs) {
       check_tensor(*n.inputs[slot], a.dtypes ? a.dtypes : ov.dtypes,
                    "input " + std::to_string(slot) + " ('" + a.name + "')");
     } else if (!optional) {
-      throw sy::Unsupported("tensor argument '" + a.name + "' (input " + std::to_string(slot) +
-                            ") is missing");
+      throw sy::Unsupported("tensor argument '" + a.name + "' (input " + std::to_string(slot) + ") is missing");
     }
     if (slot < n_in) ab.slot = static_cast<int32_t>(slot++), ab.count = 1;
   };
@@ -183,42 +181,47 @@ Bound bind(const Overload& ov, const sy::Node& n, bool wrap_attrs) {
     SY_AttrKind kind = n.attrs.kind(a.name.c_str());
     switch (a.type) {
       case ArgType::Tensor:
-        if (kind == SY_ATTR_TENSOR) tensor_attr(a, ab);
-        else input(a, ab, a.optional);
+        if (kind == SY_ATTR_TENSOR)
+          tensor_attr(a, ab);
+        else
+          input(a, ab, a.optional);
         break;
       case ArgType::TensorOrScalar:
-        if (kind == SY_ATTR_TENSOR) tensor_attr(a, ab);
-        else if (kind == SY_ATTR_INT || kind == SY_ATTR_FLOAT) ab.value = read_attr(n.attrs, a, kind);
+        if (kind == SY_ATTR_TENSOR)
+          tensor_attr(a, ab);
+        else if (kind == SY_ATTR_INT || kind == SY_ATTR_FLOAT)
+          ab.value = read_attr(n.attrs, a, kind);
         else if (kind != SY_ATTR_MISSING && kind != SY_ATTR_NONE)
-          throw sy::Unsupported("attribute '" + a.name + "' is " + kind_name(kind) +
-                                ", expected a Scalar");
-        else input(a, ab, false);
+          throw sy::Unsupported("attribute '" + a.name + "' is " + kind_name(kind) + ", expected a Scalar");
+        else
+          input(a, ab, false);
         break;
       case ArgType::TensorList: {
         size_t count = list_length(ov, k, n, n_in - slot);
         ab.slot = static_cast<int32_t>(slot);
         ab.count = static_cast<int32_t>(count);
         if (ab.count == 0 && !a.optional)
-          throw sy::Unsupported("tensor list '" + a.name + "' (inputs " + std::to_string(slot) +
-                                "...) is empty");
+          throw sy::Unsupported("tensor list '" + a.name + "' (inputs " + std::to_string(slot) + "...) is empty");
         for (const size_t end = slot + count; slot < end; ++slot) {
           std::string what = "input " + std::to_string(slot) + " ('" + a.name + "')";
-          if (n.inputs[slot] != nullptr) check_tensor(*n.inputs[slot], a.dtypes ? a.dtypes : ov.dtypes, what);
-          else if (!a.elems_optional) throw sy::Unsupported(what + " is missing");
+          if (n.inputs[slot] != nullptr)
+            check_tensor(*n.inputs[slot], a.dtypes ? a.dtypes : ov.dtypes, what);
+          else if (!a.elems_optional)
+            throw sy::Unsupported(what + " is missing");
         }
         break;
       }
       default:
         if (kind == SY_ATTR_MISSING || kind == SY_ATTR_NONE) {
           if (kind == SY_ATTR_NONE && a.optional) break;  // None
-          if (a.has_default) ab.value = a.def;
+          if (a.has_default)
+            ab.value = a.def;
           else if (!a.optional)
             throw sy::Unsupported("attribute '" + a.name + "' (" + type_name(a) + ") is " +
                                   (kind == SY_ATTR_NONE ? "None" : "missing"));
         } else {
           ab.value = read_attr(n.attrs, a, kind);
-          if (a.type == ArgType::ScalarType &&
-              !(ov.dtypes & bit(static_cast<at::ScalarType>(ab.value.i))))
+          if (a.type == ArgType::ScalarType && !(ov.dtypes & bit(static_cast<at::ScalarType>(ab.value.i))))
             throw sy::Unsupported("attribute '" + a.name + "': dtype " +
                                   dl_name(to_dl_dtype(static_cast<at::ScalarType>(ab.value.i))) +
                                   " not supported; accepted: " + mask_names(ov.dtypes));
@@ -226,8 +229,7 @@ Bound bind(const Overload& ov, const sy::Node& n, bool wrap_attrs) {
     }
   }
   if (slot < n_in)
-    throw sy::Unsupported("takes " + std::to_string(slot) + " tensor inputs, node has " +
-                          std::to_string(n_in));
+    throw sy::Unsupported("takes " + std::to_string(slot) + " tensor inputs, node has " + std::to_string(n_in));
   if (ov.returns >= 0 && n.num_outputs > static_cast<size_t>(ov.returns))
     throw sy::Unsupported("returns " + std::to_string(ov.returns) + " tensors, node has " +
                           std::to_string(n.num_outputs) + " outputs");
@@ -240,8 +242,7 @@ Bound bind(const Overload& ov, const sy::Node& n, bool wrap_attrs) {
       if (name == nullptr || name[0] == '@' || n.attrs.kind(name) == SY_ATTR_NONE) continue;
       bool known = false;
       for (const ArgSpec& a : ov.args)
-        known = known || a.name == name ||
-                (a.type == ArgType::TensorList && a.name + ".len" == name);
+        known = known || a.name == name || (a.type == ArgType::TensorList && a.name + ".len" == name);
       if (!known) throw sy::Unsupported(std::string("unexpected attribute '") + name + "'");
     }
   }
@@ -260,9 +261,7 @@ struct OpDef {
   std::vector<DLDataType> dtypes;
 };
 
-std::string node_label(const sy::Node& n) {
-  return std::string(n.op) + " (node '" + (n.name ? n.name : "?") + "')";
-}
+std::string node_label(const sy::Node& n) { return std::string(n.op) + " (node '" + (n.name ? n.name : "?") + "')"; }
 
 // Picks the first overload the node matches. Throws sy::Unsupported with every
 // overload's reason if none does.
@@ -273,8 +272,10 @@ Bound select(const sy::Node& n, bool wrap_attrs) {
     try {
       return bind(*ov, n, wrap_attrs);
     } catch (const sy::Unsupported& e) {
-      if (op.overloads.size() == 1) reasons = e.what();
-      else reasons += (reasons.empty() ? "" : "; ") + overload_label(*ov) + ": " + e.what();
+      if (op.overloads.size() == 1)
+        reasons = e.what();
+      else
+        reasons += (reasons.empty() ? "" : "; ") + overload_label(*ov) + ": " + e.what();
     }
   }
   throw sy::Unsupported(node_label(n) + ": " +
@@ -303,8 +304,7 @@ void translate_errors(const std::string& where, F&& f) {
     throw sy::Error(where + ": " + short_message(e.what_without_backtrace()), SY_ERROR_UNSUPPORTED);
   } catch (const c10::Error& e) {
     std::string m = short_message(e.what_without_backtrace());
-    if (m.find("can't allocate memory") != std::string::npos)
-      throw sy::Error(where + ": " + m, SY_ERROR_OUT_OF_MEMORY);
+    if (m.find("can't allocate memory") != std::string::npos) throw sy::Error(where + ": " + m, SY_ERROR_OUT_OF_MEMORY);
     throw sy::Error(where + ": " + m, SY_ERROR_INVALID_ARGUMENT);
   } catch (const std::bad_alloc&) {
     throw;
@@ -351,8 +351,7 @@ class AtenKernel {
  public:
   static void supports(const sy::Node& n) { (void)select(n, false); }
 
-  explicit AtenKernel(const sy::Node& n)
-      : where_(node_label(n)), num_outputs_(n.num_outputs) {
+  explicit AtenKernel(const sy::Node& n) : where_(node_label(n)), num_outputs_(n.num_outputs) {
     translate_errors(where_, [&] { bound_ = select(n, true); });
     bound_.inputs = nullptr;  // metadata pointers are only valid during create
   }
@@ -360,8 +359,8 @@ class AtenKernel {
   void run(sy::Run& r) const {
     const size_t n_in = r.num_inputs();
     if (n_in != bound_.num_inputs)
-      throw sy::Error(where_ + ": created with " + std::to_string(bound_.num_inputs) +
-                      " inputs, run with " + std::to_string(n_in));
+      throw sy::Error(where_ + ": created with " + std::to_string(bound_.num_inputs) + " inputs, run with " +
+                      std::to_string(n_in));
     if (r.args->produced == nullptr && num_outputs_ > 0)
       throw sy::Error(where_ + ": no slots for produced outputs", SY_ERROR_INTERNAL);
 
@@ -376,12 +375,14 @@ class AtenKernel {
 
       std::vector<at::Tensor> outs;
       const Overload& ov = *bound_.ov;
-      if (ov.fn != nullptr) outs.push_back(ov.fn(call));
-      else outs = ov.fn_multi(call);
+      if (ov.fn != nullptr)
+        outs.push_back(ov.fn(call));
+      else
+        outs = ov.fn_multi(call);
 
       if (outs.size() < num_outputs_ || (ov.returns < 0 && outs.size() != num_outputs_))
-        throw sy::Error(where_ + ": produced " + std::to_string(outs.size()) +
-                        " tensors, node has " + std::to_string(num_outputs_) + " outputs");
+        throw sy::Error(where_ + ": produced " + std::to_string(outs.size()) + " tensors, node has " +
+                        std::to_string(num_outputs_) + " outputs");
       for (size_t i = 0; i < num_outputs_; ++i) {
         at::Tensor& t = outs[i];
         // ATen's "no tensor" (e.g. attention weights when need_weights=False): the host
@@ -415,8 +416,8 @@ struct AtenPlugin {
 
   AtenPlugin() {
     // What `plugins` shows: the LibTorch it runs on and ATen's thread backend.
-    def.attribute("libtorch", std::string(TORCH_VERSION) + ", " + (at::hasMKLDNN() ? "mkldnn" : "no mkldnn") +
-                                  ", " + (at::hasMKL() ? "mkl" : "no mkl"));
+    def.attribute("libtorch", std::string(TORCH_VERSION) + ", " + (at::hasMKLDNN() ? "mkldnn" : "no mkldnn") + ", " +
+                                  (at::hasMKL() ? "mkl" : "no mkl"));
     register_elementwise_ops(registry);
     register_linalg_ops(registry);
     register_nn_ops(registry);

@@ -20,16 +20,15 @@ bool to_scalar_type(DLDataType dt, at::ScalarType* out) { return sy::to_scalar_t
 DLDataType to_dl_dtype(at::ScalarType t) {
   DLDataType dt;
   if (!sy::to_dl_dtype(t, &dt))
-    throw sy::Error(std::string("result dtype ") + c10::toString(t) + " has no DLPack code",
-                    SY_ERROR_INTERNAL);
+    throw sy::Error(std::string("result dtype ") + c10::toString(t) + " has no DLPack code", SY_ERROR_INTERNAL);
   return dt;
 }
 
 std::string dl_name(DLDataType dt) {
   at::ScalarType st;
   if (!to_scalar_type(dt, &st))
-    return "dtype(code " + std::to_string(dt.code) + ", bits " + std::to_string(dt.bits) +
-           ", lanes " + std::to_string(dt.lanes) + ")";
+    return "dtype(code " + std::to_string(dt.code) + ", bits " + std::to_string(dt.bits) + ", lanes " +
+           std::to_string(dt.lanes) + ")";
   switch (st) {
     case at::kFloat: return "float32";
     case at::kDouble: return "float64";
@@ -48,10 +47,9 @@ std::string dl_name(DLDataType dt) {
 }
 
 // The dtypes in a mask, in a fixed order (also the order of SY_KernelDef.dtypes).
-constexpr at::ScalarType kOrder[] = {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16,
-                                     at::kChar,  at::kShort,  at::kInt,  at::kLong,
-                                     at::kByte,  at::kBool,   at::kComplexFloat,
-                                     at::kComplexDouble};
+constexpr at::ScalarType kOrder[] = {at::kFloat, at::kDouble, at::kHalf,         at::kBFloat16,
+                                     at::kChar,  at::kShort,  at::kInt,          at::kLong,
+                                     at::kByte,  at::kBool,   at::kComplexFloat, at::kComplexDouble};
 
 std::vector<DLDataType> mask_dtypes(DtypeMask m) {
   std::vector<DLDataType> out;
@@ -68,11 +66,10 @@ std::string mask_names(DtypeMask m) {
 
 bool scalar_type_from_name(const std::string& n, int64_t* code) {
   static const std::pair<const char*, at::ScalarType> kNames[] = {
-      {"float32", at::kFloat}, {"float", at::kFloat},     {"float64", at::kDouble},
-      {"double", at::kDouble}, {"float16", at::kHalf},    {"half", at::kHalf},
-      {"bfloat16", at::kBFloat16}, {"int8", at::kChar},   {"int16", at::kShort},
-      {"int32", at::kInt},     {"int", at::kInt},         {"int64", at::kLong},
-      {"long", at::kLong},     {"uint8", at::kByte},      {"bool", at::kBool}};
+      {"float32", at::kFloat}, {"float", at::kFloat}, {"float64", at::kDouble},    {"double", at::kDouble},
+      {"float16", at::kHalf},  {"half", at::kHalf},   {"bfloat16", at::kBFloat16}, {"int8", at::kChar},
+      {"int16", at::kShort},   {"int32", at::kInt},   {"int", at::kInt},           {"int64", at::kLong},
+      {"long", at::kLong},     {"uint8", at::kByte},  {"bool", at::kBool}};
   for (const auto& [name, t] : kNames)
     if (n == name) return *code = static_cast<int64_t>(t), true;
   return false;
@@ -146,16 +143,12 @@ Value parse_default(const std::string& schema, const ArgSpec& a, std::string d) 
     case ArgType::Int:
     case ArgType::ScalarType:
     case ArgType::Layout:
-    case ArgType::MemoryFormat:
-      v.kind = Value::kInt, v.i = parse_int(d);
-      break;
+    case ArgType::MemoryFormat: v.kind = Value::kInt, v.i = parse_int(d); break;
     case ArgType::Bool:
       if (d != "True" && d != "False") bad_schema(schema, "bad bool default '" + d + "'");
       v.kind = Value::kInt, v.i = d == "True";
       break;
-    case ArgType::Float:
-      v.kind = Value::kFloat, v.f = parse_float(d);
-      break;
+    case ArgType::Float: v.kind = Value::kFloat, v.f = parse_float(d); break;
     case ArgType::Scalar:
       if (d.find_first_of(".eEn") != std::string::npos)
         v.kind = Value::kFloat, v.f = parse_float(d);
@@ -176,15 +169,13 @@ Value parse_default(const std::string& schema, const ArgSpec& a, std::string d) 
       v.kind = Value::kFloats;
       for (const std::string& x : items(d)) v.floats.push_back(parse_float(x));
       break;
-    default:
-      bad_schema(schema, "argument '" + a.name + "' cannot have a default other than None");
+    default: bad_schema(schema, "argument '" + a.name + "' cannot have a default other than None");
   }
   return v;
 }
 
 bool is_tensor_arg(const ArgSpec& a) {
-  return a.type == ArgType::Tensor || a.type == ArgType::TensorOrScalar ||
-         a.type == ArgType::TensorList;
+  return a.type == ArgType::Tensor || a.type == ArgType::TensorOrScalar || a.type == ArgType::TensorList;
 }
 
 ArgSpec parse_arg(const std::string& schema, const std::string& text) {
@@ -194,9 +185,12 @@ ArgSpec parse_arg(const std::string& schema, const std::string& text) {
   int depth = 0;
   for (; pos < text.size(); ++pos) {
     char ch = text[pos];
-    if (ch == '(' || ch == '<') ++depth;
-    else if (ch == ')' || (ch == '>' && text[pos - 1] != '-')) --depth;
-    else if (ch == ' ' && depth == 0) break;
+    if (ch == '(' || ch == '<')
+      ++depth;
+    else if (ch == ')' || (ch == '>' && text[pos - 1] != '-'))
+      --depth;
+    else if (ch == ' ' && depth == 0)
+      break;
   }
   std::string type = text.substr(0, pos);
   std::string rest = trim(text.substr(pos));
@@ -205,8 +199,7 @@ ArgSpec parse_arg(const std::string& schema, const std::string& text) {
   if (a.name.empty()) bad_schema(schema, "argument without a name: '" + text + "'");
 
   size_t i = 0;
-  while (i < type.size() && (std::isalnum(static_cast<unsigned char>(type[i])) ||
-                             type[i] == '_' || type[i] == '|'))
+  while (i < type.size() && (std::isalnum(static_cast<unsigned char>(type[i])) || type[i] == '_' || type[i] == '|'))
     ++i;
   std::string base = type.substr(0, i);
   bool list = false;
@@ -223,13 +216,20 @@ ArgSpec parse_arg(const std::string& schema, const std::string& text) {
       std::string sets = type.substr(i + 1, close - i - 1) + "|";
       for (size_t b = 0, e; (e = sets.find('|', b)) != std::string::npos; b = e + 1) {
         std::string set = sets.substr(b, e - b);
-        if (set == "idx") a.dtypes |= kIdx;
-        else if (set == "bool") a.dtypes |= kB;
-        else if (set == "any") a.dtypes |= kAll;
-        else if (set == "float") a.dtypes |= kFH;
-        else if (set == "long") a.dtypes |= bit(at::kLong);
-        else if (set == "main") a.main_dtypes = true;
-        else bad_schema(schema, "unknown dtype set <" + set + ">");
+        if (set == "idx")
+          a.dtypes |= kIdx;
+        else if (set == "bool")
+          a.dtypes |= kB;
+        else if (set == "any")
+          a.dtypes |= kAll;
+        else if (set == "float")
+          a.dtypes |= kFH;
+        else if (set == "long")
+          a.dtypes |= bit(at::kLong);
+        else if (set == "main")
+          a.main_dtypes = true;
+        else
+          bad_schema(schema, "unknown dtype set <" + set + ">");
       }
       i = close;
     } else if (ch == '[') {
@@ -247,18 +247,30 @@ ArgSpec parse_arg(const std::string& schema, const std::string& text) {
     }
   }
 
-  if (base == "Tensor") a.type = list ? ArgType::TensorList : ArgType::Tensor;
-  else if (base == "Tensor|Scalar" && !list) a.type = ArgType::TensorOrScalar;
-  else if (base == "int" || base == "SymInt") a.type = list ? ArgType::Ints : ArgType::Int;
-  else if (base == "float") a.type = list ? ArgType::Floats : ArgType::Float;
-  else if (base == "bool") a.type = list ? ArgType::Ints : ArgType::Bool;
-  else if (base == "str" && !list) a.type = ArgType::Str;
-  else if (base == "Scalar" && !list) a.type = ArgType::Scalar;
-  else if (base == "ScalarType" && !list) a.type = ArgType::ScalarType;
-  else if (base == "Layout" && !list) a.type = ArgType::Layout;
-  else if (base == "Device" && !list) a.type = ArgType::Device;
-  else if (base == "MemoryFormat" && !list) a.type = ArgType::MemoryFormat;
-  else bad_schema(schema, "unsupported type '" + type + "'");
+  if (base == "Tensor")
+    a.type = list ? ArgType::TensorList : ArgType::Tensor;
+  else if (base == "Tensor|Scalar" && !list)
+    a.type = ArgType::TensorOrScalar;
+  else if (base == "int" || base == "SymInt")
+    a.type = list ? ArgType::Ints : ArgType::Int;
+  else if (base == "float")
+    a.type = list ? ArgType::Floats : ArgType::Float;
+  else if (base == "bool")
+    a.type = list ? ArgType::Ints : ArgType::Bool;
+  else if (base == "str" && !list)
+    a.type = ArgType::Str;
+  else if (base == "Scalar" && !list)
+    a.type = ArgType::Scalar;
+  else if (base == "ScalarType" && !list)
+    a.type = ArgType::ScalarType;
+  else if (base == "Layout" && !list)
+    a.type = ArgType::Layout;
+  else if (base == "Device" && !list)
+    a.type = ArgType::Device;
+  else if (base == "MemoryFormat" && !list)
+    a.type = ArgType::MemoryFormat;
+  else
+    bad_schema(schema, "unsupported type '" + type + "'");
 
   if (eq != std::string::npos) {
     a.has_default = true;
@@ -370,8 +382,7 @@ Value read_attr(const sy::Attrs& attrs, const ArgSpec& a, SY_AttrKind kind) {
   Value v;
   const char* n = a.name.c_str();
   auto wrong = [&]() -> Value {
-    throw sy::Unsupported("attribute '" + a.name + "' is " + kind_name(kind) + ", expected " +
-                          type_name(a));
+    throw sy::Unsupported("attribute '" + a.name + "' is " + kind_name(kind) + ", expected " + type_name(a));
   };
   switch (a.type) {
     case ArgType::Int:
@@ -404,21 +415,23 @@ Value read_attr(const sy::Attrs& attrs, const ArgSpec& a, SY_AttrKind kind) {
       return v;
     case ArgType::Floats:
       v.kind = Value::kFloats;
-      if (kind == SY_ATTR_FLOATS) v.floats = attrs.floats(n);
-      else if (kind == SY_ATTR_FLOAT || kind == SY_ATTR_INT) v.floats = {attrs.f(n)};
+      if (kind == SY_ATTR_FLOATS)
+        v.floats = attrs.floats(n);
+      else if (kind == SY_ATTR_FLOAT || kind == SY_ATTR_INT)
+        v.floats = {attrs.f(n)};
       else if (kind == SY_ATTR_INTS)
         for (int64_t x : attrs.ints(n)) v.floats.push_back(static_cast<double>(x));
-      else return wrong();
+      else
+        return wrong();
       return v;
     case ArgType::ScalarType: {
       v.kind = Value::kInt;
       if (kind == SY_ATTR_INT) {
         v.i = attrs.i(n);
         at::ScalarType st = static_cast<at::ScalarType>(v.i);
-        if (v.i < 0 || v.i >= static_cast<int64_t>(at::ScalarType::NumOptions) ||
-            !(kAll & bit(st)))
-          throw sy::Unsupported("attribute '" + a.name + "': ScalarType code " +
-                                std::to_string(v.i) + " is not supported");
+        if (v.i < 0 || v.i >= static_cast<int64_t>(at::ScalarType::NumOptions) || !(kAll & bit(st)))
+          throw sy::Unsupported("attribute '" + a.name + "': ScalarType code " + std::to_string(v.i) +
+                                " is not supported");
       } else if (kind == SY_ATTR_STRING) {
         std::string s = attrs.s(n);
         if (!scalar_type_from_name(s, &v.i))
@@ -432,13 +445,11 @@ Value read_attr(const sy::Attrs& attrs, const ArgSpec& a, SY_AttrKind kind) {
       if (kind != SY_ATTR_STRING) return wrong();
       std::string s = attrs.s(n);
       if (s.rfind("cpu", 0) != 0)
-        throw sy::Unsupported("attribute '" + a.name + "': device '" + s +
-                              "'; the aten plugin runs on the CPU only");
+        throw sy::Unsupported("attribute '" + a.name + "': device '" + s + "'; the aten plugin runs on the CPU only");
       v.kind = Value::kStr, v.s = s;
       return v;
     }
-    default:
-      return wrong();
+    default: return wrong();
   }
 }
 

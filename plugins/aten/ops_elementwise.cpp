@@ -12,8 +12,7 @@ at::Tensor sub(const Call& c) { return at::sub(c.t(0), c.tos(1), c.scalar(2)); }
 at::Tensor mul(const Call& c) { return at::mul(c.t(0), c.tos(1)); }
 at::Tensor div(const Call& c) { return at::div(c.t(0), c.tos(1), c.os(2)); }
 at::Tensor masked_fill(const Call& c) {
-  return c.is_tensor(2) ? at::masked_fill(c.t(0), c.t(1), c.t(2))
-                        : at::masked_fill(c.t(0), c.t(1), c.scalar(2));
+  return c.is_tensor(2) ? at::masked_fill(c.t(0), c.t(1), c.t(2)) : at::masked_fill(c.t(0), c.t(1), c.scalar(2));
 }
 at::Tensor relu(const Call& c) { return at::relu(c.t(0)); }
 at::Tensor gelu(const Call& c) { return at::gelu(c.t(0), c.s(1)); }
@@ -25,9 +24,9 @@ at::Tensor hardswish(const Call& c) { return at::hardswish(c.t(0)); }
 at::Tensor leaky_relu(const Call& c) { return at::leaky_relu(c.t(0), c.scalar(1)); }
 at::Tensor clamp(const Call& c) { return at::clamp(c.t(0), c.oscalar(1), c.oscalar(2)); }
 
-constexpr DtypeMask kNum = kFH | kI;        // all but bool
-constexpr DtypeMask kFIB = kF | kI | kB;    // all but float16
-constexpr DtypeMask kFI = kF | kI;          // neither float16 nor bool
+constexpr DtypeMask kNum = kFH | kI;      // all but bool
+constexpr DtypeMask kFIB = kF | kI | kB;  // all but float16
+constexpr DtypeMask kFI = kF | kI;        // neither float16 nor bool
 constexpr DtypeMask kF32_64 = bit(at::kFloat) | bit(at::kDouble);
 constexpr DtypeMask kSignedInts = bit(at::kChar) | bit(at::kShort) | bit(at::kInt) | bit(at::kLong);
 
@@ -35,8 +34,8 @@ constexpr DtypeMask kSignedInts = bit(at::kChar) | bit(at::kShort) | bit(at::kIn
 
 #define SY_UNARY(NAME, DTYPES) \
   r.def(#NAME "(Tensor self) -> Tensor", DTYPES, [](const Call& c) { return at::NAME(c.t(0)); })
-#define SY_BINARY(NAME, DTYPES)                                            \
-  r.def(#NAME "(Tensor self, Tensor|Scalar other) -> Tensor", DTYPES,      \
+#define SY_BINARY(NAME, DTYPES)                                       \
+  r.def(#NAME "(Tensor self, Tensor|Scalar other) -> Tensor", DTYPES, \
         [](const Call& c) { return at::NAME(c.t(0), c.tos(1)); })
 
 void register_elementwise_ops(Registry& r) {
@@ -51,8 +50,7 @@ void register_elementwise_ops(Registry& r) {
   r.def("mul(Tensor self, Tensor|Scalar other) -> Tensor", kAll, mul);
   r.def("mul_(Tensor(a!) self, Tensor|Scalar other) -> Tensor(a!)", kAll, mul);
   r.def("div(Tensor self, Tensor|Scalar other, *, str? rounding_mode=None) -> Tensor", kAll, div);
-  r.def("div_(Tensor(a!) self, Tensor|Scalar other, *, str? rounding_mode=None) -> Tensor(a!)",
-        kAll, div);
+  r.def("div_(Tensor(a!) self, Tensor|Scalar other, *, str? rounding_mode=None) -> Tensor(a!)", kAll, div);
   SY_BINARY(remainder, kNum);
   SY_BINARY(fmod, kNum);
   SY_BINARY(floor_divide, kNum);
@@ -77,8 +75,7 @@ void register_elementwise_ops(Registry& r) {
         [](const Call& c) { return at::minimum(c.t(0), c.t(1)); });
   r.def("maximum(Tensor self, Tensor other) -> Tensor", kAll,
         [](const Call& c) { return at::maximum(c.t(0), c.t(1)); });
-  r.def("atan2(Tensor self, Tensor other) -> Tensor", kFIB,
-        [](const Call& c) { return at::atan2(c.t(0), c.t(1)); });
+  r.def("atan2(Tensor self, Tensor other) -> Tensor", kFIB, [](const Call& c) { return at::atan2(c.t(0), c.t(1)); });
   r.def("lerp(Tensor self, Tensor end, Tensor|Scalar weight) -> Tensor", kF, [](const Call& c) {
     return c.is_tensor(2) ? at::lerp(c.t(0), c.t(1), c.t(2)) : at::lerp(c.t(0), c.t(1), c.scalar(2));
   });
@@ -139,8 +136,8 @@ void register_elementwise_ops(Registry& r) {
   SY_UNARY(ceil, kFI);
   SY_UNARY(round, kFI);
   SY_UNARY(trunc, kFI);
-  r.def("nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
-        kAll, [](const Call& c) { return at::nan_to_num(c.t(0), c.of(1), c.of(2), c.of(3)); });
+  r.def("nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", kAll,
+        [](const Call& c) { return at::nan_to_num(c.t(0), c.of(1), c.of(2), c.of(3)); });
 
   // ---- comparison and logical (bool results)
   SY_BINARY(eq, kAll);
@@ -154,9 +151,10 @@ void register_elementwise_ops(Registry& r) {
   SY_UNARY(isfinite, kAll);
   SY_UNARY(isposinf, kFI);
   SY_UNARY(isneginf, kFI);
-  r.def("isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, "
-        "bool equal_nan=False) -> Tensor", kFI,
-        [](const Call& c) { return at::isclose(c.t(0), c.t(1), c.f(2), c.f(3), c.b(4)); });
+  r.def(
+      "isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, "
+      "bool equal_nan=False) -> Tensor",
+      kFI, [](const Call& c) { return at::isclose(c.t(0), c.t(1), c.f(2), c.f(3), c.b(4)); });
   SY_UNARY(logical_not, kAll);
   r.def("logical_and(Tensor self, Tensor other) -> Tensor", kAll,
         [](const Call& c) { return at::logical_and(c.t(0), c.t(1)); });
@@ -176,12 +174,10 @@ void register_elementwise_ops(Registry& r) {
   SY_BINARY(__xor__, kI | kB);
   SY_BINARY(__lshift__, kI);
   SY_BINARY(__rshift__, kI);
-  r.def("where.self(Tensor<bool> condition, Tensor|Scalar self, Tensor|Scalar other) -> Tensor",
-        kAll, [](const Call& c) { return at::where(c.t(0), c.tos(1), c.tos(2)); });
-  r.def("masked_fill(Tensor self, Tensor<bool> mask, Tensor|Scalar value) -> Tensor", kAll,
-        masked_fill);
-  r.def("masked_fill_(Tensor(a!) self, Tensor<bool> mask, Tensor|Scalar value) -> Tensor(a!)",
-        kAll, masked_fill);
+  r.def("where.self(Tensor<bool> condition, Tensor|Scalar self, Tensor|Scalar other) -> Tensor", kAll,
+        [](const Call& c) { return at::where(c.t(0), c.tos(1), c.tos(2)); });
+  r.def("masked_fill(Tensor self, Tensor<bool> mask, Tensor|Scalar value) -> Tensor", kAll, masked_fill);
+  r.def("masked_fill_(Tensor(a!) self, Tensor<bool> mask, Tensor|Scalar value) -> Tensor(a!)", kAll, masked_fill);
 
   // ---- activations
   r.family("activation");
@@ -196,14 +192,11 @@ void register_elementwise_ops(Registry& r) {
   r.def("sigmoid_(Tensor(a!) self) -> Tensor(a!)", kFIB, sigmoid);
   r.def("tanh(Tensor self) -> Tensor", kFIB, tanh);
   r.def("tanh_(Tensor(a!) self) -> Tensor(a!)", kFIB, tanh);
-  r.def("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", kF | kSignedInts,
-        hardtanh);
-  r.def("hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
-        kF | kSignedInts, hardtanh);
+  r.def("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", kF | kSignedInts, hardtanh);
+  r.def("hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)", kF | kSignedInts, hardtanh);
   r.def("hardswish(Tensor self) -> Tensor", kF, hardswish);
   r.def("hardswish_(Tensor(a!) self) -> Tensor(a!)", kF, hardswish);
-  r.def("hardsigmoid(Tensor self) -> Tensor", kF,
-        [](const Call& c) { return at::hardsigmoid(c.t(0)); });
+  r.def("hardsigmoid(Tensor self) -> Tensor", kF, [](const Call& c) { return at::hardsigmoid(c.t(0)); });
   r.def("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", kF, leaky_relu);
   r.def("leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)", kF, leaky_relu);
   r.def("elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", kF,
@@ -220,26 +213,24 @@ void register_elementwise_ops(Registry& r) {
   r.def("softshrink(Tensor self, Scalar lambd=0.5) -> Tensor", kF,
         [](const Call& c) { return at::softshrink(c.t(0), c.scalar(1)); });
   // Eval mode (training=False) is deterministic: a leaky relu of slope (lower + upper) / 2.
-  r.def("rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, "
-        "bool training=False) -> Tensor", kF,
-        [](const Call& c) { return at::rrelu(c.t(0), c.scalar(1), c.scalar(2), c.b(3)); });
-  r.def("elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> "
-        "Tensor(a!)", kF,
-        [](const Call& c) { return at::elu(c.t(0), c.scalar(1), c.scalar(2), c.scalar(3)); });
-  r.def("hardsigmoid_(Tensor(a!) self) -> Tensor(a!)", kF,
-        [](const Call& c) { return at::hardsigmoid(c.t(0)); });
-  r.def("relu6_(Tensor(a!) self) -> Tensor(a!)", kFI,
-        [](const Call& c) { return at::relu6(c.t(0)); });
+  r.def(
+      "rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, "
+      "bool training=False) -> Tensor",
+      kF, [](const Call& c) { return at::rrelu(c.t(0), c.scalar(1), c.scalar(2), c.b(3)); });
+  r.def(
+      "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> "
+      "Tensor(a!)",
+      kF, [](const Call& c) { return at::elu(c.t(0), c.scalar(1), c.scalar(2), c.scalar(3)); });
+  r.def("hardsigmoid_(Tensor(a!) self) -> Tensor(a!)", kF, [](const Call& c) { return at::hardsigmoid(c.t(0)); });
+  r.def("relu6_(Tensor(a!) self) -> Tensor(a!)", kFI, [](const Call& c) { return at::relu6(c.t(0)); });
   r.def("threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)", kFI,
         [](const Call& c) { return at::threshold(c.t(0), c.scalar(1), c.scalar(2)); });
   r.def("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", kFI,
         [](const Call& c) { return at::threshold(c.t(0), c.scalar(1), c.scalar(2)); });
   r.def("logit(Tensor self, float? eps=None) -> Tensor", kFIB,
         [](const Call& c) { return at::logit(c.t(0), c.of(1)); });
-  r.def("prelu(Tensor self, Tensor weight) -> Tensor", kF,
-        [](const Call& c) { return at::prelu(c.t(0), c.t(1)); });
-  r.def("glu(Tensor self, int dim=-1) -> Tensor", kF,
-        [](const Call& c) { return at::glu(c.t(0), c.i(1)); });
+  r.def("prelu(Tensor self, Tensor weight) -> Tensor", kF, [](const Call& c) { return at::prelu(c.t(0), c.t(1)); });
+  r.def("glu(Tensor self, int dim=-1) -> Tensor", kF, [](const Call& c) { return at::glu(c.t(0), c.i(1)); });
 }
 
 }  // namespace sy_aten

@@ -31,49 +31,42 @@ void register_linalg_ops(Registry& r) {
   r.family("linalg");
   r.def("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", kFI,
         [](const Call& c) { return at::linear(c.t(0), c.t(1), c.ot(2)); });
-  r.def("matmul(Tensor self, Tensor other) -> Tensor", kFI,
-        [](const Call& c) { return at::matmul(c.t(0), c.t(1)); });
-  r.def("mm(Tensor self, Tensor mat2) -> Tensor", kFI,
-        [](const Call& c) { return at::mm(c.t(0), c.t(1)); });
-  r.def("bmm(Tensor self, Tensor mat2) -> Tensor", kFI,
-        [](const Call& c) { return at::bmm(c.t(0), c.t(1)); });
-  r.def("mv(Tensor self, Tensor vec) -> Tensor", kFI,
-        [](const Call& c) { return at::mv(c.t(0), c.t(1)); });
-  r.def("dot(Tensor self, Tensor tensor) -> Tensor", kFI,
-        [](const Call& c) { return at::dot(c.t(0), c.t(1)); });
-  r.def("outer(Tensor self, Tensor vec2) -> Tensor", kAll,
-        [](const Call& c) { return at::outer(c.t(0), c.t(1)); });
-  r.def("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-        kFI, [](const Call& c) { return at::addmm(c.t(0), c.t(1), c.t(2), c.scalar(3), c.scalar(4)); });
-  r.def("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
-        "Tensor", kFI,
-        [](const Call& c) {
-          // ATen 1.13's small-matrix path reads its uninitialised output when beta is 0
-          // (NaN appears where memory held one); beta 0 means self is ignored, so skip it.
-          const at::Scalar beta = c.scalar(3), alpha = c.scalar(4);
-          if (beta.equal(0)) {
-            at::Tensor out = at::bmm(c.t(1), c.t(2));
-            return alpha.equal(1) ? out : out.mul_(alpha);
-          }
-          return at::baddbmm(c.t(0), c.t(1), c.t(2), beta, alpha);
-        });
-  r.def("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-        kFI, [](const Call& c) { return at::addmv(c.t(0), c.t(1), c.t(2), c.scalar(3), c.scalar(4)); });
+  r.def("matmul(Tensor self, Tensor other) -> Tensor", kFI, [](const Call& c) { return at::matmul(c.t(0), c.t(1)); });
+  r.def("mm(Tensor self, Tensor mat2) -> Tensor", kFI, [](const Call& c) { return at::mm(c.t(0), c.t(1)); });
+  r.def("bmm(Tensor self, Tensor mat2) -> Tensor", kFI, [](const Call& c) { return at::bmm(c.t(0), c.t(1)); });
+  r.def("mv(Tensor self, Tensor vec) -> Tensor", kFI, [](const Call& c) { return at::mv(c.t(0), c.t(1)); });
+  r.def("dot(Tensor self, Tensor tensor) -> Tensor", kFI, [](const Call& c) { return at::dot(c.t(0), c.t(1)); });
+  r.def("outer(Tensor self, Tensor vec2) -> Tensor", kAll, [](const Call& c) { return at::outer(c.t(0), c.t(1)); });
+  r.def("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kFI,
+        [](const Call& c) { return at::addmm(c.t(0), c.t(1), c.t(2), c.scalar(3), c.scalar(4)); });
+  r.def(
+      "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
+      "Tensor",
+      kFI, [](const Call& c) {
+        // ATen 1.13's small-matrix path reads its uninitialised output when beta is 0
+        // (NaN appears where memory held one); beta 0 means self is ignored, so skip it.
+        const at::Scalar beta = c.scalar(3), alpha = c.scalar(4);
+        if (beta.equal(0)) {
+          at::Tensor out = at::bmm(c.t(1), c.t(2));
+          return alpha.equal(1) ? out : out.mul_(alpha);
+        }
+        return at::baddbmm(c.t(0), c.t(1), c.t(2), beta, alpha);
+      });
+  r.def("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kFI,
+        [](const Call& c) { return at::addmv(c.t(0), c.t(1), c.t(2), c.scalar(3), c.scalar(4)); });
   r.def("einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor", kFI,
         [](const Call& c) { return at::einsum(c.s(0), c.list(1), c.oints(2)); });
   r.def("tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor", kFI,
         [](const Call& c) { return at::tensordot(c.t(0), c.t(1), c.ints(2), c.ints(3)); });
-  r.def("addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
-        "Tensor", kFI,
-        [](const Call& c) { return at::addbmm(c.t(0), c.t(1), c.t(2), c.scalar(3), c.scalar(4)); });
-  r.def("addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-        kFI, [](const Call& c) { return at::addr(c.t(0), c.t(1), c.t(2), c.scalar(3), c.scalar(4)); });
-  r.def("inner(Tensor self, Tensor other) -> Tensor", kFI,
-        [](const Call& c) { return at::inner(c.t(0), c.t(1)); });
-  r.def("vdot(Tensor self, Tensor other) -> Tensor", kF32_64,
-        [](const Call& c) { return at::vdot(c.t(0), c.t(1)); });
-  r.def("kron(Tensor self, Tensor other) -> Tensor", kAll,
-        [](const Call& c) { return at::kron(c.t(0), c.t(1)); });
+  r.def(
+      "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
+      "Tensor",
+      kFI, [](const Call& c) { return at::addbmm(c.t(0), c.t(1), c.t(2), c.scalar(3), c.scalar(4)); });
+  r.def("addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kFI,
+        [](const Call& c) { return at::addr(c.t(0), c.t(1), c.t(2), c.scalar(3), c.scalar(4)); });
+  r.def("inner(Tensor self, Tensor other) -> Tensor", kFI, [](const Call& c) { return at::inner(c.t(0), c.t(1)); });
+  r.def("vdot(Tensor self, Tensor other) -> Tensor", kF32_64, [](const Call& c) { return at::vdot(c.t(0), c.t(1)); });
+  r.def("kron(Tensor self, Tensor other) -> Tensor", kAll, [](const Call& c) { return at::kron(c.t(0), c.t(1)); });
   r.def("linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor", kF,
         [](const Call& c) { return at::linalg_vecdot(c.t(0), c.t(1), c.i(2)); });
   r.def("linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", kFI,
@@ -82,8 +75,7 @@ void register_linalg_ops(Registry& r) {
         [](const Call& c) { return at::cross(c.t(0), c.t(1), c.oi(2)); });
   r.def("linalg_multi_dot(Tensor[] tensors) -> Tensor", kFI,
         [](const Call& c) { return at::linalg_multi_dot(c.list(0)); });
-  r.def("chain_matmul(Tensor[] matrices) -> Tensor", kFI,
-        [](const Call& c) { return at::chain_matmul(c.list(0)); });
+  r.def("chain_matmul(Tensor[] matrices) -> Tensor", kFI, [](const Call& c) { return at::chain_matmul(c.list(0)); });
   r.def("bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor", kF,
         [](const Call& c) { return at::bilinear(c.t(0), c.t(1), c.t(2), c.ot(3)); });
 
@@ -114,109 +106,114 @@ void register_linalg_ops(Registry& r) {
   r.family("distance");
   r.def("cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor", kF32_64,
         [](const Call& c) { return at::cdist(c.t(0), c.t(1), c.f(2), c.oi(3)); });
-  r.def("pdist(Tensor self, float p=2) -> Tensor", kF32_64,
-        [](const Call& c) { return at::pdist(c.t(0), c.f(1)); });
-  r.def("pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> "
-        "Tensor", kF, [](const Call& c) {
-          return at::pairwise_distance(c.t(0), c.t(1), c.f(2), c.f(3), c.b(4));
-        });
+  r.def("pdist(Tensor self, float p=2) -> Tensor", kF32_64, [](const Call& c) { return at::pdist(c.t(0), c.f(1)); });
+  r.def(
+      "pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> "
+      "Tensor",
+      kF, [](const Call& c) { return at::pairwise_distance(c.t(0), c.t(1), c.f(2), c.f(3), c.b(4)); });
 
   // Integer convolution exists in ATen 1.13 only without dilation: not claimed.
   r.family("conv");
-  r.def("conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
-        "int[1] padding=[0], int[1] dilation=[1], int groups=1) -> Tensor", kF,
-        [](const Call& c) {
-          return at::conv1d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5), c.i(6));
-        });
-  r.def("conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
-        "str padding=\"valid\", int[1] dilation=[1], int groups=1) -> Tensor", kF,
-        [](const Call& c) {
-          return at::conv1d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.s(4), c.ints(5), c.i(6));
-        });
-  r.def("conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
-        "int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor", kF, conv2d);
-  r.def("conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
-        "str padding=\"valid\", int[2] dilation=1, int groups=1) -> Tensor", kF,
-        [](const Call& c) {
-          return at::conv2d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.s(4), c.ints(5), c.i(6));
-        });
-  r.def("conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, "
-        "int[3] padding=0, int[3] dilation=1, int groups=1) -> Tensor", kF32_64,
-        [](const Call& c) {
-          return at::conv3d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5), c.i(6));
-        });
-  r.def("conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
-        "int[1] padding=[0], int[1] output_padding=[0], int groups=1, int[1] dilation=[1]) -> Tensor",
-        kF32_64, [](const Call& c) {
-          return at::conv_transpose1d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5),
-                                      c.i(6), c.ints(7));
-        });
-  r.def("conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
-        "int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor",
-        kF32_64, [](const Call& c) {
-          return at::conv_transpose2d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5),
-                                      c.i(6), c.ints(7));
-        });
-  r.def("conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, "
-        "int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor",
-        kF32_64, [](const Call& c) {
-          return at::conv_transpose3d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5),
-                                      c.i(6), c.ints(7));
-        });
+  r.def(
+      "conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
+      "int[1] padding=[0], int[1] dilation=[1], int groups=1) -> Tensor",
+      kF, [](const Call& c) { return at::conv1d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5), c.i(6)); });
+  r.def(
+      "conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
+      "str padding=\"valid\", int[1] dilation=[1], int groups=1) -> Tensor",
+      kF, [](const Call& c) { return at::conv1d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.s(4), c.ints(5), c.i(6)); });
+  r.def(
+      "conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+      "int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor",
+      kF, conv2d);
+  r.def(
+      "conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+      "str padding=\"valid\", int[2] dilation=1, int groups=1) -> Tensor",
+      kF, [](const Call& c) { return at::conv2d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.s(4), c.ints(5), c.i(6)); });
+  r.def(
+      "conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, "
+      "int[3] padding=0, int[3] dilation=1, int groups=1) -> Tensor",
+      kF32_64,
+      [](const Call& c) { return at::conv3d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5), c.i(6)); });
+  r.def(
+      "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
+      "int[1] padding=[0], int[1] output_padding=[0], int groups=1, int[1] dilation=[1]) -> Tensor",
+      kF32_64, [](const Call& c) {
+        return at::conv_transpose1d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5), c.i(6), c.ints(7));
+      });
+  r.def(
+      "conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+      "int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor",
+      kF32_64, [](const Call& c) {
+        return at::conv_transpose2d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5), c.i(6), c.ints(7));
+      });
+  r.def(
+      "conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, "
+      "int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor",
+      kF32_64, [](const Call& c) {
+        return at::conv_transpose3d(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5), c.i(6), c.ints(7));
+      });
   // conv2d(padding="same") as traced (the op behind F.conv*d with a string padding).
-  r.def("_convolution_mode(Tensor input, Tensor weight, Tensor? bias, int[] stride, str padding, "
-        "int[] dilation, int groups) -> Tensor", kF32_64, [](const Call& c) {
-          return at::_convolution_mode(c.t(0), c.t(1), c.ot(2), c.ints(3), c.s(4), c.ints(5), c.i(6));
-        });
+  r.def(
+      "_convolution_mode(Tensor input, Tensor weight, Tensor? bias, int[] stride, str padding, "
+      "int[] dilation, int groups) -> Tensor",
+      kF32_64, [](const Call& c) {
+        return at::_convolution_mode(c.t(0), c.t(1), c.ot(2), c.ints(3), c.s(4), c.ints(5), c.i(6));
+      });
   r.def("conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor", kF32_64,
         [](const Call& c) { return at::conv_tbc(c.t(0), c.t(1), c.t(2), c.i(3)); });
-  r.def("convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
-        "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor", kF32_64,
-        [](const Call& c) {
-          return at::convolution(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5), c.b(6),
-                                 c.ints(7), c.i(8));
-        });
+  r.def(
+      "convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+      "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor",
+      kF32_64, [](const Call& c) {
+        return at::convolution(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5), c.b(6), c.ints(7), c.i(8));
+      });
   // Older traces record _convolution; benchmark/deterministic/cudnn/tf32 flags don't
   // change the result on the CPU.
-  r.def("_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
-        "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark=False, "
-        "bool deterministic=False, bool cudnn_enabled=True, bool allow_tf32=True) -> Tensor",
-        kF32_64, [](const Call& c) {
-          return at::convolution(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5), c.b(6),
-                                 c.ints(7), c.i(8));
-        });
+  r.def(
+      "_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+      "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark=False, "
+      "bool deterministic=False, bool cudnn_enabled=True, bool allow_tf32=True) -> Tensor",
+      kF32_64, [](const Call& c) {
+        return at::convolution(c.t(0), c.t(1), c.ot(2), c.ints(3), c.ints(4), c.ints(5), c.b(6), c.ints(7), c.i(8));
+      });
 
   r.family("attention");
-  r.def("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
-        "Tensor<bool|main>? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, "
-        "float? scale=None) -> Tensor", kF, sdpa);
-  r.def("_scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
-        "Tensor<bool|main>? attn_mask=None, float dropout_p=0., bool need_attn_weights=False, "
-        "bool is_causal=False) -> (Tensor, Tensor)", kF, [](const Call& c) {
-          return outs(at::_scaled_dot_product_attention(c.t(0), c.t(1), c.t(2), c.ot(3), c.f(4),
-                                                        c.b(5), c.b(6)));
-        });
+  r.def(
+      "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
+      "Tensor<bool|main>? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, "
+      "float? scale=None) -> Tensor",
+      kF, sdpa);
+  r.def(
+      "_scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
+      "Tensor<bool|main>? attn_mask=None, float dropout_p=0., bool need_attn_weights=False, "
+      "bool is_causal=False) -> (Tensor, Tensor)",
+      kF, [](const Call& c) {
+        return outs(at::_scaled_dot_product_attention(c.t(0), c.t(1), c.t(2), c.ot(3), c.f(4), c.b(5), c.b(6)));
+      });
   // The fused fast paths that nn.MultiheadAttention / nn.TransformerEncoderLayer record
   // when traced in eval mode under no_grad.
-  r.def("_native_multi_head_attention(Tensor query, Tensor key, Tensor value, int embed_dim, "
-        "int num_head, Tensor qkv_weight, Tensor qkv_bias, Tensor proj_weight, Tensor proj_bias, "
-        "Tensor<bool|main>? mask=None, bool need_weights=True, bool average_attn_weights=True, "
-        "int? mask_type=None) -> (Tensor, Tensor)", kF32_64, [](const Call& c) {
-          return outs(at::_native_multi_head_attention(c.t(0), c.t(1), c.t(2), c.i(3), c.i(4),
-                                                       c.t(5), c.t(6), c.t(7), c.t(8), c.ot(9),
-                                                       c.b(10), c.b(11), c.oi(12)));
-        });
-  r.def("_transformer_encoder_layer_fwd(Tensor src, int embed_dim, int num_heads, "
-        "Tensor qkv_weight, Tensor qkv_bias, Tensor proj_weight, Tensor proj_bias, bool use_gelu, "
-        "bool norm_first, float eps, Tensor norm_weight_1, Tensor norm_bias_1, "
-        "Tensor norm_weight_2, Tensor norm_bias_2, Tensor ffn_weight_1, Tensor ffn_bias_1, "
-        "Tensor ffn_weight_2, Tensor ffn_bias_2, Tensor<bool|main>? mask=None, int? mask_type=None) -> "
-        "Tensor", kF32_64, [](const Call& c) {
-          return at::_transformer_encoder_layer_fwd(
-              c.t(0), c.i(1), c.i(2), c.t(3), c.t(4), c.t(5), c.t(6), c.b(7), c.b(8), c.f(9),
-              c.t(10), c.t(11), c.t(12), c.t(13), c.t(14), c.t(15), c.t(16), c.t(17), c.ot(18),
-              c.oi(19));
-        });
+  r.def(
+      "_native_multi_head_attention(Tensor query, Tensor key, Tensor value, int embed_dim, "
+      "int num_head, Tensor qkv_weight, Tensor qkv_bias, Tensor proj_weight, Tensor proj_bias, "
+      "Tensor<bool|main>? mask=None, bool need_weights=True, bool average_attn_weights=True, "
+      "int? mask_type=None) -> (Tensor, Tensor)",
+      kF32_64, [](const Call& c) {
+        return outs(at::_native_multi_head_attention(c.t(0), c.t(1), c.t(2), c.i(3), c.i(4), c.t(5), c.t(6), c.t(7),
+                                                     c.t(8), c.ot(9), c.b(10), c.b(11), c.oi(12)));
+      });
+  r.def(
+      "_transformer_encoder_layer_fwd(Tensor src, int embed_dim, int num_heads, "
+      "Tensor qkv_weight, Tensor qkv_bias, Tensor proj_weight, Tensor proj_bias, bool use_gelu, "
+      "bool norm_first, float eps, Tensor norm_weight_1, Tensor norm_bias_1, "
+      "Tensor norm_weight_2, Tensor norm_bias_2, Tensor ffn_weight_1, Tensor ffn_bias_1, "
+      "Tensor ffn_weight_2, Tensor ffn_bias_2, Tensor<bool|main>? mask=None, int? mask_type=None) -> "
+      "Tensor",
+      kF32_64, [](const Call& c) {
+        return at::_transformer_encoder_layer_fwd(c.t(0), c.i(1), c.i(2), c.t(3), c.t(4), c.t(5), c.t(6), c.b(7),
+                                                  c.b(8), c.f(9), c.t(10), c.t(11), c.t(12), c.t(13), c.t(14), c.t(15),
+                                                  c.t(16), c.t(17), c.ot(18), c.oi(19));
+      });
 }
 
 }  // namespace sy_aten

@@ -16,17 +16,17 @@ sy::PluginDef& attention_plugin() {
   using namespace sy_attention;
   static sy::PluginDef def = [] {
     sy::PluginDef d("attention", "0.1.0", "switchyard",
-                           {
-                               make_sdpa_kernel("aten::_scaled_dot_product_attention", /*torch2=*/false),
-                               make_sdpa_kernel("aten::scaled_dot_product_attention", /*torch2=*/true),
-                               make_mha_kernel("aten::_native_multi_head_attention"),
-                               make_encoder_layer_kernel("aten::_transformer_encoder_layer_fwd"),
-                               make_softmax_kernel("aten::softmax"),
-                               make_softmax_kernel("aten::_softmax"),
-                               make_layer_norm_kernel("aten::layer_norm"),
-                               make_bmm_softmax_bmm_kernel("aten::bmm+aten::softmax+aten::bmm"),
-                               make_baddbmm_softmax_bmm_kernel("aten::baddbmm+aten::softmax+aten::bmm"),
-                           });
+                    {
+                        make_sdpa_kernel("aten::_scaled_dot_product_attention", /*torch2=*/false),
+                        make_sdpa_kernel("aten::scaled_dot_product_attention", /*torch2=*/true),
+                        make_mha_kernel("aten::_native_multi_head_attention"),
+                        make_encoder_layer_kernel("aten::_transformer_encoder_layer_fwd"),
+                        make_softmax_kernel("aten::softmax"),
+                        make_softmax_kernel("aten::_softmax"),
+                        make_layer_norm_kernel("aten::layer_norm"),
+                        make_bmm_softmax_bmm_kernel("aten::bmm+aten::softmax+aten::bmm"),
+                        make_baddbmm_softmax_bmm_kernel("aten::baddbmm+aten::softmax+aten::bmm"),
+                    });
     d.attribute("onednn", sy_attributes::onednn());
     return d;
   }();

@@ -12,8 +12,7 @@ constexpr int kAbsent = -2;
 
 std::string str(const Shape& s) { return sy::shape_string(s); }
 
-TensorArgs::TensorArgs(const sy::Node& n, std::vector<std::string> tensors,
-                       const std::vector<std::string>& others)
+TensorArgs::TensorArgs(const sy::Node& n, std::vector<std::string> tensors, const std::vector<std::string>& others)
     : names_(std::move(tensors)), num_inputs_(n.num_inputs) {
   size_t next = 0;
   for (const std::string& name : names_) {
@@ -27,8 +26,7 @@ TensorArgs::TensorArgs(const sy::Node& n, std::vector<std::string> tensors,
     }
   }
   if (next < n.num_inputs)
-    throw sy::Unsupported("takes " + std::to_string(next) + " tensor inputs, node has " +
-                          std::to_string(n.num_inputs));
+    throw sy::Unsupported("takes " + std::to_string(next) + " tensor inputs, node has " + std::to_string(n.num_inputs));
   const SY_HostApi* h = sy::host_api();
   for (size_t i = 0, count = h->attr_count(n.attrs.raw()); i < count; ++i) {
     const char* name = h->attr_name(n.attrs.raw(), i);
@@ -83,8 +81,7 @@ std::vector<int64_t> lead_strides(const DLTensor& t, int tail, const Shape& lead
   return out;
 }
 
-void strides_over(const DLTensor& t, const Shape& lead, std::vector<int64_t>* lead_out, int64_t* row,
-                  int64_t* col) {
+void strides_over(const DLTensor& t, const Shape& lead, std::vector<int64_t>* lead_out, int64_t* row, int64_t* col) {
   const Shape st = strides_of(t);
   const int tail = t.ndim < 2 ? t.ndim : 2;
   *lead_out = lead_strides(t, tail, lead);

@@ -55,8 +55,7 @@ Shape broadcast(const Shape& a, const Shape& b, const std::string& what);
 // dim or has size 1 there (broadcast).
 std::vector<int64_t> lead_strides(const DLTensor& t, int tail, const Shape& lead);
 // Strides over `lead` + [rows, cols] of a tensor of at most that rank (broadcast dims 0).
-void strides_over(const DLTensor& t, const Shape& lead, std::vector<int64_t>* lead_out, int64_t* row,
-                  int64_t* col);
+void strides_over(const DLTensor& t, const Shape& lead, std::vector<int64_t>* lead_out, int64_t* row, int64_t* col);
 
 // Runs f; a capability answer (sy::Unsupported) found only at run time is a plain error.
 template <typename F>

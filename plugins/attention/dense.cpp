@@ -55,8 +55,10 @@ Rows as_rows(const DLTensor& t, std::vector<float>& storage) {
 void linear(const Rows& x, const float* w, int64_t ldw, int64_t n, const float* b, float* y, int64_t ldy) {
   if (x.rows == 0 || n == 0) return;
   for (int64_t r = 0; r < x.rows; ++r) {
-    if (b != nullptr) std::copy(b, b + n, y + r * ldy);
-    else std::fill(y + r * ldy, y + r * ldy + n, 0.0f);
+    if (b != nullptr)
+      std::copy(b, b + n, y + r * ldy);
+    else
+      std::fill(y + r * ldy, y + r * ldy + n, 0.0f);
   }
   if (x.cols == 0) return;
   sy_gemm::sgemm(false, true, x.rows, n, x.cols, 1.0f, x.data, x.ld, w, ldw, 1.0f, y, ldy);

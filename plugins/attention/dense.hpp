@@ -24,8 +24,8 @@ Rows as_rows(const DLTensor& t, std::vector<float>& storage);
 // y's rows have pitch ldy. The product is one oneDNN sgemm.
 void linear(const Rows& x, const float* w, int64_t ldw, int64_t n, const float* b, float* y, int64_t ldy);
 
-void gelu(float* x, int64_t n);          // exact: x * Phi(x), as at::gelu(approximate="none")
-void relu(float* x, int64_t n);          // NaN stays NaN, as at::relu
+void gelu(float* x, int64_t n);                 // exact: x * Phi(x), as at::gelu(approximate="none")
+void relu(float* x, int64_t n);                 // NaN stays NaN, as at::relu
 void add(float* y, const float* x, int64_t n);  // y += x
 
 }  // namespace sy_attention

@@ -64,13 +64,13 @@ SY_VECTOR_CLONES float exp_shifted(float* row, int64_t n, float m) {
 // Row-major C = A * op(B) + beta * C for one tile, on the calling thread alone (the tiles
 // already run in parallel): oneDNN's sgemm, whose kernels are picked for this CPU at run
 // time, where Debian's OpenBLAS falls back to older ones on CPUs newer than it knows.
-void tile_gemm(bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-               int64_t ldb, float beta, float* c, int64_t ldc) {
+void tile_gemm(bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+               float beta, float* c, int64_t ldc) {
   sy_omp::Threads one(0);
   const dnnl_status_t s = dnnl_sgemm('N', trans_b ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
   if (s != dnnl_success)
-    throw sy::Error("attention: oneDNN sgemm of a [" + std::to_string(m) + ", " + std::to_string(k) + "] tile failed (status " +
-                        std::to_string(static_cast<int>(s)) + ")",
+    throw sy::Error("attention: oneDNN sgemm of a [" + std::to_string(m) + ", " + std::to_string(k) +
+                        "] tile failed (status " + std::to_string(static_cast<int>(s)) + ")",
                     s == dnnl_out_of_memory ? SY_ERROR_OUT_OF_MEMORY : SY_ERROR_INTERNAL);
 }
 
@@ -85,10 +85,10 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr int64_t kSingleThreadGemm = 16 * 65536;
 
 struct Tiling {
-  int64_t bq = 1, bk = 1;          // query rows and keys per tile
-  int64_t ldq = 1, ldv = 1;        // row pitch of the packed q tile and of the accumulator
+  int64_t bq = 1, bk = 1;    // query rows and keys per tile
+  int64_t ldq = 1, ldv = 1;  // row pitch of the packed q tile and of the accumulator
   bool pack_k = false, pack_v = false;
-  size_t floats = 0;               // scratch per thread
+  size_t floats = 0;  // scratch per thread
 };
 
 Tiling tiling(const Problem& p) {
@@ -104,8 +104,8 @@ Tiling tiling(const Problem& p) {
   // any other layout (transposed, broadcast rows, ...) is copied tile by tile.
   t.pack_k = !(p.k.col == 1 && p.k.row >= t.ldq);
   t.pack_v = !(p.v.col == 1 && p.v.row >= t.ldv);
-  t.floats = static_cast<size_t>(t.bq * t.ldq + t.bq * t.bk + t.bq * t.ldv + 2 * t.bq +
-                                 (t.pack_k ? t.bk * t.ldq : 0) + (t.pack_v ? t.bk * t.ldv : 0));
+  t.floats = static_cast<size_t>(t.bq * t.ldq + t.bq * t.bk + t.bq * t.ldv + 2 * t.bq + (t.pack_k ? t.bk * t.ldq : 0) +
+                                 (t.pack_v ? t.bk * t.ldv : 0));
   return t;
 }
 
@@ -130,8 +130,7 @@ void mask_row(MaskKind kind, const void* m, int64_t col, int64_t rk, float* s) {
   const auto* b = static_cast<const uint8_t*>(m);
   const auto* f = static_cast<const float*>(m);
   switch (kind) {
-    case MaskKind::None:
-      return;
+    case MaskKind::None: return;
     case MaskKind::KeepIfTrue:
       for (int64_t j = 0; j < rk; ++j)
         if (!b[j * col]) s[j] = kNegInf;
@@ -157,12 +156,11 @@ struct Block {
   int64_t i0 = 0, rq = 0;
   const float* k = nullptr;
   const float* v = nullptr;
-  const char* mask = nullptr;     // the mask entry (n, i0, 0), as bytes
+  const char* mask = nullptr;  // the mask entry (n, i0, 0), as bytes
   size_t mask_elem = 1;
   float *qs, *s, *acc, *m, *l, *kp, *vp;
 
-  Block(const Problem& prob, const Tiling& tile, int64_t n, int64_t qb, float* scratch)
-      : p(prob), t(tile) {
+  Block(const Problem& prob, const Tiling& tile, int64_t n, int64_t qb, float* scratch) : p(prob), t(tile) {
     i0 = qb * t.bq;
     rq = std::min(t.bq, p.lq - i0);
     qs = scratch;
@@ -207,9 +205,8 @@ struct Block {
       if (p.causal)
         for (int64_t j = std::max<int64_t>(0, i0 + i - j0 + 1); j < rk; ++j) row[j] = kNegInf;
       if (mask != nullptr)
-        mask_row(p.mask.kind,
-                 mask + (i * p.mask.row + j0 * p.mask.col) * static_cast<int64_t>(mask_elem),
-                 p.mask.col, rk, row);
+        mask_row(p.mask.kind, mask + (i * p.mask.row + j0 * p.mask.col) * static_cast<int64_t>(mask_elem), p.mask.col,
+                 rk, row);
     }
   }
 
@@ -257,8 +254,7 @@ struct Block {
     for (int64_t i = 0; i < rq; ++i) {
       // l == 0: every key masked, softmax of all -inf is NaN; l NaN stays NaN.
       const float inv = p.lk == 0 ? 0.0f : (l[i] > 0.0f ? 1.0f / l[i] : kNaN);
-      for (int64_t c = 0; c < p.ev; ++c)
-        out[i * o.row + c * o.col] = p.lk == 0 ? 0.0f : acc[i * t.ldv + c] * inv;
+      for (int64_t c = 0; c < p.ev; ++c) out[i * o.row + c * o.col] = p.lk == 0 ? 0.0f : acc[i * t.ldv + c] * inv;
     }
   }
 

@@ -51,11 +51,11 @@ struct Problem {
   std::vector<int64_t> lead_shape;  // leading (batch, head, ...) dims; n runs over their product
   int64_t lq = 0, lk = 0, e = 0, ev = 0;
   float scale = 1.0f;
-  bool causal = false;              // key j takes part in query i only if j <= i (top-left aligned)
-  Operand q, k, v;                  // [.., lq, e], [.., lk, e], [.., lk, ev]
-  Mask mask;                        // [.., lq, lk]
-  Output out;                       // [.., lq, ev]
-  Output weights;                   // (optional, data may be NULL) the softmax, [.., lq, lk]
+  bool causal = false;  // key j takes part in query i only if j <= i (top-left aligned)
+  Operand q, k, v;      // [.., lq, e], [.., lk, e], [.., lk, ev]
+  Mask mask;            // [.., lq, lk]
+  Output out;           // [.., lq, ev]
+  Output weights;       // (optional, data may be NULL) the softmax, [.., lq, lk]
 };
 
 // Rows that take part in no key (all masked) give NaN, as ATen's softmax does; lk == 0

@@ -5,8 +5,8 @@
 #include "onednn_rows.hpp"
 
 #include "common/onednn_engine.hpp"
-#include "common/vector_clones.hpp"
 #include "common/openmp_threads.hpp"
+#include "common/vector_clones.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <switchyard/plugin.hpp>
@@ -118,8 +118,8 @@ void layer_norm(float* x, int64_t rows, int64_t d, const float* gamma, const flo
     const memory& scale = gamma != nullptr ? thread_memory(sy_onednn::kScaleSlot, wd, const_cast<float*>(gamma)) : none;
     const memory& shift = beta != nullptr ? thread_memory(sy_onednn::kShiftSlot, wd, const_cast<float*>(beta)) : none;
     dnnl::stream& s = sy_onednn::thread_stream();
-    sy_onednn::execute(*prim, s, {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}, {DNNL_ARG_SCALE, scale},
-                                  {DNNL_ARG_SHIFT, shift}});
+    sy_onednn::execute(*prim, s,
+                       {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}, {DNNL_ARG_SCALE, scale}, {DNNL_ARG_SHIFT, shift}});
     s.wait();
   });
 }

@@ -61,8 +61,10 @@ class ScoresSoftmaxBmm {
       throw sy::Unsupported("softmax with a dtype argument (a conversion) is not fused");
     if (a.kind("post.dim") != SY_ATTR_INT) throw sy::Unsupported("softmax's dim is not a constant int");
     dim_ = a.i("post.dim");
-    if (a.kind("@min_scores_mib") == SY_ATTR_INT) min_scores_mib_ = static_cast<double>(a.i("@min_scores_mib"));
-    else if (a.kind("@min_scores_mib") == SY_ATTR_FLOAT) min_scores_mib_ = a.f("@min_scores_mib");
+    if (a.kind("@min_scores_mib") == SY_ATTR_INT)
+      min_scores_mib_ = static_cast<double>(a.i("@min_scores_mib"));
+    else if (a.kind("@min_scores_mib") == SY_ATTR_FLOAT)
+      min_scores_mib_ = a.f("@min_scores_mib");
     else if (a.kind("@min_scores_mib") != SY_ATTR_MISSING)
       throw sy::Error("option min_scores_mib must be a number (MiB)");
   }

@@ -75,7 +75,8 @@ class LayerNorm {
   int64_t rows_of(const DLTensor& x) const {
     const Shape shape = shape_of(x);
     if (normalized_.empty() || normalized_.size() > shape.size() ||
-        !std::equal(normalized_.begin(), normalized_.end(), shape.end() - static_cast<std::ptrdiff_t>(normalized_.size())))
+        !std::equal(normalized_.begin(), normalized_.end(),
+                    shape.end() - static_cast<std::ptrdiff_t>(normalized_.size())))
       throw sy::Unsupported("input " + str(shape) + " does not end in normalized_shape " + str(normalized_));
     int64_t rows = 1;
     for (size_t i = 0; i + normalized_.size() < shape.size(); ++i) rows *= shape[i];

@@ -48,8 +48,10 @@ class Sdpa {
   explicit Sdpa(const sy::Node& n) : torch2_(*static_cast<const bool*>(n.user_data)) {
     const sy::Attrs& a = n.attrs;
     std::vector<std::string> others{"dropout_p", "is_causal"};
-    if (torch2_) others.insert(others.end(), {"scale", "enable_gqa"});
-    else others.push_back("need_attn_weights");
+    if (torch2_)
+      others.insert(others.end(), {"scale", "enable_gqa"});
+    else
+      others.push_back("need_attn_weights");
     args_ = TensorArgs(n, {"query", "key", "value", "attn_mask"}, others);
 
     const double dropout = a.f("dropout_p", 0.0);
@@ -120,8 +122,7 @@ class Sdpa {
     s.lk = k.shape[k.ndim - 2];
     s.ev = v.shape[v.ndim - 1];
     if (k.shape[k.ndim - 1] != s.e)
-      throw sy::Unsupported("query " + str(shape_of(q)) + " and key " + str(shape_of(k)) +
-                            " differ in their last dim");
+      throw sy::Unsupported("query " + str(shape_of(q)) + " and key " + str(shape_of(k)) + " differ in their last dim");
     if (v.shape[v.ndim - 2] != s.lk)
       throw sy::Unsupported("key " + str(shape_of(k)) + " and value " + str(shape_of(v)) +
                             " differ in sequence length");
@@ -129,11 +130,11 @@ class Sdpa {
     s.lead = broadcast(s.attn_lead, leading(v, 2), "attention weights and value");
     if (const DLTensor* m = t[kMask]) {
       require_cpu(*m, "attn_mask");
-      if (!is_bool(*m) && !is_f32(*m))
-        throw sy::Unsupported("'attn_mask' must be bool or float32");
+      if (!is_bool(*m) && !is_f32(*m)) throw sy::Unsupported("'attn_mask' must be bool or float32");
       if (causal_)  // ATen's own check
-        throw sy::Unsupported("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
-                              "is_causal=True");
+        throw sy::Unsupported(
+            "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+            "is_causal=True");
       Shape w = s.attn_lead;
       w.insert(w.end(), {s.lq, s.lk});
       const Shape ms = shape_of(*m);

@@ -8,9 +8,9 @@
 // rather than ATen's (which allocates its own output). Rows whose every score is -inf
 // give NaN, and a NaN or +inf score gives a NaN row, as ATen's softmax does.
 #include "binding.hpp"
-#include "ops.hpp"
-#include "onednn_rows.hpp"
 #include "common/gather.hpp"
+#include "onednn_rows.hpp"
+#include "ops.hpp"
 
 #include <switchyard/parallel.hpp>
 
@@ -66,7 +66,8 @@ class Softmax {
     args_ = TensorArgs(n, {"self"}, {"dim", underscore ? "half_to_float" : "dtype"});
     if (!n.attrs.has("dim")) throw sy::Unsupported("attribute 'dim' is missing");
     dim_ = n.attrs.i("dim");
-    if (underscore && n.attrs.i("half_to_float", 0) != 0) throw sy::Unsupported("half_to_float=True is not implemented");
+    if (underscore && n.attrs.i("half_to_float", 0) != 0)
+      throw sy::Unsupported("half_to_float=True is not implemented");
     if (!underscore && n.attrs.has("dtype") && n.attrs.i("dtype") != 6)  // 6: ATen's code for float32
       throw sy::Unsupported("softmax with a dtype conversion (dtype=" + std::to_string(n.attrs.i("dtype")) + ")");
   }

@@ -181,8 +181,9 @@ class Mha {
     w_.H = n.attrs.i("num_head");
     mask_type_ = optional_int(n.attrs, "mask_type");
     if (n.attrs.i("need_weights", 1) != 0)  // the schema's default is True
-      throw sy::Unsupported("need_weights=True (the attention weights as an output) is not implemented; "
-                            "need_weights=False only");
+      throw sy::Unsupported(
+          "need_weights=True (the attention weights as an output) is not implemented; "
+          "need_weights=False only");
     const auto t = args_.all(n);
     w_.check(t, kWeights);
     w_.prepare(t, kWeights);
@@ -196,13 +197,15 @@ class Mha {
       const char* name = i == kQuery ? "query" : i == kKey ? "key" : "value";
       if (t[i] == nullptr) throw sy::Unsupported(std::string("'") + name + "' is missing");
       require_f32(*t[i], name);
-      if (t[i]->ndim != 3) throw sy::Unsupported(std::string("expected 3-D `") + name + "`, got " + str(shape_of(*t[i])));
+      if (t[i]->ndim != 3)
+        throw sy::Unsupported(std::string("expected 3-D `") + name + "`, got " + str(shape_of(*t[i])));
     }
     const Shape s = shape_of(*t[kQuery]);
     if (shape_of(*t[kKey]) != s || shape_of(*t[kValue]) != s)
       throw sy::Unsupported("expected `query`/`key`/`value` shapes to match");
     if (s[2] != w_.D)
-      throw sy::Unsupported("query's embedding dim " + std::to_string(s[2]) + " is not embed_dim " + std::to_string(w_.D));
+      throw sy::Unsupported("query's embedding dim " + std::to_string(s[2]) + " is not embed_dim " +
+                            std::to_string(w_.D));
     w_.check(t, kWeights);
     check_mask(t[kMask], mask_type_, s[0], w_.H, s[1]);
     return s;
@@ -243,15 +246,23 @@ class Mha {
 
 class EncoderLayer {
  public:
-  enum { kSrc, kWeights, kNorm1 = kWeights + 4, kNorm2 = kNorm1 + 2, kFfn1 = kNorm2 + 2, kFfn2 = kFfn1 + 2, kMask = kFfn2 + 2 };
+  enum {
+    kSrc,
+    kWeights,
+    kNorm1 = kWeights + 4,
+    kNorm2 = kNorm1 + 2,
+    kFfn1 = kNorm2 + 2,
+    kFfn2 = kFfn1 + 2,
+    kMask = kFfn2 + 2
+  };
   static void supports(const sy::Node& n) { supports_via<EncoderLayer>(n); }
 
   explicit EncoderLayer(const sy::Node& n) {
-    args_ = TensorArgs(n,
-                       {"src", "qkv_weight", "qkv_bias", "proj_weight", "proj_bias", "norm_weight_1", "norm_bias_1",
-                        "norm_weight_2", "norm_bias_2", "ffn_weight_1", "ffn_bias_1", "ffn_weight_2", "ffn_bias_2",
-                        "mask"},
-                       {"embed_dim", "num_heads", "use_gelu", "norm_first", "eps", "mask_type"});
+    args_ =
+        TensorArgs(n,
+                   {"src", "qkv_weight", "qkv_bias", "proj_weight", "proj_bias", "norm_weight_1", "norm_bias_1",
+                    "norm_weight_2", "norm_bias_2", "ffn_weight_1", "ffn_bias_1", "ffn_weight_2", "ffn_bias_2", "mask"},
+                   {"embed_dim", "num_heads", "use_gelu", "norm_first", "eps", "mask_type"});
     const sy::Attrs& a = n.attrs;
     w_.D = a.i("embed_dim");
     w_.H = a.i("num_heads");
@@ -318,8 +329,10 @@ class EncoderLayer {
     }
     std::vector<float> hidden(static_cast<size_t>(rows * F));
     linear(Rows{ffn_in, rows, D, D}, w1, D, F, fb1, hidden.data(), F);
-    if (use_gelu_) gelu(hidden.data(), rows * F);
-    else relu(hidden.data(), rows * F);
+    if (use_gelu_)
+      gelu(hidden.data(), rows * F);
+    else
+      relu(hidden.data(), rows * F);
     linear(Rows{hidden.data(), rows, F, F}, w2, F, D, fb2, out, D);
     add(out, a.data(), n);
     if (!norm_first_) layer_norm(out, rows, D, g2, b2, eps_);

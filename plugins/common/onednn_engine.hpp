@@ -49,7 +49,8 @@ inline ConstantMemory constant_memory(const dnnl::memory::desc& md) {
   if (bytes < sy::kHugePageBytes) return {md, dnnl::memory(md, cpu_engine()), nullptr};
   void* data = nullptr;
   std::shared_ptr<void> owner = sy::map_huge_pages(bytes, &data);
-  if (!owner) throw sy::Error("out of memory for " + std::to_string(bytes) + " bytes of packed weights", SY_ERROR_OUT_OF_MEMORY);
+  if (!owner)
+    throw sy::Error("out of memory for " + std::to_string(bytes) + " bytes of packed weights", SY_ERROR_OUT_OF_MEMORY);
   return {md, dnnl::memory(md, cpu_engine(), data), std::move(owner)};
 }
 
@@ -124,8 +125,7 @@ inline void execute(const dnnl::primitive& prim, dnnl::stream& s, std::initializ
     if (n == 8) throw dnnl::error(dnnl_invalid_arguments, "more than 8 primitive arguments");
     c_args[n++] = {a.slot, a.mem.get(true)};
   }
-  dnnl::error::wrap_c_api(dnnl_primitive_execute(prim.get(), s.get(), n, c_args),
-                          "could not execute a primitive");
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(prim.get(), s.get(), n, c_args), "could not execute a primitive");
 }
 
 // Prepared primitives keyed by everything that shapes them (dims, strides, attributes).

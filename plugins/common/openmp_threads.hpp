@@ -24,8 +24,7 @@ struct Exactly {
 class Threads {
  public:
   // `work`: the call's multiply-adds or element reads (a negative value: always parallel).
-  explicit Threads(double work = -1)
-      : Threads(Exactly{work >= 0 && work < kSerialWork ? 1 : sy::intra_op_threads()}) {}
+  explicit Threads(double work = -1) : Threads(Exactly{work >= 0 && work < kSerialWork ? 1 : sy::intra_op_threads()}) {}
   // A team of exactly `e.threads` for the calling thread, put back when the guard goes.
   explicit Threads(Exactly e) {
     const int want = e.threads;

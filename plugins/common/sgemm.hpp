@@ -17,8 +17,8 @@
 namespace sy_gemm {
 
 // Row-major C = alpha * op(A) * op(B) + beta * C, as CBLAS's sgemm with CblasRowMajor.
-inline void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+inline void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   sy_omp::Threads threads(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
   const dnnl_status_t s =
       dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);

@@ -56,7 +56,7 @@ class BatchChunk {
       start(t);
       shape[0] = count;
       shape[1] /= parts;
-      image = t.data != nullptr ? image_bytes(t, storage) : 0;  // create-time metadata has no data
+      image = t.data != nullptr ? image_bytes(t, storage) : 0;      // create-time metadata has no data
       part = parts > 1 ? image / static_cast<uint64_t>(parts) : 0;  // the input is read whole by every part
       return view;
     }

@@ -24,8 +24,8 @@ const char* const kStatNames[] = {"weight", "bias", "running_mean", "running_var
 // y = x * s + b over n elements, one scale per element (channels last) or one for all.
 // Then relu: `v < 0 ? 0 : v` keeps NaN, as ATen's relu does. Element-wise, so y may be x.
 // Elements [from, to) of rows of `c` channels (nhwc, or [N, C]).
-SY_VECTOR_CLONES void channels_last(const float* x, float* y, const float* s, const float* b, int64_t c,
-                                    int64_t from, int64_t to, bool relu) {
+SY_VECTOR_CLONES void channels_last(const float* x, float* y, const float* s, const float* b, int64_t c, int64_t from,
+                                    int64_t to, bool relu) {
   int64_t k = from % c;
   for (int64_t e = from; e < to; k = 0) {
     const int64_t n = std::min(to - e, c - k);
@@ -48,8 +48,8 @@ SY_VECTOR_CLONES void channels_last(const float* x, float* y, const float* s, co
 }
 
 // Elements [from, to) of [N, C, inner] (plain NCHW, NCL, NCDHW, ...).
-SY_VECTOR_CLONES void channels_first(const float* x, float* y, const float* s, const float* b, int64_t c,
-                                     int64_t inner, int64_t from, int64_t to, bool relu) {
+SY_VECTOR_CLONES void channels_first(const float* x, float* y, const float* s, const float* b, int64_t c, int64_t inner,
+                                     int64_t from, int64_t to, bool relu) {
   int64_t row = from / inner, offset = from % inner;
   for (int64_t e = from; e < to; ++row, offset = 0) {
     const int64_t n = std::min(to - e, inner - offset);
@@ -75,8 +75,10 @@ SY_VECTOR_CLONES void channels_first(const float* x, float* y, const float* s, c
 void apply(const float* x, float* y, const float* s, const float* b, int64_t c, int64_t inner, int64_t total,
            bool relu) {
   auto part = [&](int64_t from, int64_t to) {
-    if (inner == 1) channels_last(x, y, s, b, c, from, to, relu);
-    else channels_first(x, y, s, b, c, inner, from, to, relu);
+    if (inner == 1)
+      channels_last(x, y, s, b, c, from, to, relu);
+    else
+      channels_first(x, y, s, b, c, inner, from, to, relu);
   };
   const double work = static_cast<double>(total);
   if (work < sy_omp::kSerialWork) return part(0, total);  // no parallel region: the team stays as it is
@@ -89,7 +91,9 @@ void apply(const float* x, float* y, const float* s, const float* b, int64_t c, 
   }
 }
 
-float element(const DLTensor& t, int64_t i) { return sy::data<float>(t)[i * (t.strides != nullptr ? t.strides[0] : 1)]; }
+float element(const DLTensor& t, int64_t i) {
+  return sy::data<float>(t)[i * (t.strides != nullptr ? t.strides[0] : 1)];
+}
 
 // ATen's terms (batch_norm_cpu_collect_linear_and_constant_terms), in float as it computes
 // them for float input: scale = weight / sqrt(var + eps), shift = bias - mean * scale.
@@ -109,7 +113,8 @@ void check_args(const BatchNormKernel::Args& a) {
   const DLTensor& x = *a[0];
   check_tensor(x, "input");
   if (x.ndim < 2)
-    throw sy::Unsupported("batch_norm of a rank-" + std::to_string(x.ndim) + " input (the conv plugin needs [N, C, ...])");
+    throw sy::Unsupported("batch_norm of a rank-" + std::to_string(x.ndim) +
+                          " input (the conv plugin needs [N, C, ...])");
   if (a[3] == nullptr || a[4] == nullptr)
     throw sy::Unsupported("batch_norm without running statistics (inference uses them)");
   for (size_t i = 1; i < 5; ++i) {
@@ -130,18 +135,20 @@ struct Parsed {
 Parsed parse(const sy::Node& node) {
   Parsed p;
   const std::string op = node.op;
-  if (op == "aten::batch_norm+aten::relu") p.relu = true;
-  else if (op != "aten::batch_norm") throw sy::Unsupported("conv plugin: unknown batch norm op " + op);
+  if (op == "aten::batch_norm+aten::relu")
+    p.relu = true;
+  else if (op != "aten::batch_norm")
+    throw sy::Unsupported("conv plugin: unknown batch norm op " + op);
   if (node.num_outputs != 1) throw sy::Unsupported("expected one output");
-  check_attr_names(node, {"training", "momentum", "eps", "cudnn_enabled", "weight", "bias", "running_mean", "running_var"},
-                   {});
+  check_attr_names(
+      node, {"training", "momentum", "eps", "cudnn_enabled", "weight", "bias", "running_mean", "running_var"}, {});
   const sy::Attrs& a = node.attrs;
   if (a.has("training")) {
     if (a.kind("training") != SY_ATTR_INT) throw sy::Unsupported("batch_norm's training is not a constant bool");
-    if (a.i("training") != 0) throw sy::Unsupported("batch_norm with training=True (the conv plugin runs inference only)");
+    if (a.i("training") != 0)
+      throw sy::Unsupported("batch_norm with training=True (the conv plugin runs inference only)");
   }
-  if (a.has("eps") && !a.is_number("eps"))
-    throw sy::Unsupported("batch_norm's eps is not a constant number");
+  if (a.has("eps") && !a.is_number("eps")) throw sy::Unsupported("batch_norm's eps is not a constant number");
   p.eps = static_cast<float>(a.f("eps", 1e-5));  // ATen adds it as the input's dtype
   for (size_t i = 0; i < 4; ++i)
     if (a.kind(kStatNames[i]) == SY_ATTR_TENSOR) p.attr_tensors[i] = a.tensor(kStatNames[i]);
@@ -178,7 +185,8 @@ void BatchNormKernel::supports(const sy::Node& node) {
   size_t slots = 1;
   for (const DLTensor* t : p.attr_tensors) slots += t == nullptr ? 1 : 0;
   if (node.num_inputs > slots)
-    throw sy::Unsupported("expected at most " + std::to_string(slots) + " inputs, got " + std::to_string(node.num_inputs));
+    throw sy::Unsupported("expected at most " + std::to_string(slots) + " inputs, got " +
+                          std::to_string(node.num_inputs));
   const Args a = args_of(p.attr_tensors, node.inputs, node.num_inputs);
   sy::declining([&] { check_args(a); });
   describable(sy::shape_of(*a[0]), strides_of(*a[0]), "input");
@@ -215,7 +223,7 @@ void BatchNormKernel::infer(sy::Infer& infer) {
 
 void BatchNormKernel::storage(sy::StorageQuery& q) {
   const DLTensor& x = q.input(0);
-  q.in_place(0, 0);  // element-wise: the activation usually dies here
+  q.in_place(0, 0);                                             // element-wise: the activation usually dies here
   if (!own_layouts_ || !format_holds(x.dtype, x.ndim)) return;  // plain only
   q.reads(0, SY_STORAGE_MASK_HOST | SY_STORAGE_MASK(Blocked16::kIndex) | SY_STORAGE_MASK(ChannelsLast::kIndex));
   // nhwc, as pooling and the channel scale write: the layout oneDNN's convolutions keep

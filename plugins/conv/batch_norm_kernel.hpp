@@ -43,11 +43,11 @@ class BatchNormKernel {
   // The reorder of `x` (laid out as x_md) into out's layout, built once per pair.
   std::shared_ptr<const Prepared> prepare(const dnnl::memory::desc& x_md, const dnnl::memory::desc& out_md);
 
-  bool relu_ = false;          // "+aten::relu"
+  bool relu_ = false;  // "+aten::relu"
   float eps_ = 1e-5f;
-  bool own_layouts_ = true;    // option "@layout"
+  bool own_layouts_ = true;                        // option "@layout"
   std::array<const DLTensor*, 4> attr_tensors_{};  // weight, bias, running_mean, running_var as attributes
-  bool folded_ = false;        // the statistics were constants: scale_ and shift_ hold them
+  bool folded_ = false;                            // the statistics were constants: scale_ and shift_ hold them
   std::vector<float> scale_, shift_;
   ShapeCache<Prepared> cache_;
 };

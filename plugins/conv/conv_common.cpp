@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include <omp.h>
@@ -58,9 +58,7 @@ dnnl::memory::desc strided_desc(const Dims& dims, const Dims& strides) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, s);
 }
 
-dnnl::memory::desc plain_desc(const DLTensor& t) {
-  return strided_desc(sy::shape_of(t), strides_of(t));
-}
+dnnl::memory::desc plain_desc(const DLTensor& t) { return strided_desc(sy::shape_of(t), strides_of(t)); }
 
 void check_tensor(const DLTensor& t, const char* what) {
   if (!sy::same_dtype(t.dtype, sy::kFloat32))
@@ -69,9 +67,8 @@ void check_tensor(const DLTensor& t, const char* what) {
   if (t.strides == nullptr) return;
   for (int d = 0; d < t.ndim; ++d)
     if (t.shape[d] > 1 && t.strides[d] <= 0)
-      throw sy::Unsupported(std::string(what) + " has stride " + std::to_string(t.strides[d]) +
-                            " in dimension " + std::to_string(d) +
-                            " (broadcast or reversed views are not supported)");
+      throw sy::Unsupported(std::string(what) + " has stride " + std::to_string(t.strides[d]) + " in dimension " +
+                            std::to_string(d) + " (broadcast or reversed views are not supported)");
 }
 
 void describable(const Dims& dims, const Dims& strides, const char* what) {
@@ -123,9 +120,7 @@ uint32_t max_exponent(const dnnl::memory& m) {
   return max_exponent(static_cast<const float*>(m.get_data_handle()), m.get_desc().get_size() / sizeof(float));
 }
 
-void* handle(const DLTensor& t) {
-  return static_cast<char*>(t.data) + t.byte_offset;
-}
+void* handle(const DLTensor& t) { return static_cast<char*>(t.data) + t.byte_offset; }
 
 void append_key(Dims& key, const dnnl::memory::desc& md) {
   const dnnl_memory_desc_t& d = md.data;

@@ -76,8 +76,8 @@ void check_attr_names(const sy::Node& node, const std::vector<std::string>& know
 
 // ---- fused activations (the consumer half of "<producer>+<consumer>") ----------------
 struct Consumer {
-  const char* op;                      // e.g. "aten::gelu"
-  std::vector<std::string> attrs;      // its attribute names, without a "post." prefix
+  const char* op;                  // e.g. "aten::gelu"
+  std::vector<std::string> attrs;  // its attribute names, without a "post." prefix
   // Appends the activation to `ops`, reading `<prefix><name>` attributes; Unsupported when
   // a value has no oneDNN equivalent.
   void (*append)(const sy::Attrs& attrs, const std::string& prefix, dnnl::post_ops& ops);
@@ -91,11 +91,11 @@ const std::vector<Consumer>& consumers();
 // "<producer>+aten::add" (a residual added by oneDNN's sum post-op),
 // "<producer>+aten::add+<activation>" or "<producer>+aten::relu+aten::max_pool2d".
 struct Fusion {
-  bool residual = false;               // "+aten::add": output = producer + alpha * residual
+  bool residual = false;  // "+aten::add": output = producer + alpha * residual
   const Consumer* activation = nullptr;
-  std::string activation_prefix;       // "post." or "post2.": where its attributes are
-  bool max_pool = false;               // "+aten::max_pool2d" after the activation ("post2.")
-  std::vector<std::string> attrs;      // every fused attribute name, prefixed
+  std::string activation_prefix;   // "post." or "post2.": where its attributes are
+  bool max_pool = false;           // "+aten::max_pool2d" after the activation ("post2.")
+  std::vector<std::string> attrs;  // every fused attribute name, prefixed
 };
 // aten::max_pool2d's attribute names.
 const std::vector<std::string>& max_pool_attr_names();

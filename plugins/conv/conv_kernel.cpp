@@ -7,8 +7,8 @@
 
 #include <switchyard/conv_attributes.hpp>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 
 namespace syconv {
 
@@ -52,17 +52,16 @@ ConvKernel::Params parse_conv(const sy::Node& node) {
   return p;
 }
 
-ConvKernel::Geometry conv_geometry(const ConvKernel::Params& p, const DLTensor& x,
-                                   const DLTensor& w, const DLTensor* b) {
+ConvKernel::Geometry conv_geometry(const ConvKernel::Params& p, const DLTensor& x, const DLTensor& w,
+                                   const DLTensor* b) {
   const int sp = p.spatial != 0 ? p.spatial : w.ndim - 2;
-  if (sp < 1 || sp > 3)
-    throw sy::Error("weight has " + std::to_string(w.ndim) + " dimensions (expected 3 to 5)");
+  if (sp < 1 || sp > 3) throw sy::Error("weight has " + std::to_string(w.ndim) + " dimensions (expected 3 to 5)");
   if (w.ndim != sp + 2)
     throw sy::Error("weight has " + std::to_string(w.ndim) + " dimensions, expected " + std::to_string(sp + 2));
   const bool unbatched = p.unbatched_ok && x.ndim == sp + 1;
   if (x.ndim != sp + 2 && !unbatched)
-    throw sy::Error("input has " + std::to_string(x.ndim) + " dimensions, expected " +
-                    std::to_string(sp + 2) + (p.unbatched_ok ? " (or " + std::to_string(sp + 1) + " unbatched)" : ""));
+    throw sy::Error("input has " + std::to_string(x.ndim) + " dimensions, expected " + std::to_string(sp + 2) +
+                    (p.unbatched_ok ? " (or " + std::to_string(sp + 1) + " unbatched)" : ""));
   auto expand = [&](const Dims& v, int64_t fallback, const char* what) {
     if (v.empty()) return Dims(sp, fallback);
     if (v.size() == 1) return Dims(sp, v[0]);
@@ -137,11 +136,11 @@ struct ConvKernel::Prepared {
   dnnl::convolution_forward conv;
   memory::desc src_user, src, wts_user, wts, bias_user, bias, dst_user, dst, res_user, scratch;
   dnnl::reorder src_in, wts_in, bias_in, dst_out;  // empty when the layouts already agree
-  dnnl::reorder res_in;                             // residual into dst (a copy at least), when fused
-  memory weights;                                   // constant weights in `wts` layout
-  memory const_bias;                                // the constant bias's channels of this call
+  dnnl::reorder res_in;                            // residual into dst (a copy at least), when fused
+  memory weights;                                  // constant weights in `wts` layout
+  memory const_bias;                               // the constant bias's channels of this call
   bool has_bias = false;
-  double work = 0;                                  // multiply-adds per run
+  double work = 0;  // multiply-adds per run
 };
 
 ConvKernel::Args ConvKernel::args_of(const Params& params, const DLTensor* const* inputs, size_t n) {
@@ -172,9 +171,10 @@ void ConvKernel::supports(const sy::Node& node) {
   if (k.params_.fusion.max_pool) throw sy::Unsupported("a fused max pool is ConvPoolKernel's (conv_pool.hpp)");
   const size_t slots = k.params_.num_slots + (k.params_.fusion.residual ? 1 : 0);
   if (node.num_inputs > slots)
-    throw sy::Unsupported("expected at most " + std::to_string(slots) + " inputs" +
-                          (k.params_.fusion.residual ? "" : " (a fused activation with tensor inputs is not supported)") +
-                          ", got " + std::to_string(node.num_inputs));
+    throw sy::Unsupported(
+        "expected at most " + std::to_string(slots) + " inputs" +
+        (k.params_.fusion.residual ? "" : " (a fused activation with tensor inputs is not supported)") + ", got " +
+        std::to_string(node.num_inputs));
   if (k.params_.fusion.residual && (node.num_inputs < 2 || node.inputs[node.num_inputs - 1] == nullptr))
     throw sy::Unsupported("the add's other operand is not a tensor");
   Args a = k.args_of(node.inputs, node.num_inputs);
@@ -277,7 +277,7 @@ dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g
   // the reorder (node profiles); ViT's patch embedding about even.
   const bool few_channels = g.src[1] <= 4 && g.wts.size() == g.src.size();
   const bool plain_src = few_channels && conv_work(g) < kNhwcStemMacsPerInput * elements(g.src);
-  memory::desc src_any = plain_src       ? strided_desc(g.src, compact_strides(g.src))
+  memory::desc src_any = plain_src      ? strided_desc(g.src, compact_strides(g.src))
                          : few_channels ? memory::desc(g.src, f32, tag::nhwc)
                                         : memory::desc(g.src, f32, tag::any);
   memory::desc wts_any(g.wts, f32, tag::any), dst_any(g.dst, f32, tag::any);
@@ -349,10 +349,9 @@ std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare(const Args& a, c
   return p;
 }
 
-std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare_uncached(const Args& a, const DLTensor* out,
-                                                                         Ops ops, SY_StorageIndex in,
-                                                                         SY_StorageIndex to, SY_StorageIndex res,
-                                                                         int64_t first_channel) {
+std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare_uncached(const Args& a, const DLTensor* out, Ops ops,
+                                                                         SY_StorageIndex in, SY_StorageIndex to,
+                                                                         SY_StorageIndex res, int64_t first_channel) {
   check_tensor(*a[0], "input");  // layouts may differ from those supports() saw
   check_tensor(*a[1], "weight");
   if (a[2] != nullptr) check_tensor(*a[2], "bias");
@@ -360,8 +359,8 @@ std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare_uncached(const A
   Dims dst_strides;
   if (out != nullptr) {
     if (sy::shape_of(*out) != g.out_shape)
-      throw sy::Error("output " + to_string(sy::shape_of(*out)) + " is not the inferred " +
-                      to_string(g.out_shape), SY_ERROR_INTERNAL);
+      throw sy::Error("output " + to_string(sy::shape_of(*out)) + " is not the inferred " + to_string(g.out_shape),
+                      SY_ERROR_INTERNAL);
     dst_strides = strides_of(*out);
     if (g.out_shape.size() != g.dst.size()) dst_strides.insert(dst_strides.begin(), 0);  // unbatched
   } else {
@@ -386,18 +385,14 @@ std::shared_ptr<const ConvKernel::Prepared> ConvKernel::prepare_uncached(const A
   key.push_back(a[2] != nullptr);
   if (a[2] != nullptr) append_key(key, bias_user);
   if (a[3] != nullptr) append_key(key, res_user);
-  return cache_[ops].get(key, [&] {
-    return build(a, g, src_user, wts_user, bias_user, dst_user, res_user, ops, first_channel);
-  });
+  return cache_[ops].get(
+      key, [&] { return build(a, g, src_user, wts_user, bias_user, dst_user, res_user, ops, first_channel); });
 }
 
-std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geometry& g,
-                                                        const memory::desc& src_user,
-                                                        const memory::desc& wts_user,
-                                                        const memory::desc& bias_user,
-                                                        const memory::desc& dst_user,
-                                                        const memory::desc& res_user, Ops ops,
-                                                        int64_t first_channel) {
+std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geometry& g, const memory::desc& src_user,
+                                                        const memory::desc& wts_user, const memory::desc& bias_user,
+                                                        const memory::desc& dst_user, const memory::desc& res_user,
+                                                        Ops ops, int64_t first_channel) {
   using fwd = dnnl::convolution_forward;
   auto p = std::make_shared<Prepared>();
   p->has_bias = a[2] != nullptr;
@@ -421,7 +416,8 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
     };
     p->src_in = reorder(p->src_user, p->src);
     p->dst_out = reorder(p->dst, p->dst_user);
-    if (a[3] != nullptr) p->res_in = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->res_user, engine(), p->dst));
+    if (a[3] != nullptr)
+      p->res_in = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->res_user, engine(), p->dst));
     if (p->has_bias && !const_bias_) p->bias_in = reorder(bias_user, p->bias);
     if (p->has_bias && const_bias_)  // bias_ from the call's first channel on
       p->const_bias = memory(p->bias, engine(), static_cast<float*>(bias_.get_data_handle()) + first_channel);
@@ -441,8 +437,8 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
       }
     }
   } catch (const dnnl::error& e) {
-    throw sy::Error("conv plugin: oneDNN could not prepare " + params_.producer + " for input " +
-                    to_string(g.src) + ", weight " + to_string(g.wts) + ": " + error_message(e),
+    throw sy::Error("conv plugin: oneDNN could not prepare " + params_.producer + " for input " + to_string(g.src) +
+                        ", weight " + to_string(g.wts) + ": " + error_message(e),
                     error_status(e));
   }
   return p;
@@ -482,8 +478,7 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
   try {
     dnnl::engine& eng = engine();
     dnnl::stream& s = thread_stream();
-    auto input = [&](const memory::desc& user_md, const DLTensor& t, const dnnl::reorder& r,
-                     const memory::desc& md) {
+    auto input = [&](const memory::desc& user_md, const DLTensor& t, const dnnl::reorder& r, const memory::desc& md) {
       memory user(user_md, eng, handle(t));
       if (!r) return user;
       memory mine(md, eng);
@@ -517,13 +512,16 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
       }
       reorder_into(s, p.res_in, residual, dst);
     }
-    sy_onednn::execute(p.conv, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_BIAS, bias},
-                                   {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
+    sy_onednn::execute(p.conv, s,
+                       {{DNNL_ARG_SRC, src},
+                        {DNNL_ARG_WEIGHTS, wts},
+                        {DNNL_ARG_BIAS, bias},
+                        {DNNL_ARG_DST, dst},
+                        {DNNL_ARG_SCRATCHPAD, scratch}});
     if (p.dst_out) reorder_into(s, p.dst_out, dst, dst_user);
     s.wait();
   } catch (const dnnl::error& e) {
-    throw sy::Error("conv plugin: oneDNN failed to run " + params_.producer + ": " + error_message(e),
-                    error_status(e));
+    throw sy::Error("conv plugin: oneDNN failed to run " + params_.producer + ": " + error_message(e), error_status(e));
   }
   return true;
 }

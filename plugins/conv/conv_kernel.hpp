@@ -33,26 +33,26 @@ class ConvKernel {
   void run(sy::Run& run);
 
   struct Params {
-    std::string node;              // the node's name, for the log
-    std::string producer;          // "aten::conv2d"
-    int spatial = 0;               // 1 or 2 (conv1d/conv2d); 0: from the weight's rank
-    bool unbatched_ok = false;     // conv1d/conv2d accept an input without batch dim
-    std::string pad_mode;          // "", "same" or "valid"
+    std::string node;                // the node's name, for the log
+    std::string producer;            // "aten::conv2d"
+    int spatial = 0;                 // 1 or 2 (conv1d/conv2d); 0: from the weight's rank
+    bool unbatched_ok = false;       // conv1d/conv2d accept an input without batch dim
+    std::string pad_mode;            // "", "same" or "valid"
     Dims stride, padding, dilation;  // empty: the attribute is absent (defaults apply)
     int64_t groups = 1;
-    Fusion fusion;                 // what is fused after the convolution
+    Fusion fusion;                          // what is fused after the convolution
     const DLTensor* weight_attr = nullptr;  // weight / bias given as tensor attributes
     const DLTensor* bias_attr = nullptr;
-    size_t num_slots = 0;          // input slots the tensors take (2 or 3, fewer with attrs)
-    bool own_layouts = true;       // option "@layout": values may stay in oneDNN's layouts
-    int winograd_tiles = 2;        // option "@winograd": 0 none, 2 F(2x2,3x3), 4 also F(4x4,3x3)
+    size_t num_slots = 0;     // input slots the tensors take (2 or 3, fewer with attrs)
+    bool own_layouts = true;  // option "@layout": values may stay in oneDNN's layouts
+    int winograd_tiles = 2;   // option "@winograd": 0 none, 2 F(2x2,3x3), 4 also F(4x4,3x3)
   };
 
   struct Geometry {
-    Dims src, src_strides;         // oneDNN src dims (always batched) and element strides
-    Dims wts, wts_strides;         // weights, with a leading group dim when groups > 1
-    Dims dst;                      // oneDNN dst dims
-    Dims out_shape;                // what the node returns (no batch dim when unbatched)
+    Dims src, src_strides;                // oneDNN src dims (always batched) and element strides
+    Dims wts, wts_strides;                // weights, with a leading group dim when groups > 1
+    Dims dst;                             // oneDNN dst dims
+    Dims out_shape;                       // what the node returns (no batch dim when unbatched)
     Dims stride, dilation, pad_l, pad_r;  // oneDNN: dilation 0 = none
     int64_t out_channels = 0;
   };
@@ -69,9 +69,9 @@ class ConvKernel {
   ConvKernel(const sy::Node& node, bool prepare_now);
   // Which of the node's post-ops a primitive runs.
   enum Ops : int {
-    kFused = 0,  // all: the sum (residual), then the activation
-    kSum = 1,    // the sum alone (the NaN path)
-    kBare = 2,   // none: the convolution and its bias (split_epilogue.cpp)
+    kFused = 0,     // all: the sum (residual), then the activation
+    kSum = 1,       // the sum alone (the NaN path)
+    kBare = 2,      // none: the convolution and its bias (split_epilogue.cpp)
     kWinograd = 3,  // all, by Winograd's algorithm (winograd.cpp); the others are direct
   };
   static constexpr int kNumOps = 4;
@@ -101,8 +101,8 @@ class ConvKernel {
   SY_StorageIndex preferred_storage(const Geometry& g, bool has_bias, const WinogradPlan& winograd) const;
   std::shared_ptr<Prepared> build(const Args& a, const Geometry& g, const dnnl::memory::desc& src_user,
                                   const dnnl::memory::desc& wts_user, const dnnl::memory::desc& bias_user,
-                                  const dnnl::memory::desc& dst_user, const dnnl::memory::desc& res_user,
-                                  Ops ops, int64_t first_channel);
+                                  const dnnl::memory::desc& dst_user, const dnnl::memory::desc& res_user, Ops ops,
+                                  int64_t first_channel);
   // The bare convolution a batch chunk at a time, then the plugin's own loop for what
   // follows it: a residual tail (`+aten::add`, `+aten::add+aten::relu`) on a large output,
   // or a relu after a convolution that reads twice what it writes (split_epilogue.cpp).
@@ -127,8 +127,8 @@ class ConvKernel {
   // Runs `p` into `out` (laid out as p's dst_user); with check_finite, returns whether the
   // input, weights, bias and residual were all finite (else true). `in` / `res`: the
   // storages of the input and the residual (finite_memo.hpp).
-  bool execute(const Prepared& p, const Args& a, void* out, bool check_finite,
-               SY_StorageIndex in = SY_STORAGE_HOST, SY_StorageIndex res = SY_STORAGE_HOST) const;
+  bool execute(const Prepared& p, const Args& a, void* out, bool check_finite, SY_StorageIndex in = SY_STORAGE_HOST,
+               SY_StorageIndex res = SY_STORAGE_HOST) const;
 
   // The last call's tensor layouts per cache (fused, unfused) and what they gave: runs
   // mostly repeat them, and rebuilding descriptors for the cache key cost more than a
@@ -139,14 +139,14 @@ class ConvKernel {
     bool operator==(const CallKey& o) const;
   };
   // False when the layouts do not fit a key (no memo then).
-  static bool call_key(const Args& a, const DLTensor* out, SY_StorageIndex in, SY_StorageIndex to,
-                       SY_StorageIndex res, int64_t first_channel, CallKey& key);
+  static bool call_key(const Args& a, const DLTensor* out, SY_StorageIndex in, SY_StorageIndex to, SY_StorageIndex res,
+                       int64_t first_channel, CallKey& key);
 
   Params params_;
   dnnl::post_ops post_ops_[kNumOps];  // per Ops
-  bool nan_guard_ = false;         // the activation may turn a NaN into a number
-  bool splits_ = false;            // run_split() may take it: a residual tail or a relu, nothing else
-  float residual_alpha_ = 1.f;     // aten::add's alpha: output = conv + alpha * residual
+  bool nan_guard_ = false;            // the activation may turn a NaN into a number
+  bool splits_ = false;               // run_split() may take it: a residual tail or a relu, nothing else
+  float residual_alpha_ = 1.f;        // aten::add's alpha: output = conv + alpha * residual
   bool const_weights_ = false, const_bias_ = false;
   bool consts_finite_ = true;      // constant weights and bias hold no NaN or infinity
   bool winograd_weights_ = false;  // constant weights small enough for Winograd (winograd.hpp)
@@ -154,11 +154,11 @@ class ConvKernel {
   // output channels (Winograd may take a part per call); guarded by the cache's lock,
   // since only build() touches it.
   struct PackedWeights {
-    int64_t first_channel;         // the part's first output channel (0: all of them)
+    int64_t first_channel;  // the part's first output channel (0: all of them)
     sy_onednn::ConstantMemory packed;
   };
   std::vector<PackedWeights> weights_;
-  dnnl::memory bias_;              // constant bias, compact
+  dnnl::memory bias_;                    // constant bias, compact
   ShapeCache<Prepared> cache_[kNumOps];  // per Ops
   std::mutex memo_mutex_;
   CallKey memo_key_[kNumOps];
@@ -170,8 +170,8 @@ class ConvKernel {
 // Parses and checks everything but the tensors' shapes; throws sy::Unsupported.
 ConvKernel::Params parse_conv(const sy::Node& node);
 // Shapes of one call; throws sy::Error naming what does not fit.
-ConvKernel::Geometry conv_geometry(const ConvKernel::Params& p, const DLTensor& x,
-                                   const DLTensor& w, const DLTensor* b);
+ConvKernel::Geometry conv_geometry(const ConvKernel::Params& p, const DLTensor& x, const DLTensor& w,
+                                   const DLTensor* b);
 // Multiply-adds of one run: what decides whether it is worth more than one thread.
 double conv_work(const ConvKernel::Geometry& g);
 // The residual's element strides as oneDNN sees it, over the dst dims (a batch stride of

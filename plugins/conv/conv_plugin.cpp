@@ -15,12 +15,12 @@
 //
 // Threads: oneDNN runs on OpenMP (libgomp, as LibTorch does); each call sizes its team
 // from the host's budget (common/openmp_threads.hpp).
-#include "common/library_attributes.hpp"
-#include "finite_memo.hpp"
-#include "formats.hpp"
 #include "batch_norm_kernel.hpp"
+#include "common/library_attributes.hpp"
 #include "conv_kernel.hpp"
 #include "conv_pool.hpp"
+#include "finite_memo.hpp"
+#include "formats.hpp"
 #include "pool_kernel.hpp"
 #include "scale_kernel.hpp"
 

@@ -120,8 +120,7 @@ memory ConvPoolKernel::weights_in(const memory::desc& md, const memory::desc& us
   return weights_.back().mem;
 }
 
-std::shared_ptr<const ConvPoolKernel::Prepared> ConvPoolKernel::prepare(const ConvKernel::Args& a,
-                                                                        SY_StorageIndex in) {
+std::shared_ptr<const ConvPoolKernel::Prepared> ConvPoolKernel::prepare(const ConvKernel::Args& a, SY_StorageIndex in) {
   const DLTensor& x = *a[0];
   Dims key = {in, x.ndim};
   const Dims strides = strides_of(x);
@@ -202,9 +201,9 @@ std::shared_ptr<ConvPoolKernel::Prepared> ConvPoolKernel::build(const ConvKernel
       const auto prop = dnnl::prop_kind::forward_inference;
       const auto alg = dnnl::algorithm::convolution_direct;
       const Dims pad_l = {pad_top, g.pad_l[1]}, pad_r = {pad_bottom, g.pad_r[1]};
-      fwd::desc d = a[2] != nullptr
-                        ? fwd::desc(prop, alg, q.src, wts, p->bias.get_desc(), q.dst, g.stride, g.dilation, pad_l, pad_r)
-                        : fwd::desc(prop, alg, q.src, wts, q.dst, g.stride, g.dilation, pad_l, pad_r);
+      fwd::desc d = a[2] != nullptr ? fwd::desc(prop, alg, q.src, wts, p->bias.get_desc(), q.dst, g.stride, g.dilation,
+                                                pad_l, pad_r)
+                                    : fwd::desc(prop, alg, q.src, wts, q.dst, g.stride, g.dilation, pad_l, pad_r);
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-thread scratch: bands run at once
       return fwd::primitive_desc(d, attr, engine());
@@ -213,10 +212,8 @@ std::shared_ptr<ConvPoolKernel::Prepared> ConvPoolKernel::build(const ConvKernel
     std::unique_ptr<dnnl::convolution_forward::primitive_desc> pd;
     if (!p->primitives.empty()) {
       try {
-        pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(
-            describe(p->primitives[0].weights.get_desc()));
-      } catch (const dnnl::error&) {
-      }
+        pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(describe(p->primitives[0].weights.get_desc()));
+      } catch (const dnnl::error&) {}
     }
     if (!pd)
       pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(describe(memory::desc(g.wts, f32, tag::any)));

@@ -12,7 +12,8 @@ bool format_holds(DLDataType dtype, int32_t ndim) {
 }
 
 dnnl::memory::desc format_desc(const Dims& shape, tag t) {
-  if (shape.size() != 4) throw sy::Error("oneDNN format storages hold rank-4 tensors, got " + to_string(shape), SY_ERROR_INTERNAL);
+  if (shape.size() != 4)
+    throw sy::Error("oneDNN format storages hold rank-4 tensors, got " + to_string(shape), SY_ERROR_INTERNAL);
   return dnnl::memory::desc(shape, dnnl::memory::data_type::f32, t);
 }
 
@@ -28,8 +29,10 @@ void format_convert(const DLTensor& plain, const DLTensor& formatted, tag t, boo
   try {
     dnnl::memory p(plain_desc(plain), engine(), handle(plain)), f(format_desc(shape, t), engine(), handle(formatted));
     dnnl::stream& s = thread_stream();
-    if (to_format) reorder_into(s, dnnl::reorder(p, f), p, f);
-    else reorder_into(s, dnnl::reorder(f, p), f, p);
+    if (to_format)
+      reorder_into(s, dnnl::reorder(p, f), p, f);
+    else
+      reorder_into(s, dnnl::reorder(f, p), f, p);
     s.wait();
     if (to_format) forget_finite(handle(formatted));  // a write into own storage (finite_memo.hpp)
   } catch (const dnnl::error& e) {

@@ -151,9 +151,9 @@ SY_VECTOR_CLONES void nhwc_rows(const float* x, int64_t first, int64_t H, int64_
 // An unordered
 // compare notes whether any tap was NaN; then it returns false, and the caller runs the
 // careful loop over the same rows (NaN is rare).
-__attribute__((target("avx512f"))) bool nhwc_rows_avx512(const float* x, int64_t first, int64_t H, int64_t W,
-                                                          int64_t C, const Window& k, int64_t begin, int64_t end,
-                                                          int64_t OW, bool relu, float* y, const int64_t* ys) {
+__attribute__((target("avx512f"))) bool nhwc_rows_avx512(const float* x, int64_t first, int64_t H, int64_t W, int64_t C,
+                                                         const Window& k, int64_t begin, int64_t end, int64_t OW,
+                                                         bool relu, float* y, const int64_t* ys) {
   __mmask16 nan = 0;
   const __m512 lowest = _mm512_set1_ps(-INFINITY), zero = _mm512_setzero_ps();
   auto tap = [&](const Span& r, const Span& c, int64_t i, int64_t j, int64_t ch) {
@@ -212,7 +212,7 @@ void pool_nhwc_rows(const float* x, int64_t first, int64_t H, int64_t W, int64_t
 }
 
 Window window_of(const PoolKernel::Geometry& g) {  // oneDNN's dilation is one less
-  return Window{g.kernel[0], g.kernel[1], g.stride[0], g.stride[1],
+  return Window{g.kernel[0], g.kernel[1], g.stride[0],       g.stride[1],
                 g.pad_l[0],  g.pad_l[1],  g.dilation[0] + 1, g.dilation[1] + 1};
 }
 
@@ -234,8 +234,8 @@ bool max_pool_into_nhwc(const PoolKernel::Geometry& g, const float* x, SY_Storag
     thread_local std::vector<float> columns;  // one input row's worth: kept, like oneDNN's scratchpad
     columns.resize(static_cast<size_t>(W) * 16);
     for (int64_t b = 0; b < blocks; ++b)
-      blocked_row(x + (n * blocks + b) * H * W * 16, H, W, k, oh, OW, row + b * 16, C, std::min<int64_t>(16, C - b * 16),
-                  columns.data());
+      blocked_row(x + (n * blocks + b) * H * W * 16, H, W, k, oh, OW, row + b * 16, C,
+                  std::min<int64_t>(16, C - b * 16), columns.data());
   };
   const double work = static_cast<double>(N * C * OH * OW * k.kh * k.kw);
   if (work < sy_omp::kSerialWork) {

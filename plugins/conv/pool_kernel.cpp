@@ -22,7 +22,8 @@ struct PoolOp {
 const std::vector<PoolOp>& pool_ops() {
   static const std::vector<PoolOp> table = {
       {"aten::max_pool2d", PoolKernel::Kind::Max, max_pool_attr_names()},
-      {"aten::avg_pool2d", PoolKernel::Kind::Avg,
+      {"aten::avg_pool2d",
+       PoolKernel::Kind::Avg,
        {"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"}},
       {"aten::adaptive_avg_pool2d", PoolKernel::Kind::AdaptiveAvg, {"output_size"}},
   };
@@ -70,7 +71,8 @@ PoolKernel::Params pool_params(const sy::Attrs& a, PoolKernel::Kind kind, const 
   }
   p.stride = no_stride ? p.kernel : positive(int_list(a, stride.c_str(), 2, {}), "stride");
   p.padding = int_list(a, name("padding").c_str(), 2, {0, 0});
-  if (p.kind == PoolKernel::Kind::Max) p.dilation = positive(int_list(a, name("dilation").c_str(), 2, {1, 1}), "dilation");
+  if (p.kind == PoolKernel::Kind::Max)
+    p.dilation = positive(int_list(a, name("dilation").c_str(), 2, {1, 1}), "dilation");
   for (size_t d = 0; d < 2; ++d)
     if (p.padding[d] < 0 || p.padding[d] > p.kernel[d] / 2)
       throw sy::Unsupported("padding " + to_string(p.padding) + " must be between 0 and half the kernel size " +
@@ -78,7 +80,8 @@ PoolKernel::Params pool_params(const sy::Attrs& a, PoolKernel::Kind kind, const 
   p.ceil_mode = a.i(name("ceil_mode").c_str(), 0) != 0;
   p.count_include_pad = a.i(name("count_include_pad").c_str(), 1) != 0;
   p.divisor = a.i(name("divisor_override").c_str(), 0);
-  if (a.has(name("divisor_override").c_str()) && p.divisor == 0) throw sy::Unsupported("divisor_override must not be zero");
+  if (a.has(name("divisor_override").c_str()) && p.divisor == 0)
+    throw sy::Unsupported("divisor_override must not be zero");
   return p;
 }
 
@@ -117,13 +120,14 @@ PoolKernel::Geometry pool_geometry(const PoolKernel::Params& p, const DLTensor& 
     int64_t out = floor_div(in + 2 * pad - span + (p.ceil_mode ? s - 1 : 0), s) + 1;
     if (p.ceil_mode && (out - 1) * s >= in + pad) --out;
     if (out < 1)
-      throw sy::Error("input " + to_string(xs) + " is too small for kernel " + to_string(p.kernel) +
-                      " with padding " + to_string(p.padding) + " and dilation " + to_string(p.dilation));
+      throw sy::Error("input " + to_string(xs) + " is too small for kernel " + to_string(p.kernel) + " with padding " +
+                      to_string(p.padding) + " and dilation " + to_string(p.dilation));
     // oneDNN wants the right padding that makes exactly `out` windows.
     const int64_t right = (out - 1) * s + span - in - pad;
     if (p.kind == PoolKernel::Kind::Avg && p.count_include_pad && p.divisor == 0 && right > pad)
-      throw sy::Unsupported("avg_pool2d with ceil_mode and count_include_pad where the last window "
-                            "runs past the padded input (ATen divides it by a smaller count)");
+      throw sy::Unsupported(
+          "avg_pool2d with ceil_mode and count_include_pad where the last window "
+          "runs past the padded input (ATen divides it by a smaller count)");
     g.kernel.push_back(k);
     g.stride.push_back(s);
     g.dilation.push_back(dil - 1);
@@ -178,8 +182,8 @@ std::shared_ptr<const PoolKernel::Prepared> PoolKernel::prepare(const DLTensor& 
   Dims dst_strides = compact_strides(g.dst);
   if (out != nullptr) {
     if (sy::shape_of(*out) != g.out_shape)
-      throw sy::Error("output " + to_string(sy::shape_of(*out)) + " is not the inferred " +
-                      to_string(g.out_shape), SY_ERROR_INTERNAL);
+      throw sy::Error("output " + to_string(sy::shape_of(*out)) + " is not the inferred " + to_string(g.out_shape),
+                      SY_ERROR_INTERNAL);
     dst_strides = strides_of(*out);
     if (out->ndim == 3) dst_strides.insert(dst_strides.begin(), 0);
   }
@@ -224,11 +228,14 @@ std::shared_ptr<const PoolKernel::Prepared> PoolKernel::prepare(const DLTensor& 
       p->src = pd.src_desc();
       p->dst = pd.dst_desc();
       p->scratch = pd.scratchpad_desc();
-      if (p->src != src_user) p->src_in = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), src_user, engine(), p->src));
-      if (p->dst != dst_user) p->dst_out = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->dst, engine(), dst_user));
+      if (p->src != src_user)
+        p->src_in = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), src_user, engine(), p->src));
+      if (p->dst != dst_user)
+        p->dst_out = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->dst, engine(), dst_user));
     } catch (const dnnl::error& e) {
-      throw sy::Error("conv plugin: oneDNN could not prepare pooling for input " + to_string(g.src) + ": " +
-                      error_message(e), error_status(e));
+      throw sy::Error(
+          "conv plugin: oneDNN could not prepare pooling for input " + to_string(g.src) + ": " + error_message(e),
+          error_status(e));
     }
     return p;
   });
@@ -294,7 +301,8 @@ void PoolKernel::run(sy::Run& run) {
       } else {  // oneDNN's jit pooling kept NaN in the storage tests; an implementation that
                 // skips it is mended in NCHW copies, written back in the primitive's layout
         const auto f32 = memory::data_type::f32;
-        memory src_nchw({g.src, f32, memory::format_tag::nchw}, eng), dst_nchw({g.dst, f32, memory::format_tag::nchw}, eng);
+        memory src_nchw({g.src, f32, memory::format_tag::nchw}, eng),
+            dst_nchw({g.dst, f32, memory::format_tag::nchw}, eng);
         dnnl::reorder(src, src_nchw).execute(s, src, src_nchw);
         dnnl::reorder(dst, dst_nchw).execute(s, dst, dst_nchw);
         s.wait();

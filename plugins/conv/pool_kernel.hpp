@@ -33,12 +33,12 @@ class PoolKernel {
     Kind kind = Kind::Max;
     Dims kernel, stride, padding, dilation{1, 1}, output_size;
     bool ceil_mode = false, count_include_pad = true;
-    int64_t divisor = 0;  // divisor_override; 0 = none
+    int64_t divisor = 0;      // divisor_override; 0 = none
     bool own_layouts = true;  // option "@layout": input and output may be in the storages
   };
   struct Geometry {
-    Dims src, src_strides, dst;   // oneDNN dims (always batched)
-    Dims out_shape;               // what the node returns
+    Dims src, src_strides, dst;                   // oneDNN dims (always batched)
+    Dims out_shape;                               // what the node returns
     Dims kernel, stride, dilation, pad_l, pad_r;  // oneDNN: dilation 0 = none
   };
 

@@ -12,7 +12,9 @@ double post_f(const sy::Attrs& a, const std::string& prefix, const char* name, d
   return a.f((prefix + name).c_str(), fallback);
 }
 
-void relu(const sy::Attrs&, const std::string&, dnnl::post_ops& ops) { ops.append_eltwise(1.f, alg::eltwise_relu, 0.f, 0.f); }
+void relu(const sy::Attrs&, const std::string&, dnnl::post_ops& ops) {
+  ops.append_eltwise(1.f, alg::eltwise_relu, 0.f, 0.f);
+}
 
 void leaky_relu(const sy::Attrs& a, const std::string& prefix, dnnl::post_ops& ops) {
   ops.append_eltwise(1.f, alg::eltwise_relu, static_cast<float>(post_f(a, prefix, "negative_slope", 0.01)), 0.f);
@@ -24,7 +26,9 @@ void hardtanh(const sy::Attrs& a, const std::string& prefix, dnnl::post_ops& ops
   ops.append_eltwise(1.f, alg::eltwise_clip, static_cast<float>(lo), static_cast<float>(hi));
 }
 
-void relu6(const sy::Attrs&, const std::string&, dnnl::post_ops& ops) { ops.append_eltwise(1.f, alg::eltwise_clip, 0.f, 6.f); }
+void relu6(const sy::Attrs&, const std::string&, dnnl::post_ops& ops) {
+  ops.append_eltwise(1.f, alg::eltwise_clip, 0.f, 6.f);
+}
 
 // oneDNN 2.6's hardswish is x * relu6(x + 3) / 6, ATen's definition.
 void hardswish(const sy::Attrs&, const std::string&, dnnl::post_ops& ops) {
@@ -37,7 +41,9 @@ void hardsigmoid(const sy::Attrs&, const std::string&, dnnl::post_ops& ops) {
   ops.append_eltwise(1.f, alg::eltwise_clip, 0.f, 1.f);
 }
 
-void silu(const sy::Attrs&, const std::string&, dnnl::post_ops& ops) { ops.append_eltwise(1.f, alg::eltwise_swish, 1.f, 0.f); }
+void silu(const sy::Attrs&, const std::string&, dnnl::post_ops& ops) {
+  ops.append_eltwise(1.f, alg::eltwise_swish, 1.f, 0.f);
+}
 
 void gelu(const sy::Attrs& a, const std::string& prefix, dnnl::post_ops& ops) {
   std::string approximate = a.s((prefix + "approximate").c_str(), "none");
@@ -50,9 +56,13 @@ void gelu(const sy::Attrs& a, const std::string& prefix, dnnl::post_ops& ops) {
   }
 }
 
-void sigmoid(const sy::Attrs&, const std::string&, dnnl::post_ops& ops) { ops.append_eltwise(1.f, alg::eltwise_logistic, 0.f, 0.f); }
+void sigmoid(const sy::Attrs&, const std::string&, dnnl::post_ops& ops) {
+  ops.append_eltwise(1.f, alg::eltwise_logistic, 0.f, 0.f);
+}
 
-void tanh(const sy::Attrs&, const std::string&, dnnl::post_ops& ops) { ops.append_eltwise(1.f, alg::eltwise_tanh, 0.f, 0.f); }
+void tanh(const sy::Attrs&, const std::string&, dnnl::post_ops& ops) {
+  ops.append_eltwise(1.f, alg::eltwise_tanh, 0.f, 0.f);
+}
 
 }  // namespace
 

@@ -21,7 +21,8 @@ namespace {
 // Is `s` a per-channel scale of `x`: [1 or N, C, 1, 1] beside [N, C, H, W]?
 bool scales(const DLTensor& x, const DLTensor& s) {
   if (x.ndim != 4 || s.ndim != 4) return false;
-  return s.shape[1] == x.shape[1] && s.shape[2] == 1 && s.shape[3] == 1 && (s.shape[0] == 1 || s.shape[0] == x.shape[0]);
+  return s.shape[1] == x.shape[1] && s.shape[2] == 1 && s.shape[3] == 1 &&
+         (s.shape[0] == 1 || s.shape[0] == x.shape[0]);
 }
 
 // The activation's index (0 or 1); Unsupported unless one input scales the other by channel.
@@ -93,8 +94,8 @@ void ScaleKernel::infer(sy::Infer& infer) {
 void ScaleKernel::storage(sy::StorageQuery& q) {
   const DLTensor& x = q.input(x_);
   if (!own_layouts_ || !format_holds(x.dtype, x.ndim)) return;  // plain only
-  const SY_StorageMask any = SY_STORAGE_MASK_HOST | SY_STORAGE_MASK(Blocked16::kIndex) |
-                             SY_STORAGE_MASK(ChannelsLast::kIndex);
+  const SY_StorageMask any =
+      SY_STORAGE_MASK_HOST | SY_STORAGE_MASK(Blocked16::kIndex) | SY_STORAGE_MASK(ChannelsLast::kIndex);
   q.reads(x_, any);
   q.reads(s_, any);
   // nhwc, as pooling writes: the layout oneDNN's convolutions keep on AVX-512 cores.
@@ -169,8 +170,9 @@ void ScaleKernel::run(sy::Run& run) {
     // scratch copy first, so the input is read whole before the output is written.
     memory dst = p->dst_out ? memory(p->dst, eng) : dst_user;
     memory scratch = thread_scratch(p->scratch);
-    sy_onednn::execute(p->mul, st, {{DNNL_ARG_SRC_0, src0}, {DNNL_ARG_SRC_1, src1}, {DNNL_ARG_DST, dst},
-                                    {DNNL_ARG_SCRATCHPAD, scratch}});
+    sy_onednn::execute(
+        p->mul, st,
+        {{DNNL_ARG_SRC_0, src0}, {DNNL_ARG_SRC_1, src1}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
     if (p->dst_out) reorder_into(st, p->dst_out, dst, dst_user);
     st.wait();
   } catch (const dnnl::error& e) {

@@ -48,7 +48,7 @@ inline float relu_keeping_nan(float v) { return v > 0.f || v != v ? v : 0.f; }
 // before the relu (kNonFinite: one was NaN or infinite), taken while each is in a register
 // (see run_split).
 SY_VECTOR_CLONES uint32_t epilogue_range(float* out, const float* conv, const float* residual, float alpha, bool relu,
-                                     int64_t from, int64_t to) {
+                                         int64_t from, int64_t to) {
   uint32_t top = 0;
   auto exponent = [](float v) {
     uint32_t bits;
@@ -105,9 +105,7 @@ uint64_t split_residual_from(const DLTensor& weights) {
   return macs_per_output <= kThinMacsPerOutput ? kSplitThinResidualFromBytes : kSplitResidualFromBytes;
 }
 
-bool compact(const DLTensor& t) {
-  return strides_of(t) == compact_strides(sy::shape_of(t));
-}
+bool compact(const DLTensor& t) { return strides_of(t) == compact_strides(sy::shape_of(t)); }
 
 }  // namespace
 
@@ -138,7 +136,8 @@ bool ConvKernel::run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_
     const int64_t n = static_cast<int64_t>(chunk_bytes / sizeof(float));
     if (residual) {
       const auto* chunk_residual = static_cast<const float*>(handle(*c[3]));
-      top = std::max(top, epilogue(slice, scratch, chunk_residual, n, residual_alpha_, params_.fusion.activation != nullptr));
+      top = std::max(
+          top, epilogue(slice, scratch, chunk_residual, n, residual_alpha_, params_.fusion.activation != nullptr));
     } else {
       top = std::max(top, epilogue(slice, nullptr, nullptr, n, 1.f, true));
     }
@@ -152,8 +151,7 @@ bool ConvKernel::run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_
     remember_written(handle(out), per_image * static_cast<uint64_t>(batch), to, top);
     if (every_input_reaches_the_output(params_, *a[1]))
       remember_written(handle(*a[0]), x_image * static_cast<uint64_t>(batch), in);
-    if (residual)
-      remember_written(handle(*a[3]), per_image * static_cast<uint64_t>(batch), res);
+    if (residual) remember_written(handle(*a[3]), per_image * static_cast<uint64_t>(batch), res);
   }
   return true;
 }

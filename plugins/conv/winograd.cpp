@@ -58,10 +58,11 @@ ConvKernel::WinogradPlan ConvKernel::winograd_plan(const Geometry& g, bool has_b
   } catch (const dnnl::error&) {
     found = WinogradPlan{};  // no Winograd kernel for these channels on this CPU
   }
-  sy::log(SY_LOG_DEBUG, "conv: node '" + params_.node + "' (" + params_.producer + ") on " + to_string(g.src) + ": " +
-                            (found.images == 0 ? std::string("direct (no Winograd kernel with the allowed tiles)")
-                                               : "Winograd, " + std::to_string(found.images) + " image(s) and " +
-                                                     std::to_string(channels / found.parts) + " output channels per call"));
+  sy::log(SY_LOG_DEBUG,
+          "conv: node '" + params_.node + "' (" + params_.producer + ") on " + to_string(g.src) + ": " +
+              (found.images == 0 ? std::string("direct (no Winograd kernel with the allowed tiles)")
+                                 : "Winograd, " + std::to_string(found.images) + " image(s) and " +
+                                       std::to_string(channels / found.parts) + " output channels per call"));
   std::lock_guard<std::mutex> lock(plans_mutex_);
   winograd_plans_[g.src] = found;
   return found;
@@ -97,7 +98,8 @@ bool ConvKernel::run_winograd(const Args& a, DLTensor& out, SY_StorageIndex in, 
   // Parts of an image's channels are contiguous in nChw16c (whole blocks) and compact NCHW;
   // the residual must be cut the same way.
   auto cuts = [&](const DLTensor& t, SY_StorageIndex storage) {
-    return storage == Blocked16::kIndex || (storage == SY_STORAGE_HOST && strides_of(t) == compact_strides(sy::shape_of(t)));
+    return storage == Blocked16::kIndex ||
+           (storage == SY_STORAGE_HOST && strides_of(t) == compact_strides(sy::shape_of(t)));
   };
   if (plan.parts > 1 && (!cuts(out, to) || (a[3] != nullptr && (res != to || !cuts(*a[3], res))))) return false;
   const int64_t batch = g.src[0];
@@ -118,7 +120,8 @@ bool ConvKernel::run_winograd(const Args& a, DLTensor& out, SY_StorageIndex in, 
   for (int64_t n0 = 0; n0 < batch; n0 += plan.images)
     for (int64_t part = 0; part < plan.parts; ++part) {
       cut.at(n0, part);
-      std::shared_ptr<const Prepared> p = prepare(cut.args(), &cut.out(), kWinograd, in, to, res, cut.first_channel(part));
+      std::shared_ptr<const Prepared> p =
+          prepare(cut.args(), &cut.out(), kWinograd, in, to, res, cut.first_channel(part));
       execute(*p, cut.args(), handle(cut.out()), /*check_finite=*/false, in, res);
     }
   return true;

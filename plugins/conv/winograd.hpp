@@ -31,9 +31,8 @@ constexpr uint32_t kWinogradWeightsBelow = (127u + 16u) << 23;  // |w| < 2^16
 // the network). oneDNN may still have no kernel for the channel counts: then direct.
 inline bool winograd_shape(const ConvKernel::Geometry& g) {
   constexpr int64_t kMinOutputSide = 14;
-  return g.src.size() == 4 && g.wts.size() == 4 && g.wts[1] <= (int64_t{1} << 16) && g.wts[2] == 3 &&
-         g.wts[3] == 3 && g.stride == Dims{1, 1} && g.dilation == Dims{0, 0} && g.dst[2] >= kMinOutputSide &&
-         g.dst[3] >= kMinOutputSide;
+  return g.src.size() == 4 && g.wts.size() == 4 && g.wts[1] <= (int64_t{1} << 16) && g.wts[2] == 3 && g.wts[3] == 3 &&
+         g.stride == Dims{1, 1} && g.dilation == Dims{0, 0} && g.dst[2] >= kMinOutputSide && g.dst[3] >= kMinOutputSide;
 }
 
 // The config option `winograd` of a node: the largest tile it allows, 2 ("2x2" or true, the

@@ -11,7 +11,7 @@ namespace sycuda {
 
 namespace {
 
-constexpr uint64_t kSmall = uint64_t{1} << 20;    // below 1 MiB: 512-byte granules
+constexpr uint64_t kSmall = uint64_t{1} << 20;  // below 1 MiB: 512-byte granules
 constexpr uint64_t kGranule = 512;
 constexpr uint64_t kLargeGranule = uint64_t{2} << 20;
 
@@ -64,8 +64,8 @@ void* DeviceAllocator::allocate(uint64_t bytes) {
     (void)cudaGetLastError();
     const Stats s = stats();
     throw sy::Error("cuda plugin: cudaMalloc of " + mib(bytes) + " failed: " + cudaGetErrorString(err) + " (" +
-                        cudaGetErrorName(err) + "); the device has " + mib(free_bytes) + " free of " + mib(total_bytes) +
-                        ", this plugin holds " + mib(s.in_use) + " in use",
+                        cudaGetErrorName(err) + "); the device has " + mib(free_bytes) + " free of " +
+                        mib(total_bytes) + ", this plugin holds " + mib(s.in_use) + " in use",
                     err == cudaErrorMemoryAllocation ? SY_ERROR_OUT_OF_MEMORY : SY_ERROR_INTERNAL);
   }
   std::lock_guard<std::mutex> guard(mutex_);

@@ -45,8 +45,8 @@ class DeviceAllocator {
 
  private:
   std::mutex mutex_;
-  std::unordered_map<void*, uint64_t> live_;   // block -> its rounded size
-  std::multimap<uint64_t, void*> cached_;      // rounded size -> free block
+  std::unordered_map<void*, uint64_t> live_;  // block -> its rounded size
+  std::multimap<uint64_t, void*> cached_;     // rounded size -> free block
   Stats stats_;
 };
 

@@ -47,11 +47,14 @@ class SdpaKernel : public CudaKernel {
   }
 
   explicit SdpaKernel(const sy::Node& n)
-      : CudaKernel(n), torch2_(std::string(n.op) == "aten::scaled_dot_product_attention"),
+      : CudaKernel(n),
+        torch2_(std::string(n.op) == "aten::scaled_dot_product_attention"),
         args_(n, {"query", "key", "value", "attn_mask"}, {false, false, false, true}) {
     std::vector<std::string> known = {"query", "key", "value", "attn_mask", "dropout_p", "is_causal"};
-    if (torch2_) known.insert(known.end(), {"scale", "enable_gqa"});
-    else known.push_back("need_attn_weights");
+    if (torch2_)
+      known.insert(known.end(), {"scale", "enable_gqa"});
+    else
+      known.push_back("need_attn_weights");
     check_attributes(n, known);
     const double dropout = number_attr(n.attrs, "dropout_p", 0.0);
     if (dropout != 0.0) {
@@ -93,9 +96,12 @@ class SdpaKernel : public CudaKernel {
     launch::Attention a;
     a.dtype = dt;
     a.lead_ndim = static_cast<int32_t>(p.lead.size());
-    const Shape sq = lead_strides(q.shape.size() > 2 ? Shape(q.shape.begin(), q.shape.end() - 2) : Shape{}, p.lead, p.lq * p.e);
-    const Shape sk = lead_strides(k.shape.size() > 2 ? Shape(k.shape.begin(), k.shape.end() - 2) : Shape{}, p.lead, p.lk * p.e);
-    const Shape sv = lead_strides(v.shape.size() > 2 ? Shape(v.shape.begin(), v.shape.end() - 2) : Shape{}, p.lead, p.lk * p.ev);
+    const Shape sq =
+        lead_strides(q.shape.size() > 2 ? Shape(q.shape.begin(), q.shape.end() - 2) : Shape{}, p.lead, p.lq * p.e);
+    const Shape sk =
+        lead_strides(k.shape.size() > 2 ? Shape(k.shape.begin(), k.shape.end() - 2) : Shape{}, p.lead, p.lk * p.e);
+    const Shape sv =
+        lead_strides(v.shape.size() > 2 ? Shape(v.shape.begin(), v.shape.end() - 2) : Shape{}, p.lead, p.lk * p.ev);
     const Shape so = lead_strides(p.lead, p.lead, p.lq * p.ev);
     for (size_t i = 0; i < p.lead.size(); ++i) {
       a.lead[i] = p.lead[i];
@@ -134,7 +140,8 @@ class SdpaKernel : public CudaKernel {
     c.flops(2.0 * leads * static_cast<double>(p.lq) * static_cast<double>(p.lk) * static_cast<double>(p.e + p.ev));
     double bytes = leads * static_cast<double>(p.lq * p.ev) * esize(p.dtype);
     for (size_t i = 0; i < args_.size(); ++i)
-      if (const DLTensor* t = args_.meta(i, c.args->inputs, c.num_inputs())) bytes += static_cast<double>(sy::numel(*t)) * esize(t->dtype);
+      if (const DLTensor* t = args_.meta(i, c.args->inputs, c.num_inputs()))
+        bytes += static_cast<double>(sy::numel(*t)) * esize(t->dtype);
     c.bytes(bytes);
   }
 
@@ -165,12 +172,14 @@ class SdpaKernel : public CudaKernel {
     p.lk = k->shape[k->ndim - 2];
     p.ev = v->shape[v->ndim - 1];
     if (k->shape[k->ndim - 1] != p.e)
-      throw sy::Unsupported("query " + str(sy::shape_of(*q)) + " and key " + str(sy::shape_of(*k)) + " differ in their last dim");
+      throw sy::Unsupported("query " + str(sy::shape_of(*q)) + " and key " + str(sy::shape_of(*k)) +
+                            " differ in their last dim");
     if (v->shape[v->ndim - 2] != p.lk)
-      throw sy::Unsupported("key " + str(sy::shape_of(*k)) + " and value " + str(sy::shape_of(*v)) + " differ in sequence length");
+      throw sy::Unsupported("key " + str(sy::shape_of(*k)) + " and value " + str(sy::shape_of(*v)) +
+                            " differ in sequence length");
     if (p.e > launch::kMaxHeadDim || p.ev > launch::kMaxHeadDim)
-      throw sy::Unsupported("head dims " + std::to_string(p.e) + "/" + std::to_string(p.ev) + " exceed the cuda kernel's " +
-                            std::to_string(launch::kMaxHeadDim));
+      throw sy::Unsupported("head dims " + std::to_string(p.e) + "/" + std::to_string(p.ev) +
+                            " exceed the cuda kernel's " + std::to_string(launch::kMaxHeadDim));
     if (p.e < 1 || p.ev < 1) throw sy::Unsupported("empty head dims");
     p.attn_lead = broadcast_shapes(lead_of(*q), lead_of(*k), "query and key");
     p.lead = broadcast_shapes(p.attn_lead, lead_of(*v), "attention weights and value");
@@ -180,17 +189,20 @@ class SdpaKernel : public CudaKernel {
       if (!is_bool(*m) && !is_float(m->dtype) && !sy::same_dtype(m->dtype, sy::kFloat64))
         throw sy::Unsupported("'attn_mask' must be bool or float, got " + dtype_name(m->dtype));
       if (causal_)  // ATen's own check
-        throw sy::Unsupported("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True");
+        throw sy::Unsupported(
+            "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True");
       Shape w = p.attn_lead;
       w.insert(w.end(), {p.lq, p.lk});
       if (broadcast_shapes(sy::shape_of(*m), w, "attn_mask and the attention weights") != w)
-        throw sy::Unsupported("attn_mask " + str(sy::shape_of(*m)) + " does not broadcast to the attention weights " + str(w));
+        throw sy::Unsupported("attn_mask " + str(sy::shape_of(*m)) + " does not broadcast to the attention weights " +
+                              str(w));
     }
     if (num_outputs > (torch2_ ? 1u : 2u))
       throw sy::Unsupported("returns " + std::string(torch2_ ? "1 tensor" : "2 tensors") + ", node has " +
                             std::to_string(num_outputs) + " outputs");
     if (num_outputs == 2 && p.lead != p.attn_lead)
-      throw sy::Unsupported("value's leading dims broadcast beyond the attention weights'; not implemented with the weights output");
+      throw sy::Unsupported(
+          "value's leading dims broadcast beyond the attention weights'; not implemented with the weights output");
     return p;
   }
 

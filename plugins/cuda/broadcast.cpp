@@ -17,8 +17,8 @@ int64_t product(const Shape& s) {
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* what) {
   const int64_t n = std::max<int64_t>(ndim, 1);
   if (dim < -n || dim >= n)
-    throw sy::Error(std::string(what) + ": dimension out of range (expected to be in range of [" +
-                    std::to_string(-n) + ", " + std::to_string(n - 1) + "], but got " + std::to_string(dim) + ")");
+    throw sy::Error(std::string(what) + ": dimension out of range (expected to be in range of [" + std::to_string(-n) +
+                    ", " + std::to_string(n - 1) + "], but got " + std::to_string(dim) + ")");
   return dim < 0 ? dim + n : dim;
 }
 
@@ -40,8 +40,7 @@ launch::Walk make_walk(const Shape& out, std::vector<Shape*> operands) {
   for (size_t d = 0; d < out.size(); ++d) {
     if (out[d] == 1) continue;
     bool merge = !size.empty();
-    for (size_t k = 0; merge && k < operands.size(); ++k)
-      merge = strides[k].back() == (*operands[k])[d] * out[d];
+    for (size_t k = 0; merge && k < operands.size(); ++k) merge = strides[k].back() == (*operands[k])[d] * out[d];
     if (merge) {
       size.back() *= out[d];
       for (size_t k = 0; k < operands.size(); ++k) strides[k].back() = (*operands[k])[d];
@@ -51,8 +50,8 @@ launch::Walk make_walk(const Shape& out, std::vector<Shape*> operands) {
     for (size_t k = 0; k < operands.size(); ++k) strides[k].push_back((*operands[k])[d]);
   }
   if (size.size() > static_cast<size_t>(launch::kMaxDims))
-    throw sy::Unsupported("broadcast over " + std::to_string(size.size()) + " independent dims (the cuda plugin walks at most " +
-                          std::to_string(launch::kMaxDims) + ")");
+    throw sy::Unsupported("broadcast over " + std::to_string(size.size()) +
+                          " independent dims (the cuda plugin walks at most " + std::to_string(launch::kMaxDims) + ")");
   launch::Walk w;
   w.ndim = static_cast<int32_t>(size.size());
   for (size_t d = 0; d < size.size(); ++d) w.size[d] = size[d];

@@ -27,8 +27,8 @@ double esize(DLDataType dt) { return static_cast<double>((dt.bits * dt.lanes + 7
 void check_cudnn(cudnnStatus_t st, const char* call, int line) {
   if (st == CUDNN_STATUS_SUCCESS) return;
   const SY_Status status = st == CUDNN_STATUS_ALLOC_FAILED ? SY_ERROR_OUT_OF_MEMORY : SY_ERROR_INTERNAL;
-  throw sy::Error(std::string(call) + " failed: " + lib::dnn().cudnnGetErrorString(st) + " (cuDNN status " + std::to_string(st) +
-                      ") at conv_kernels.cpp:" + std::to_string(line),
+  throw sy::Error(std::string(call) + " failed: " + lib::dnn().cudnnGetErrorString(st) + " (cuDNN status " +
+                      std::to_string(st) + ") at conv_kernels.cpp:" + std::to_string(line),
                   status);
 }
 #define SY_CUDNN_CHECK(call) check_cudnn((call), #call, __LINE__)
@@ -45,7 +45,9 @@ cudnnHandle_t cudnn() {
   return handle;
 }
 
-cudnnDataType_t cudnn_type(DLDataType dt) { return sy::same_dtype(dt, sy::kFloat16) ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT; }
+cudnnDataType_t cudnn_type(DLDataType dt) {
+  return sy::same_dtype(dt, sy::kFloat16) ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+}
 
 bool conv_dtype(DLDataType dt) { return sy::same_dtype(dt, sy::kFloat32) || sy::same_dtype(dt, sy::kFloat16); }
 
@@ -98,11 +100,11 @@ class ConvKernel : public CudaKernel {
     const Prepared& p = prepared(g, dt);
     DeviceBuffer workspace(p.workspace);
     const float one = 1.f, zero = 0.f;
-    SY_CUDNN_CHECK(lib::dnn().cudnnConvolutionForward(cudnn(), &one, p.x.d, x.data, p.w, w.data, p.conv, p.algo, workspace.get(),
-                                           p.workspace, &zero, p.y.d, y.data));
+    SY_CUDNN_CHECK(lib::dnn().cudnnConvolutionForward(cudnn(), &one, p.x.d, x.data, p.w, w.data, p.conv, p.algo,
+                                                      workspace.get(), p.workspace, &zero, p.y.d, y.data));
     if (b.data != nullptr || act_)
-      launched(launch::bias_activation(*dt_of(dt), act_ ? *act_ : UnaryOp{}, y.data, b.data, y.numel(), g.k, g.oh * g.ow,
-                                       d.stream()),
+      launched(launch::bias_activation(*dt_of(dt), act_ ? *act_ : UnaryOp{}, y.data, b.data, y.numel(), g.k,
+                                       g.oh * g.ow, d.stream()),
                "bias_activation");
     else if (Device::get().sync_each_kernel())
       launched(cudaSuccess, "cudnnConvolutionForward");
@@ -115,7 +117,8 @@ class ConvKernel : public CudaKernel {
     c.flops(2 * macs);
     double bytes = static_cast<double>(g.n * g.k * g.oh * g.ow) * esize(dt);
     for (size_t i = 0; i < args_.size(); ++i)
-      if (const DLTensor* t = args_.meta(i, c.args->inputs, c.num_inputs())) bytes += static_cast<double>(sy::numel(*t)) * esize(t->dtype);
+      if (const DLTensor* t = args_.meta(i, c.args->inputs, c.num_inputs()))
+        bytes += static_cast<double>(sy::numel(*t)) * esize(t->dtype);
     c.bytes(bytes);
   }
 
@@ -141,7 +144,8 @@ class ConvKernel : public CudaKernel {
     const DLTensor* b = args_.meta(2, in, n);
     for (const DLTensor* t : {x, w, b}) {
       if (t == nullptr) continue;
-      if (!conv_dtype(t->dtype)) throw sy::Unsupported("convolution of " + dtype_name(t->dtype) + " (float32 and float16 only)");
+      if (!conv_dtype(t->dtype))
+        throw sy::Unsupported("convolution of " + dtype_name(t->dtype) + " (float32 and float16 only)");
       if (!sy::same_dtype(t->dtype, x->dtype)) throw sy::Unsupported("mixed dtypes in a convolution");
     }
     const Shape bias = b ? sy::shape_of(*b) : Shape{};
@@ -166,12 +170,15 @@ class ConvKernel : public CudaKernel {
     auto p = std::make_unique<Prepared>();
     const cudnnDataType_t type = cudnn_type(dt);
     auto i32 = [](int64_t v) { return static_cast<int>(v); };
-    SY_CUDNN_CHECK(lib::dnn().cudnnSetTensor4dDescriptor(p->x.d, CUDNN_TENSOR_NCHW, type, i32(g.n), i32(g.c), i32(g.h), i32(g.w)));
+    SY_CUDNN_CHECK(
+        lib::dnn().cudnnSetTensor4dDescriptor(p->x.d, CUDNN_TENSOR_NCHW, type, i32(g.n), i32(g.c), i32(g.h), i32(g.w)));
     SY_CUDNN_CHECK(lib::dnn().cudnnCreateFilterDescriptor(&p->w));
-    SY_CUDNN_CHECK(lib::dnn().cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NCHW, i32(g.k), i32(g.c / g.groups), i32(g.r), i32(g.s)));
+    SY_CUDNN_CHECK(lib::dnn().cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NCHW, i32(g.k), i32(g.c / g.groups),
+                                                         i32(g.r), i32(g.s)));
     SY_CUDNN_CHECK(lib::dnn().cudnnCreateConvolutionDescriptor(&p->conv));
-    SY_CUDNN_CHECK(lib::dnn().cudnnSetConvolution2dDescriptor(p->conv, i32(g.pad_h), i32(g.pad_w), i32(g.stride_h), i32(g.stride_w),
-                                                   i32(g.dil_h), i32(g.dil_w), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    SY_CUDNN_CHECK(lib::dnn().cudnnSetConvolution2dDescriptor(p->conv, i32(g.pad_h), i32(g.pad_w), i32(g.stride_h),
+                                                              i32(g.stride_w), i32(g.dil_h), i32(g.dil_w),
+                                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     SY_CUDNN_CHECK(lib::dnn().cudnnSetConvolutionGroupCount(p->conv, i32(g.groups)));
     const cudnnMathType_t math = math_type(dt);
     SY_CUDNN_CHECK(lib::dnn().cudnnSetConvolutionMathType(p->conv, math));
@@ -183,8 +190,8 @@ class ConvKernel : public CudaKernel {
     SY_CUDNN_CHECK(lib::dnn().cudnnSetTensor4dDescriptor(p->y.d, CUDNN_TENSOR_NCHW, type, n, c, h, w));
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0;
-    SY_CUDNN_CHECK(lib::dnn().cudnnGetConvolutionForwardAlgorithm_v7(cudnn(), p->x.d, p->w, p->conv, p->y.d,
-                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
+    SY_CUDNN_CHECK(lib::dnn().cudnnGetConvolutionForwardAlgorithm_v7(
+        cudnn(), p->x.d, p->w, p->conv, p->y.d, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
     bool found = false;
     for (int i = 0; i < returned && !found; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
@@ -198,7 +205,8 @@ class ConvKernel : public CudaKernel {
       throw sy::Error("cuDNN has no forward algorithm for input " + str({g.n, g.c, g.h, g.w}) + " and weight " +
                           str({g.k, g.c / g.groups, g.r, g.s}) + " with math " + std::to_string(math),
                       SY_ERROR_INTERNAL);
-    SY_CUDNN_CHECK(lib::dnn().cudnnGetConvolutionForwardWorkspaceSize(cudnn(), p->x.d, p->w, p->conv, p->y.d, p->algo, &p->workspace));
+    SY_CUDNN_CHECK(lib::dnn().cudnnGetConvolutionForwardWorkspaceSize(cudnn(), p->x.d, p->w, p->conv, p->y.d, p->algo,
+                                                                      &p->workspace));
     return *cache_.emplace(key, std::move(p)).first->second;
   }
 
@@ -216,7 +224,8 @@ class PoolKernel : public CudaKernel {
   static void supports(const sy::Node& n) {
     require_device();
     PoolKernel k(n);
-    if (n.num_inputs != 1 || n.num_outputs != 1) throw sy::Unsupported("expected one input and one output (no indices)");
+    if (n.num_inputs != 1 || n.num_outputs != 1)
+      throw sy::Unsupported("expected one input and one output (no indices)");
     if (!conv_dtype(n.input(0).dtype)) throw sy::Unsupported("pooling of " + dtype_name(n.input(0).dtype));
     declining([&] { return pool_geometry(k.params_, sy::shape_of(n.input(0))); });
   }
@@ -227,7 +236,8 @@ class PoolKernel : public CudaKernel {
   }
 
   void infer(sy::Infer& f) {
-    f.set_output(0, f.input(0).dtype, at_run([&] { return pool_geometry(params_, sy::shape_of(f.input(0))); }).out_shape);
+    f.set_output(0, f.input(0).dtype,
+                 at_run([&] { return pool_geometry(params_, sy::shape_of(f.input(0))); }).out_shape);
   }
 
   void run(sy::Run& r) {
@@ -239,20 +249,22 @@ class PoolKernel : public CudaKernel {
     const cudnnDataType_t type = cudnn_type(x.dtype);
     auto i32 = [](int64_t v) { return static_cast<int>(v); };
     TensorDesc xd, yd;
-    SY_CUDNN_CHECK(lib::dnn().cudnnSetTensor4dDescriptor(xd.d, CUDNN_TENSOR_NCHW, type, i32(g.n), i32(g.c), i32(g.h), i32(g.w)));
-    SY_CUDNN_CHECK(lib::dnn().cudnnSetTensor4dDescriptor(yd.d, CUDNN_TENSOR_NCHW, type, i32(g.n), i32(g.c), i32(g.oh), i32(g.ow)));
+    SY_CUDNN_CHECK(
+        lib::dnn().cudnnSetTensor4dDescriptor(xd.d, CUDNN_TENSOR_NCHW, type, i32(g.n), i32(g.c), i32(g.h), i32(g.w)));
+    SY_CUDNN_CHECK(
+        lib::dnn().cudnnSetTensor4dDescriptor(yd.d, CUDNN_TENSOR_NCHW, type, i32(g.n), i32(g.c), i32(g.oh), i32(g.ow)));
     cudnnPoolingDescriptor_t pool = nullptr;
     SY_CUDNN_CHECK(lib::dnn().cudnnCreatePoolingDescriptor(&pool));
     struct Guard {
       cudnnPoolingDescriptor_t p;
       ~Guard() { lib::dnn().cudnnDestroyPoolingDescriptor(p); }
     } guard{pool};
-    const cudnnPoolingMode_t mode = params_.max ? CUDNN_POOLING_MAX
+    const cudnnPoolingMode_t mode = params_.max                 ? CUDNN_POOLING_MAX
                                     : params_.count_include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
                                                                 : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
-    SY_CUDNN_CHECK(lib::dnn().cudnnSetPooling2dDescriptor(pool, mode, CUDNN_PROPAGATE_NAN, i32(params_.kernel[0]), i32(params_.kernel[1]),
-                                               i32(params_.padding[0]), i32(params_.padding[1]), i32(params_.stride[0]),
-                                               i32(params_.stride[1])));
+    SY_CUDNN_CHECK(lib::dnn().cudnnSetPooling2dDescriptor(
+        pool, mode, CUDNN_PROPAGATE_NAN, i32(params_.kernel[0]), i32(params_.kernel[1]), i32(params_.padding[0]),
+        i32(params_.padding[1]), i32(params_.stride[0]), i32(params_.stride[1])));
     const float one = 1.f, zero = 0.f;
     SY_CUDNN_CHECK(lib::dnn().cudnnPoolingForward(cudnn(), pool, &one, xd.d, x.data, &zero, yd.d, y.data));
     if (Device::get().sync_each_kernel()) launched(cudaSuccess, "cudnnPoolingForward");

@@ -13,7 +13,8 @@ std::string str(const Shape& s) { return sy::shape_string(s); }
 
 Shape int_list(const sy::Attrs& a, const char* name) {
   const SY_AttrKind k = a.kind(name);
-  if (k != SY_ATTR_INT && k != SY_ATTR_INTS) throw sy::Unsupported(std::string("attribute '") + name + "' is not an int list");
+  if (k != SY_ATTR_INT && k != SY_ATTR_INTS)
+    throw sy::Unsupported(std::string("attribute '") + name + "' is not an int list");
   return a.ints(name);
 }
 
@@ -49,8 +50,8 @@ ConvGeometry conv_geometry(const ConvParams& p, const Shape& x, const Shape& w, 
     throw sy::Error("weight has " + std::to_string(w.size()) + " dimensions, expected " + std::to_string(sp + 2));
   const bool unbatched = p.unbatched_ok && static_cast<int>(x.size()) == sp + 1;
   if (static_cast<int>(x.size()) != sp + 2 && !unbatched)
-    throw sy::Error("input " + str(x) + " has " + std::to_string(x.size()) + " dimensions, expected " + std::to_string(sp + 2) +
-                    (p.unbatched_ok ? " (or " + std::to_string(sp + 1) + " unbatched)" : ""));
+    throw sy::Error("input " + str(x) + " has " + std::to_string(x.size()) + " dimensions, expected " +
+                    std::to_string(sp + 2) + (p.unbatched_ok ? " (or " + std::to_string(sp + 1) + " unbatched)" : ""));
   const Shape stride = expand(p.stride, sp, 1, "stride"), dilation = expand(p.dilation, sp, 1, "dilation");
   Shape pad = expand(p.padding, sp, 0, "padding");
   ConvGeometry g;
@@ -67,8 +68,8 @@ ConvGeometry conv_geometry(const ConvParams& p, const Shape& x, const Shape& w, 
   if (g.k % g.groups != 0)
     throw sy::Error("out_channels " + std::to_string(g.k) + " is not divisible by groups " + std::to_string(g.groups));
   if (g.c != w[1] * g.groups)
-    throw sy::Error("input " + str(x) + " has " + std::to_string(g.c) + " channels; weight " + str(w) + " with groups=" +
-                    std::to_string(g.groups) + " expects " + std::to_string(w[1] * g.groups));
+    throw sy::Error("input " + str(x) + " has " + std::to_string(g.c) + " channels; weight " + str(w) +
+                    " with groups=" + std::to_string(g.groups) + " expects " + std::to_string(w[1] * g.groups));
   if (bias != nullptr && (bias->size() != 1 || (*bias)[0] != g.k))
     throw sy::Error("bias " + str(*bias) + " does not match out_channels " + std::to_string(g.k));
   if (p.pad_mode == "same") {
@@ -86,7 +87,8 @@ ConvGeometry conv_geometry(const ConvParams& p, const Shape& x, const Shape& w, 
     const int64_t span = dl * (k - 1) + 1;
     if (in < 1) throw sy::Error("input " + str(x) + " is empty in its " + dim);
     if (in + 2 * pd < span)
-      throw sy::Error("input " + str(x) + " (padded) is smaller than the kernel " + str(w) + " with dilation " + str(dilation));
+      throw sy::Error("input " + str(x) + " (padded) is smaller than the kernel " + str(w) + " with dilation " +
+                      str(dilation));
     return (in + 2 * pd - span) / st + 1;
   };
   g.oh = out_size(g.h, g.r, g.pad_h, g.stride_h, g.dil_h, "height");
@@ -101,7 +103,8 @@ ConvGeometry conv_geometry(const ConvParams& p, const Shape& x, const Shape& w, 
 // ---- pooling -------------------------------------------------------------------------------------
 
 const std::vector<std::string>& pool_attribute_names(bool max) {
-  static const std::vector<std::string> max_names = {"self", "kernel_size", "stride", "padding", "dilation", "ceil_mode"};
+  static const std::vector<std::string> max_names = {"self",    "kernel_size", "stride",
+                                                     "padding", "dilation",    "ceil_mode"};
   static const std::vector<std::string> avg_names = {"self",      "kernel_size",       "stride",          "padding",
                                                      "ceil_mode", "count_include_pad", "divisor_override"};
   return max ? max_names : avg_names;
@@ -118,7 +121,8 @@ PoolParams parse_pool(bool max, const sy::Attrs& a) {
     Shape v = int_list(a, name);
     if (v.size() == 1) v.push_back(v[0]);
     if (v.size() != 2)
-      throw sy::Unsupported(std::string("attribute '") + name + "' has " + std::to_string(v.size()) + " values, expected 2");
+      throw sy::Unsupported(std::string("attribute '") + name + "' has " + std::to_string(v.size()) +
+                            " values, expected 2");
     return v;
   };
   p.kernel = two("kernel_size", {});
@@ -130,8 +134,10 @@ PoolParams parse_pool(bool max, const sy::Attrs& a) {
   for (int d = 0; d < 2; ++d) {
     if (p.kernel[d] < 1 || p.stride[d] < 1) throw sy::Unsupported("kernel_size and stride must be positive");
     if (p.padding[d] < 0 || p.padding[d] > p.kernel[d] / 2)
-      throw sy::Unsupported("padding " + str(p.padding) + " must be between 0 and half the kernel size " + str(p.kernel));
-    if (p.dilation[d] != 1) throw sy::Unsupported("pooling with dilation " + str(p.dilation) + " (cuDNN pools without dilation)");
+      throw sy::Unsupported("padding " + str(p.padding) + " must be between 0 and half the kernel size " +
+                            str(p.kernel));
+    if (p.dilation[d] != 1)
+      throw sy::Unsupported("pooling with dilation " + str(p.dilation) + " (cuDNN pools without dilation)");
   }
   p.ceil_mode = a.has("ceil_mode") && a.i("ceil_mode") != 0;
   if (!max) {
@@ -143,7 +149,8 @@ PoolParams parse_pool(bool max, const sy::Attrs& a) {
 
 PoolGeometry pool_geometry(const PoolParams& p, const Shape& x) {
   if (x.size() != 3 && x.size() != 4)
-    throw sy::Error("input " + str(x) + " has " + std::to_string(x.size()) + " dimensions, expected 4 (or 3 unbatched)");
+    throw sy::Error("input " + str(x) + " has " + std::to_string(x.size()) +
+                    " dimensions, expected 4 (or 3 unbatched)");
   PoolGeometry g;
   const size_t b = x.size() == 4 ? 1 : 0;
   g.n = b ? x[0] : 1;
@@ -155,7 +162,8 @@ PoolGeometry pool_geometry(const PoolParams& p, const Shape& x) {
     const int64_t k = p.kernel[d], s = p.stride[d], pad = p.padding[d];
     const int64_t floor_out = (in + 2 * pad - k) / s + 1;
     if (in + 2 * pad < k || floor_out < 1)
-      throw sy::Error("input " + str(x) + " is too small for kernel " + str(p.kernel) + " with padding " + str(p.padding));
+      throw sy::Error("input " + str(x) + " is too small for kernel " + str(p.kernel) + " with padding " +
+                      str(p.padding));
     if (!p.ceil_mode) return floor_out;
     // ATen's ceil mode: one more window if it starts inside the input or its left padding.
     int64_t out = (in + 2 * pad - k + s - 1) / s + 1;

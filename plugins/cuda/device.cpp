@@ -69,7 +69,8 @@ std::vector<std::pair<std::string, std::string>> library_attributes() {
       {"cuda", cuda},
       {"device", d.usable() && !d.plan_only()
                      ? d.name() + " (sm_" + std::to_string(d.major()) + std::to_string(d.minor()) + ")"
-                     : d.reason().empty() ? d.name() : d.reason()}};
+                 : d.reason().empty() ? d.name()
+                                      : d.reason()}};
 #ifdef SY_CUDA_WITH_CUDNN
   out.emplace_back("cudnn", "headers " + std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + "." +
                                 std::to_string(CUDNN_PATCHLEVEL) + ", opened on first use");
@@ -102,7 +103,8 @@ Device::Device() {
   }
 }
 
-void Device::probe() {  int count = 0;
+void Device::probe() {
+  int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();

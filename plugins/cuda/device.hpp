@@ -15,8 +15,8 @@
 
 #include <cstdint>
 #include <mutex>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sycuda {
@@ -47,7 +47,7 @@ class Device {
   // Throws sy::Error unless work can really be queued (usable and not plan-only).
   void require_real() const;
   const std::string& reason() const { return reason_; }
-  const std::string& name() const { return name_; }       // "NVIDIA H100 80GB HBM3"
+  const std::string& name() const { return name_; }  // "NVIDIA H100 80GB HBM3"
   int major() const { return major_; }
   int minor() const { return minor_; }
   // Throws sy::Unsupported with reason() unless usable(): what every kernel's supports()

@@ -15,12 +15,15 @@
 
 namespace sycuda::lib {
 
+// An X-macro list, laid out by hand.
+// clang-format off
 #define SY_CUBLASLT_FUNCTIONS(X)                                                                          \
   X(cublasLtCreate) X(cublasLtGetStatusString) X(cublasLtGetStatusName) X(cublasLtMatmulDescCreate)        \
   X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate)              \
   X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute) X(cublasLtMatmulPreferenceCreate)      \
   X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic) \
   X(cublasLtMatmul)
+// clang-format on
 
 #define SY_DECLARE_MEMBER(name) decltype(&::name) name = nullptr;
 
@@ -31,6 +34,8 @@ struct CublasLt {
 const CublasLt& lt();
 
 #ifdef SY_CUDA_WITH_CUDNN
+// An X-macro list, laid out by hand.
+// clang-format off
 #define SY_CUDNN_FUNCTIONS(X)                                                                                   \
   X(cudnnCreate) X(cudnnSetStream) X(cudnnGetErrorString) X(cudnnCreateTensorDescriptor)                        \
   X(cudnnDestroyTensorDescriptor) X(cudnnSetTensor4dDescriptor) X(cudnnCreateFilterDescriptor)                  \
@@ -39,6 +44,7 @@ const CublasLt& lt();
   X(cudnnSetConvolutionMathType) X(cudnnGetConvolution2dForwardOutputDim) X(cudnnGetConvolutionForwardAlgorithm_v7) \
   X(cudnnGetConvolutionForwardWorkspaceSize) X(cudnnConvolutionForward) X(cudnnCreatePoolingDescriptor)          \
   X(cudnnDestroyPoolingDescriptor) X(cudnnSetPooling2dDescriptor) X(cudnnPoolingForward)
+// clang-format on
 
 struct Cudnn {
   SY_CUDNN_FUNCTIONS(SY_DECLARE_MEMBER)

@@ -76,28 +76,35 @@ std::optional<UnaryOp> unary_op(const std::string& op, const sy::Attrs& a, const
   } else if (op == "aten::gelu") {
     const std::string name = attr("approximate");
     const std::string approximate = a.has(name.c_str()) ? a.s(name.c_str()) : "none";
-    if (approximate == "tanh") u.kind = Unary::GeluTanh;
-    else if (approximate != "none") throw sy::Unsupported("gelu approximate='" + approximate + "' (expected 'none' or 'tanh')");
+    if (approximate == "tanh")
+      u.kind = Unary::GeluTanh;
+    else if (approximate != "none")
+      throw sy::Unsupported("gelu approximate='" + approximate + "' (expected 'none' or 'tanh')");
   } else if (op == "aten::hardtanh") {
     u.a = scalar_of(a, attr("min_val"), -1.0), u.b = scalar_of(a, attr("max_val"), 1.0);
   } else if (op == "aten::leaky_relu") {
     u.a = scalar_of(a, attr("negative_slope"), 0.01);
   } else if (op == "aten::elu") {
-    u.a = scalar_of(a, attr("alpha"), 1.0), u.b = scalar_of(a, attr("scale"), 1.0), u.c = scalar_of(a, attr("input_scale"), 1.0);
+    u.a = scalar_of(a, attr("alpha"), 1.0), u.b = scalar_of(a, attr("scale"), 1.0),
+    u.c = scalar_of(a, attr("input_scale"), 1.0);
   } else if (op == "aten::clamp") {
     const bool lo = a.has(attr("min").c_str()), hi = a.has(attr("max").c_str());
     if (a.kind(attr("min").c_str()) == SY_ATTR_TENSOR || a.kind(attr("max").c_str()) == SY_ATTR_TENSOR)
       throw sy::Unsupported("clamp with tensor bounds is not implemented");
     if (!lo && !hi) throw sy::Unsupported("clamp needs at least one of min and max");
-    if (lo && hi) u.a = scalar_of(a, attr("min"), 0), u.b = scalar_of(a, attr("max"), 0);
-    else if (lo) u.kind = Unary::ClampMin, u.a = scalar_of(a, attr("min"), 0);
-    else u.kind = Unary::ClampMax, u.a = scalar_of(a, attr("max"), 0);
+    if (lo && hi)
+      u.a = scalar_of(a, attr("min"), 0), u.b = scalar_of(a, attr("max"), 0);
+    else if (lo)
+      u.kind = Unary::ClampMin, u.a = scalar_of(a, attr("min"), 0);
+    else
+      u.kind = Unary::ClampMax, u.a = scalar_of(a, attr("max"), 0);
   } else if (op == "aten::clamp_min") {
     u.a = scalar_of(a, attr("min"), 0);
   } else if (op == "aten::clamp_max") {
     u.a = scalar_of(a, attr("max"), 0);
   } else if (op == "aten::dropout" || op == "aten::feature_dropout") {
-    if (int_attr(a, attr("train").c_str(), 0) != 0) throw sy::Unsupported("dropout with train=True is random; inference only");
+    if (int_attr(a, attr("train").c_str(), 0) != 0)
+      throw sy::Unsupported("dropout with train=True is random; inference only");
   }
   return u;
 }
@@ -108,9 +115,9 @@ std::vector<std::string> unary_attr_names(const std::string& op) {
 }
 
 const std::vector<std::string>& fusable_activations() {
-  static const std::vector<std::string> list = {"aten::relu",      "aten::relu6",      "aten::gelu",     "aten::silu",
-                                                "aten::sigmoid",   "aten::tanh",       "aten::hardswish", "aten::hardsigmoid",
-                                                "aten::hardtanh",  "aten::leaky_relu"};
+  static const std::vector<std::string> list = {
+      "aten::relu", "aten::relu6",     "aten::gelu",        "aten::silu",     "aten::sigmoid",
+      "aten::tanh", "aten::hardswish", "aten::hardsigmoid", "aten::hardtanh", "aten::leaky_relu"};
   return list;
 }
 
@@ -156,8 +163,10 @@ class UnaryKernel : public CudaKernel {
     DeviceRun d(r);
     const DevTensor& x = d.in(0);
     DevTensor& y = d.out(0);
-    if (logical_not_) launched(launch::logical_not(x.data, y.data, x.numel(), d.stream()), "logical_not");
-    else launched(launch::unary(*dt_of(x.dtype), op_, x.data, y.data, x.numel(), d.stream()), "unary");
+    if (logical_not_)
+      launched(launch::logical_not(x.data, y.data, x.numel(), d.stream()), "logical_not");
+    else
+      launched(launch::unary(*dt_of(x.dtype), op_, x.data, y.data, x.numel(), d.stream()), "unary");
     d.finish();
   }
   void cost(sy::Cost& c) {
@@ -181,13 +190,20 @@ struct BinaryDef {
 
 const std::map<std::string, BinaryDef>& binary_table() {
   static const std::map<std::string, BinaryDef> table = {
-      {"aten::add", {Binary::Add, true}},       {"aten::sub", {Binary::Sub, true}},
-      {"aten::rsub", {Binary::Sub, true, true}}, {"aten::mul", {Binary::Mul}},
-      {"aten::div", {Binary::Div}},             {"aten::maximum", {Binary::Maximum}},
-      {"aten::minimum", {Binary::Minimum}},     {"aten::pow", {Binary::Pow}},
-      {"aten::eq", {Binary::Eq}},               {"aten::ne", {Binary::Ne}},
-      {"aten::lt", {Binary::Lt}},               {"aten::le", {Binary::Le}},
-      {"aten::gt", {Binary::Gt}},               {"aten::ge", {Binary::Ge}},
+      {"aten::add", {Binary::Add, true}},
+      {"aten::sub", {Binary::Sub, true}},
+      {"aten::rsub", {Binary::Sub, true, true}},
+      {"aten::mul", {Binary::Mul}},
+      {"aten::div", {Binary::Div}},
+      {"aten::maximum", {Binary::Maximum}},
+      {"aten::minimum", {Binary::Minimum}},
+      {"aten::pow", {Binary::Pow}},
+      {"aten::eq", {Binary::Eq}},
+      {"aten::ne", {Binary::Ne}},
+      {"aten::lt", {Binary::Lt}},
+      {"aten::le", {Binary::Le}},
+      {"aten::gt", {Binary::Gt}},
+      {"aten::ge", {Binary::Ge}},
   };
   return table;
 }
@@ -216,7 +232,7 @@ bool is_constant_scalar(const DLTensor* t) {
 
 // One operand slot: a tensor input, a scalar attribute, or a 0-dim constant folded to a scalar.
 struct Arg {
-  int input = -1;          // input slot, or -1 for a scalar
+  int input = -1;  // input slot, or -1 for a scalar
   double scalar = 0;
   bool scalar_is_float = false;
 };
@@ -236,7 +252,8 @@ Arg arg_of(const sy::Node& n, const char* name, size_t* slot, bool* folded) {
     t = n.attrs.tensor(name);
     if (!is_constant_scalar(t)) throw sy::Unsupported(std::string("tensor attribute '") + name + "' that is not 0-dim");
   } else {
-    if (*slot >= n.num_inputs || n.inputs[*slot] == nullptr) throw sy::Unsupported(std::string("argument '") + name + "' is missing");
+    if (*slot >= n.num_inputs || n.inputs[*slot] == nullptr)
+      throw sy::Unsupported(std::string("argument '") + name + "' is missing");
     t = n.inputs[*slot];
     a.input = static_cast<int>((*slot)++);
     if (!is_constant_scalar(t)) return a;
@@ -271,7 +288,8 @@ class BinaryKernel : public CudaKernel {
     bool folded_self = false, folded_other = false;
     self_ = arg_of(n, "self", &slot, &folded_self);
     other_ = arg_of(n, op == "aten::pow" ? "exponent" : "other", &slot, &folded_other);
-    if (slot != n.num_inputs) throw sy::Unsupported("takes 2 arguments, node has " + std::to_string(n.num_inputs) + " inputs");
+    if (slot != n.num_inputs)
+      throw sy::Unsupported("takes 2 arguments, node has " + std::to_string(n.num_inputs) + " inputs");
     if (self_.input < 0 && other_.input < 0) throw sy::Unsupported("both operands are scalars");
     if (folded_self && self_.input >= 0) host_only(static_cast<size_t>(self_.input));
     if (folded_other && other_.input >= 0) host_only(static_cast<size_t>(other_.input));

@@ -17,11 +17,28 @@
 namespace sycuda {
 
 enum class Unary : int32_t {
-  Identity, Relu, Gelu, GeluTanh, Silu, Sigmoid, Tanh, Hardswish, Hardsigmoid,
+  Identity,
+  Relu,
+  Gelu,
+  GeluTanh,
+  Silu,
+  Sigmoid,
+  Tanh,
+  Hardswish,
+  Hardsigmoid,
   Hardtanh,   // clamp to [a, b]
   LeakyRelu,  // slope a
   Elu,        // alpha a, scale b, input_scale c
-  Neg, Exp, Log, Sqrt, Rsqrt, Abs, Erf, Reciprocal, Sin, Cos,
+  Neg,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Abs,
+  Erf,
+  Reciprocal,
+  Sin,
+  Cos,
   PowScalar,  // x ** a
   ClampMin,   // max(x, a)
   ClampMax,   // min(x, a)
@@ -98,8 +115,10 @@ SY_HD Acc apply_binary(const BinaryOp& op, Acc a, Acc b) {
     case Binary::Maximum: return a != a ? a : (b != b ? b : (a > b ? a : b));
     case Binary::Minimum: return a != a ? a : (b != b ? b : (a < b ? a : b));
     case Binary::Pow:
-      if constexpr (std::is_floating_point_v<Acc>) return powf(a, b);
-      else return static_cast<Acc>(pow(static_cast<double>(a), static_cast<double>(b)));
+      if constexpr (std::is_floating_point_v<Acc>)
+        return powf(a, b);
+      else
+        return static_cast<Acc>(pow(static_cast<double>(a), static_cast<double>(b)));
     default: return a;  // comparisons: compare()
   }
 }

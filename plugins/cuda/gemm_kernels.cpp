@@ -73,7 +73,8 @@ void set_layout(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, 
 cublasLtMatrixLayout_t make_layout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
                                    int64_t stride) {
   cublasLtMatrixLayout_t l = nullptr;
-  SY_CUBLAS_CHECK(lib::lt().cublasLtMatrixLayoutCreate(&l, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
+  SY_CUBLAS_CHECK(
+      lib::lt().cublasLtMatrixLayoutCreate(&l, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
   if (batch > 1) {
     set_layout(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, static_cast<int32_t>(batch));
     set_layout(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride);
@@ -90,8 +91,21 @@ class LtCache {
   const LtCall& get(const ColumnMajorGemm& g, DLDataType dt, Precision precision, bool vector_bias, bool beta,
                     const void* a, const void* b, const void* c) {
     const uint32_t aa = alignment(a), ab = alignment(b), ac = alignment(c);
-    const Key key{static_cast<int>(cuda_type(dt)), static_cast<int>(precision), g.m, g.n, g.k, g.batch, g.stride_a,
-                  g.stride_b, g.stride_c, g.trans_a, vector_bias, beta, aa, ab, ac};
+    const Key key{static_cast<int>(cuda_type(dt)),
+                  static_cast<int>(precision),
+                  g.m,
+                  g.n,
+                  g.k,
+                  g.batch,
+                  g.stride_a,
+                  g.stride_b,
+                  g.stride_c,
+                  g.trans_a,
+                  vector_bias,
+                  beta,
+                  aa,
+                  ab,
+                  ac};
     auto it = calls_.find(key);
     if (it != calls_.end()) return *it->second;
     if (calls_.size() >= 64) calls_.clear();  // bounded: shapes may keep changing
@@ -104,7 +118,8 @@ class LtCache {
     SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulDescSetAttribute(call->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
     if (vector_bias) {
       const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-      SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulDescSetAttribute(call->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+      SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulDescSetAttribute(call->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                                               sizeof(epilogue)));
     }
     call->a = make_layout(type, g.rows_a, g.cols_a, g.ld_a, g.batch, g.stride_a);
     call->b = make_layout(type, g.rows_b, g.cols_b, g.ld_b, g.batch, g.stride_b);
@@ -119,20 +134,26 @@ class LtCache {
       ~PrefGuard() { lib::lt().cublasLtMatmulPreferenceDestroy(p); }
     } guard{pref};
     const uint64_t ws = workspace;
-    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                                                   sizeof(ws)));
     // The pointers' real alignment: the default (256 bytes) would allow algorithms that
     // fault on an operand that starts inside an arena or a batch.
-    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aa, sizeof(aa)));
-    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof(ab)));
-    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof(ac)));
-    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof(ac)));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                                                   &aa, sizeof(aa)));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                                                   &ab, sizeof(ab)));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                                                   &ac, sizeof(ac)));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                                                   &ac, sizeof(ac)));
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulAlgoGetHeuristic(device.cublaslt(), call->op, call->a, call->b, call->c, call->c, pref, 1,
-                                                   &result, &found));
+    SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulAlgoGetHeuristic(device.cublaslt(), call->op, call->a, call->b, call->c,
+                                                             call->c, pref, 1, &result, &found));
     if (found < 1)
       throw sy::Error("cuBLASLt has no algorithm for a " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
-                          std::to_string(g.k) + " product (batch " + std::to_string(g.batch) + ", " + dtype_name(dt) + ")",
+                          std::to_string(g.k) + " product (batch " + std::to_string(g.batch) + ", " + dtype_name(dt) +
+                          ")",
                       SY_ERROR_INTERNAL);
     call->algo = result.algo;
     return *calls_.emplace(key, std::move(call)).first->second;
@@ -146,27 +167,65 @@ class LtCache {
 
 struct OpDef {
   const char* op;
-  std::vector<std::string> tensors;     // schema tensor arguments, in order
+  std::vector<std::string> tensors;  // schema tensor arguments, in order
   std::vector<bool> optional;
-  std::vector<std::string> scalars;     // other attributes
-  size_t a, b;                          // which tensor arguments are the two matrices
-  int bias = -1;                        // which is the bias (-1: none)
+  std::vector<std::string> scalars;  // other attributes
+  size_t a, b;                       // which tensor arguments are the two matrices
+  int bias = -1;                     // which is the bias (-1: none)
   GemmPlan (*plan)(const std::vector<const Shape*>& s, double beta, double alpha);
 };
 
 const std::vector<OpDef>& op_defs() {
   static const std::vector<OpDef> defs = {
-      {"aten::linear", {"input", "weight", "bias"}, {false, false, true}, {}, 0, 1, 2,
+      {"aten::linear",
+       {"input", "weight", "bias"},
+       {false, false, true},
+       {},
+       0,
+       1,
+       2,
        [](const std::vector<const Shape*>& s, double, double) { return plan_linear(*s[0], *s[1], s[2]); }},
-      {"aten::addmm", {"self", "mat1", "mat2"}, {false, false, false}, {"beta", "alpha"}, 1, 2, 0,
-       [](const std::vector<const Shape*>& s, double beta, double alpha) { return plan_addmm(*s[0], *s[1], *s[2], beta, alpha); }},
-      {"aten::mm", {"self", "mat2"}, {false, false}, {}, 0, 1, -1,
+      {"aten::addmm",
+       {"self", "mat1", "mat2"},
+       {false, false, false},
+       {"beta", "alpha"},
+       1,
+       2,
+       0,
+       [](const std::vector<const Shape*>& s, double beta, double alpha) {
+         return plan_addmm(*s[0], *s[1], *s[2], beta, alpha);
+       }},
+      {"aten::mm",
+       {"self", "mat2"},
+       {false, false},
+       {},
+       0,
+       1,
+       -1,
        [](const std::vector<const Shape*>& s, double, double) { return plan_mm(*s[0], *s[1]); }},
-      {"aten::matmul", {"self", "other"}, {false, false}, {}, 0, 1, -1,
+      {"aten::matmul",
+       {"self", "other"},
+       {false, false},
+       {},
+       0,
+       1,
+       -1,
        [](const std::vector<const Shape*>& s, double, double) { return plan_matmul(*s[0], *s[1]); }},
-      {"aten::bmm", {"self", "mat2"}, {false, false}, {}, 0, 1, -1,
+      {"aten::bmm",
+       {"self", "mat2"},
+       {false, false},
+       {},
+       0,
+       1,
+       -1,
        [](const std::vector<const Shape*>& s, double, double) { return plan_bmm(*s[0], *s[1]); }},
-      {"aten::baddbmm", {"self", "batch1", "batch2"}, {false, false, false}, {"beta", "alpha"}, 1, 2, 0,
+      {"aten::baddbmm",
+       {"self", "batch1", "batch2"},
+       {false, false, false},
+       {"beta", "alpha"},
+       1,
+       2,
+       0,
        [](const std::vector<const Shape*>& s, double beta, double alpha) {
          return plan_baddbmm(*s[0], *s[1], *s[2], beta, alpha);
        }},
@@ -238,7 +297,8 @@ class GemmKernel : public CudaKernel {
     const auto [plan, dt] = checked_plan(c.args->inputs, c.num_inputs());
     double bytes = static_cast<double>(product_of(plan.out_shape)) * esize(dt);
     for (size_t i = 0; i < args_.size(); ++i)
-      if (const DLTensor* t = args_.meta(i, c.args->inputs, c.num_inputs())) bytes += static_cast<double>(sy::numel(*t)) * esize(t->dtype);
+      if (const DLTensor* t = args_.meta(i, c.args->inputs, c.num_inputs()))
+        bytes += static_cast<double>(sy::numel(*t)) * esize(t->dtype);
     c.flops(plan.flops());
     c.bytes(bytes);
   }
@@ -273,7 +333,8 @@ class GemmKernel : public CudaKernel {
     const size_t es = static_cast<size_t>(esize(dt));
     size_t workspace_bytes = 0;
     void* workspace = device.gemm_workspace(&workspace_bytes);
-    const float alpha = static_cast<float>(plan.alpha), beta = plan.broadcast_bias ? static_cast<float>(plan.beta) : 0.f;
+    const float alpha = static_cast<float>(plan.alpha),
+                beta = plan.broadcast_bias ? static_cast<float>(plan.beta) : 0.f;
     const int64_t outer = plan.outer_count();
     for (int64_t o = 0; o < outer; ++o) {
       int64_t oa = 0, ob = 0, oc = 0, rest = o;
@@ -289,9 +350,9 @@ class GemmKernel : public CudaKernel {
       const LtCall& call = cache_.get(g, dt, precision_, plan.vector_bias, beta != 0.f, pa, pb, pc);
       if (plan.vector_bias)
         SY_CUBLAS_CHECK(lib::lt().cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias.data,
-                                                       sizeof(bias.data)));
-      SY_CUBLAS_CHECK(lib::lt().cublasLtMatmul(device.cublaslt(), call.op, &alpha, pa, call.a, pb, call.b, &beta, pc, call.c, pc,
-                                     call.c, &call.algo, workspace, workspace_bytes, d.stream()));
+                                                                 sizeof(bias.data)));
+      SY_CUBLAS_CHECK(lib::lt().cublasLtMatmul(device.cublaslt(), call.op, &alpha, pa, call.a, pb, call.b, &beta, pc,
+                                               call.c, pc, call.c, &call.algo, workspace, workspace_bytes, d.stream()));
     }
     if (device.sync_each_kernel()) launched(cudaSuccess, "cublasLtMatmul");
   }
@@ -305,7 +366,8 @@ class GemmKernel : public CudaKernel {
     }
     launched(launch::fill(ldt, out.data, out.numel(), 0.0, d.stream()), "fill");
     if (plan.vector_bias)
-      launched(launch::bias_activation(ldt, UnaryOp{}, out.data, bias.data, out.numel(), plan.n, 1, d.stream()), "bias");
+      launched(launch::bias_activation(ldt, UnaryOp{}, out.data, bias.data, out.numel(), plan.n, 1, d.stream()),
+               "bias");
   }
 
   const OpDef& def_;

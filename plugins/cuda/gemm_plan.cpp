@@ -70,7 +70,8 @@ int64_t GemmPlan::outer_count() const {
 }
 
 GemmPlan plan_linear(const Shape& input, const Shape& weight, const Shape* bias) {
-  if (weight.size() != 2) throw sy::Error("weight is " + std::to_string(weight.size()) + "-D; only a 2-D weight is handled");
+  if (weight.size() != 2)
+    throw sy::Error("weight is " + std::to_string(weight.size()) + "-D; only a 2-D weight is handled");
   if (input.empty()) throw sy::Error("input is 0-D; linear needs at least 1-D");
   if (input.back() != weight[1])
     throw sy::Error("input " + str(input) + " and weight " + str(weight) + " cannot be multiplied (" +
@@ -83,9 +84,12 @@ GemmPlan plan_linear(const Shape& input, const Shape& weight, const Shape* bias)
   p.out_shape = Shape(input.begin(), input.end() - 1);
   p.out_shape.push_back(p.n);
   if (bias != nullptr) {
-    if (bias->size() > 1) throw sy::Error("bias is " + std::to_string(bias->size()) + "-D; only a 0-D or 1-D bias is handled");
-    if (bias->size() == 1 && (*bias)[0] == p.n) p.vector_bias = true;
-    else set_broadcast_bias(p, *bias, 1.0);
+    if (bias->size() > 1)
+      throw sy::Error("bias is " + std::to_string(bias->size()) + "-D; only a 0-D or 1-D bias is handled");
+    if (bias->size() == 1 && (*bias)[0] == p.n)
+      p.vector_bias = true;
+    else
+      set_broadcast_bias(p, *bias, 1.0);
   }
   return p;
 }
@@ -101,8 +105,8 @@ GemmPlan plan_matmul(const Shape& a, const Shape& b) {
   p.k = nb == 1 ? b[0] : b[nb - 2];
   p.n = nb == 1 ? 1 : b[nb - 1];
   if (ka != p.k)
-    throw sy::Error("shapes " + str(a) + " and " + str(b) + " cannot be multiplied (" + std::to_string(ka) + " != " +
-                    std::to_string(p.k) + ")");
+    throw sy::Error("shapes " + str(a) + " and " + str(b) + " cannot be multiplied (" + std::to_string(ka) +
+                    " != " + std::to_string(p.k) + ")");
   const Shape abatch = na > 2 ? Shape(a.begin(), a.end() - 2) : Shape{};
   const Shape bbatch = nb > 2 ? Shape(b.begin(), b.end() - 2) : Shape{};
   const Shape batch = sy::broadcast_shapes(abatch, bbatch, "batch dimensions");
@@ -126,8 +130,8 @@ GemmPlan plan_mm(const Shape& a, const Shape& b) {
   check_matrix(a, "self");
   check_matrix(b, "mat2");
   if (a[1] != b[0])
-    throw sy::Error("self and mat2 shapes cannot be multiplied (" + std::to_string(a[0]) + "x" + std::to_string(a[1]) + " and " +
-                    std::to_string(b[0]) + "x" + std::to_string(b[1]) + ")");
+    throw sy::Error("self and mat2 shapes cannot be multiplied (" + std::to_string(a[0]) + "x" + std::to_string(a[1]) +
+                    " and " + std::to_string(b[0]) + "x" + std::to_string(b[1]) + ")");
   return plan_matmul(a, b);
 }
 
@@ -135,10 +139,11 @@ GemmPlan plan_bmm(const Shape& a, const Shape& b) {
   if (a.size() != 3) throw sy::Error("self must be a 3-D tensor, got " + std::to_string(a.size()) + "-D");
   if (b.size() != 3) throw sy::Error("mat2 must be a 3-D tensor, got " + std::to_string(b.size()) + "-D");
   if (a[0] != b[0])
-    throw sy::Error("self and mat2 must have the same batch size, got " + std::to_string(a[0]) + " and " + std::to_string(b[0]));
+    throw sy::Error("self and mat2 must have the same batch size, got " + std::to_string(a[0]) + " and " +
+                    std::to_string(b[0]));
   if (a[2] != b[1])
-    throw sy::Error("self " + str(a) + " and mat2 " + str(b) + " cannot be multiplied (" + std::to_string(a[2]) + " != " +
-                    std::to_string(b[1]) + ")");
+    throw sy::Error("self " + str(a) + " and mat2 " + str(b) + " cannot be multiplied (" + std::to_string(a[2]) +
+                    " != " + std::to_string(b[1]) + ")");
   return plan_matmul(a, b);
 }
 
@@ -146,8 +151,8 @@ GemmPlan plan_addmm(const Shape& self, const Shape& a, const Shape& b, double be
   check_matrix(a, "mat1");
   check_matrix(b, "mat2");
   if (a[1] != b[0])
-    throw sy::Error("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(a[0]) + "x" + std::to_string(a[1]) + " and " +
-                    std::to_string(b[0]) + "x" + std::to_string(b[1]) + ")");
+    throw sy::Error("mat1 and mat2 shapes cannot be multiplied (" + std::to_string(a[0]) + "x" + std::to_string(a[1]) +
+                    " and " + std::to_string(b[0]) + "x" + std::to_string(b[1]) + ")");
   GemmPlan p = plan_matmul(a, b);
   p.alpha = alpha;
   if (beta == 1 && self.size() == 1 && self[0] == p.n) {

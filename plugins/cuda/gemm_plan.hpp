@@ -42,7 +42,7 @@ struct GemmPlan {
 
 // Where an op's operands are: shapes only (the plan never touches data).
 struct GemmShapes {
-  Shape a, b;      // the two matrix operands as the op names them (self/mat2, input/weight, ...)
+  Shape a, b;  // the two matrix operands as the op names them (self/mat2, input/weight, ...)
   const Shape* bias = nullptr;
 };
 

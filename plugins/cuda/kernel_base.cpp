@@ -55,9 +55,9 @@ const std::vector<DLDataType>& float_dtypes() {
 }
 
 const std::vector<DLDataType>& all_dtypes() {
-  static const std::vector<DLDataType> list{sy::kFloat32, sy::kFloat16, sy::kBFloat16, sy::kFloat64,
-                                            sy::kInt64,   sy::kInt32,   DLDataType{kDLInt, 16, 1},
-                                            sy::kInt8,    sy::kUInt8,   sy::kBool};
+  static const std::vector<DLDataType> list{
+      sy::kFloat32, sy::kFloat16, sy::kBFloat16, sy::kFloat64, sy::kInt64, sy::kInt32, DLDataType{kDLInt, 16, 1},
+      sy::kInt8,    sy::kUInt8,   sy::kBool};
   return list;
 }
 
@@ -72,7 +72,8 @@ Precision precision_of(const sy::Attrs& attrs) {
   if (v == "tf32") return Precision::Tf32;
   if (v == "float16" || v == "fp16" || v == "half") return Precision::Float16;
   if (v == "bfloat16" || v == "bf16") return Precision::Bfloat16;
-  throw sy::Unsupported("option precision = \"" + v + "\" is not one the cuda plugin knows "
+  throw sy::Unsupported("option precision = \"" + v +
+                        "\" is not one the cuda plugin knows "
                         "(float32, tf32, float16, bfloat16)");
 }
 
@@ -137,7 +138,8 @@ DeviceRun::DeviceRun(sy::Run& run) : run_(run), lock_(Device::get().lock()) {
     d.dtype = t.dtype;
     d.shape = sy::shape_of(t);
     if (on_device(t)) {
-      if (!is_compact(t)) throw sy::Error("output " + std::to_string(o) + " on the device is not compact", SY_ERROR_INTERNAL);
+      if (!is_compact(t))
+        throw sy::Error("output " + std::to_string(o) + " on the device is not compact", SY_ERROR_INTERNAL);
       d.data = static_cast<char*>(t.data) + t.byte_offset;
     } else {
       staged_.emplace_back(d.bytes());
@@ -158,7 +160,8 @@ const DevTensor& DeviceRun::in(size_t i) {
   d.dtype = t.dtype;
   d.shape = sy::shape_of(t);
   if (on_device(t)) {
-    if (!is_compact(t)) throw sy::Error("input " + std::to_string(i) + " on the device is not compact", SY_ERROR_INTERNAL);
+    if (!is_compact(t))
+      throw sy::Error("input " + std::to_string(i) + " on the device is not compact", SY_ERROR_INTERNAL);
     d.data = static_cast<char*>(t.data) + t.byte_offset;
   } else {
     staged_.emplace_back(d.bytes());
@@ -201,7 +204,8 @@ TensorArgs::TensorArgs(const sy::Node& node, const std::vector<std::string>& nam
     }
   }
   if (slot < node.num_inputs)
-    throw sy::Unsupported("takes " + std::to_string(slot) + " tensor inputs, node has " + std::to_string(node.num_inputs));
+    throw sy::Unsupported("takes " + std::to_string(slot) + " tensor inputs, node has " +
+                          std::to_string(node.num_inputs));
   uploaded_.resize(names.size());
 }
 

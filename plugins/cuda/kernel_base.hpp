@@ -27,15 +27,14 @@
 
 namespace sycuda {
 
-
 // ---- dtypes ----------------------------------------------------------------------------------
 
-std::string dtype_name(DLDataType dt);           // "float32", "bfloat16", "bool", ...
-std::optional<launch::DT> dt_of(DLDataType dt);  // nullopt for a dtype no kernel knows
+std::string dtype_name(DLDataType dt);                       // "float32", "bfloat16", "bool", ...
+std::optional<launch::DT> dt_of(DLDataType dt);              // nullopt for a dtype no kernel knows
 launch::DT need_dt(DLDataType dt, const std::string& what);  // Unsupported if unknown
-bool is_float(DLDataType dt);                    // float32, float16, bfloat16
-const std::vector<DLDataType>& float_dtypes();   // those three
-const std::vector<DLDataType>& all_dtypes();     // every dtype launch::DT names
+bool is_float(DLDataType dt);                                // float32, float16, bfloat16
+const std::vector<DLDataType>& float_dtypes();               // those three
+const std::vector<DLDataType>& all_dtypes();                 // every dtype launch::DT names
 
 // ---- the '@precision' option -----------------------------------------------------------------
 
@@ -65,7 +64,6 @@ template <typename F>
 auto at_run(F&& f) -> decltype(f()) {
   return sy::failing(std::forward<F>(f));
 }
-
 
 // ---- device view of one run --------------------------------------------------------------
 
@@ -103,8 +101,8 @@ class DeviceRun {
   std::unique_lock<std::recursive_mutex> lock_;
   std::vector<std::optional<DevTensor>> inputs_;
   std::vector<DevTensor> outputs_;
-  std::vector<DeviceBuffer> staged_;           // temporaries for host inputs and outputs
-  std::vector<size_t> host_outputs_;           // outputs computed in a temporary
+  std::vector<DeviceBuffer> staged_;  // temporaries for host inputs and outputs
+  std::vector<size_t> host_outputs_;  // outputs computed in a temporary
 };
 
 // Checks a launcher's result, naming the kernel and node.

@@ -47,8 +47,8 @@ cudaError_t unary(DT dt, UnaryOp op, const void* x, void* y, int64_t n, cudaStre
 // y[i] = !x[i] for bool (one byte) elements.
 cudaError_t logical_not(const void* x, void* y, int64_t n, cudaStream_t stream);
 // y = act(y + bias[channel]) in place, channel = (i / inner) % channels; bias may be NULL.
-cudaError_t bias_activation(DT dt, UnaryOp act, void* y, const void* bias, int64_t n, int64_t channels,
-                            int64_t inner, cudaStream_t stream);
+cudaError_t bias_activation(DT dt, UnaryOp act, void* y, const void* bias, int64_t n, int64_t channels, int64_t inner,
+                            cudaStream_t stream);
 // out = op(a, b) over `shape` (out compact). Arithmetic: out has a's dtype (F32/F16/BF16/
 // I64/I32, both tensor operands of it; a scalar operand is converted). Comparisons: out is
 // Bool. BinaryOp::alpha scales b for add/sub.
@@ -60,8 +60,7 @@ cudaError_t where(const Operand& cond, const Operand& x, const Operand& y, DT dt
 // y = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c] (inference batch_norm); the
 // parameters have x's dtype, weight/bias may be NULL; c = (i / inner) % channels.
 cudaError_t batch_norm(DT dt, const void* x, void* y, const void* mean, const void* var, const void* weight,
-                       const void* bias, double eps, int64_t n, int64_t channels, int64_t inner,
-                       cudaStream_t stream);
+                       const void* bias, double eps, int64_t n, int64_t channels, int64_t inner, cudaStream_t stream);
 // y[i] = value for n elements of dtype dt (any).
 cudaError_t fill(DT dt, void* y, int64_t n, double value, cudaStream_t stream);
 
@@ -75,8 +74,7 @@ cudaError_t strided_copy(int elem_size, const void* src, const Walk& src_walk, v
 // elem_size bytes); index is I64 or I32, entries in [-rows, rows) (negative counts from
 // the end). An entry out of range writes zeros and stores `error_code` in *error_word.
 cudaError_t gather(int elem_size, const void* table, int64_t outer, int64_t rows, int64_t inner, const void* index,
-                   DT index_dtype, int64_t count, void* out, int* error_word, int error_code,
-                   cudaStream_t stream);
+                   DT index_dtype, int64_t count, void* out, int* error_word, int error_code, cudaStream_t stream);
 
 // ---- reduce.cu -------------------------------------------------------------------------------
 
@@ -84,8 +82,8 @@ cudaError_t gather(int elem_size, const void* table, int64_t outer, int64_t rows
 cudaError_t softmax(DT dt, const void* x, void* y, int64_t outer, int64_t dim, int64_t inner, bool log,
                     cudaStream_t stream);
 // Layer norm of `rows` rows of `cols` elements; weight and bias ([cols], x's dtype) may be NULL.
-cudaError_t layer_norm(DT dt, const void* x, void* y, const void* weight, const void* bias, int64_t rows,
-                       int64_t cols, double eps, cudaStream_t stream);
+cudaError_t layer_norm(DT dt, const void* x, void* y, const void* weight, const void* bias, int64_t rows, int64_t cols,
+                       double eps, cudaStream_t stream);
 
 // ---- pool.cu ---------------------------------------------------------------------------------
 
@@ -99,7 +97,7 @@ cudaError_t adaptive_avg_pool2d(DT dt, const void* x, void* y, int64_t planes, i
 // softmax(q[L, E] k[S, E]^T * scale + mask) v[S, Ev]. Strides in elements; the lead strides
 // may be 0 (broadcast). Rows of q/k/v/out are compact (last-dim stride 1).
 struct Attention {
-  DT dtype = DT::F32;                         // of q, k, v and out
+  DT dtype = DT::F32;  // of q, k, v and out
   int32_t lead_ndim = 0;
   int64_t lead[kMaxDims] = {};
   int64_t q_lead[kMaxDims] = {}, k_lead[kMaxDims] = {}, v_lead[kMaxDims] = {}, out_lead[kMaxDims] = {};
@@ -110,7 +108,7 @@ struct Attention {
   void* out = nullptr;
   int64_t lq = 0, lk = 0, e = 0, ev = 0;
   float scale = 1.f;
-  bool causal = false;                        // key j is seen by query i iff j <= i
+  bool causal = false;  // key j is seen by query i iff j <= i
   // Mask: none, bool (true = take part) or additive (of `mask_dtype`), broadcast by strides.
   enum class Mask : int32_t { None, KeepIfTrue, Additive } mask = Mask::None;
   const void* mask_data = nullptr;

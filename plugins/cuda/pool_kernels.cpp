@@ -26,7 +26,9 @@ class AdaptiveAvgPoolKernel : public CudaKernel {
       throw sy::Unsupported("output_size " + str(size_) + " (two positive sizes expected)");
   }
 
-  void infer(sy::Infer& f) { f.set_output(0, f.input(0).dtype, at_run([&] { return out_shape(f.input(0)); })); }
+  void infer(sy::Infer& f) {
+    f.set_output(0, f.input(0).dtype, at_run([&] { return out_shape(f.input(0)); }));
+  }
 
   void run(sy::Run& r) {
     DeviceRun d(r);
@@ -47,9 +49,11 @@ class AdaptiveAvgPoolKernel : public CudaKernel {
 
  private:
   Shape out_shape(const DLTensor& x) const {
-    if (x.ndim != 3 && x.ndim != 4) throw sy::Error("adaptive_avg_pool2d: expected a 3-D or 4-D input, got " + str(sy::shape_of(x)));
+    if (x.ndim != 3 && x.ndim != 4)
+      throw sy::Error("adaptive_avg_pool2d: expected a 3-D or 4-D input, got " + str(sy::shape_of(x)));
     for (int d = 1; d < x.ndim; ++d)
-      if (x.shape[d] < 1) throw sy::Error("adaptive_avg_pool2d: input " + str(sy::shape_of(x)) + " has an empty dimension");
+      if (x.shape[d] < 1)
+        throw sy::Error("adaptive_avg_pool2d: input " + str(sy::shape_of(x)) + " has an empty dimension");
     Shape out = sy::shape_of(x);
     out[out.size() - 2] = size_[0];
     out[out.size() - 1] = size_[1];

@@ -52,9 +52,12 @@ class SoftmaxKernel : public CudaKernel {
     const int64_t dim = wrap_dim(dim_, static_cast<int64_t>(x.shape.size()), "softmax");
     int64_t outer = 1, inner = 1, size = 1;
     for (int64_t k = 0; k < static_cast<int64_t>(x.shape.size()); ++k) {
-      if (k < dim) outer *= x.shape[k];
-      else if (k > dim) inner *= x.shape[k];
-      else size = x.shape[k];
+      if (k < dim)
+        outer *= x.shape[k];
+      else if (k > dim)
+        inner *= x.shape[k];
+      else
+        size = x.shape[k];
     }
     launched(launch::softmax(*dt_of(x.dtype), x.data, d.out(0).data, outer, size, inner, log_, d.stream()),
              log_ ? "log_softmax" : "softmax");
@@ -86,7 +89,8 @@ class LayerNormKernel : public CudaKernel {
     if (!n.attrs.has("normalized_shape")) throw sy::Unsupported("attribute 'normalized_shape' is missing");
     normalized_ = n.attrs.ints("normalized_shape");
     eps_ = number_attr(n.attrs, "eps", 1e-5);
-    if (n.num_outputs != 1) throw sy::Unsupported("expected one output (native_layer_norm's mean and rstd are not made)");
+    if (n.num_outputs != 1)
+      throw sy::Unsupported("expected one output (native_layer_norm's mean and rstd are not made)");
   }
 
   void infer(sy::Infer& f) {
@@ -118,8 +122,8 @@ class LayerNormKernel : public CudaKernel {
     const size_t k = normalized_.size();
     const Shape xs = sy::shape_of(*x);
     if (k == 0 || k > xs.size() || !std::equal(normalized_.begin(), normalized_.end(), xs.end() - static_cast<long>(k)))
-      throw sy::Error("layer_norm: normalized_shape " + str(normalized_) + " does not match the input's trailing dims " +
-                      str(xs));
+      throw sy::Error("layer_norm: normalized_shape " + str(normalized_) +
+                      " does not match the input's trailing dims " + str(xs));
     for (size_t i = 1; i < 3; ++i) {
       const DLTensor* t = args_.meta(i, in, n);
       if (t == nullptr) continue;

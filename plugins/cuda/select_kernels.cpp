@@ -58,8 +58,8 @@ class WhereKernel : public CudaKernel {
   explicit WhereKernel(const sy::Node& n) : CudaKernel(n), masked_fill_(std::string(n.op) == "aten::masked_fill") {
     if (n.num_outputs != 1) throw sy::Unsupported("expected one output");
     // Schema order: where(condition, self, other); masked_fill(self, mask, value).
-    const std::vector<std::string> names =
-        masked_fill_ ? std::vector<std::string>{"self", "mask", "value"} : std::vector<std::string>{"condition", "self", "other"};
+    const std::vector<std::string> names = masked_fill_ ? std::vector<std::string>{"self", "mask", "value"}
+                                                        : std::vector<std::string>{"condition", "self", "other"};
     check_attributes(n, names);
     size_t slot = 0;
     for (size_t i = 0; i < 3; ++i) {
@@ -69,13 +69,15 @@ class WhereKernel : public CudaKernel {
         if (!scalar_[i]) throw sy::Unsupported("argument '" + names[i] + "' as a tensor attribute that is not 0-dim");
         continue;
       }
-      if (slot >= n.num_inputs || n.inputs[slot] == nullptr) throw sy::Unsupported("argument '" + names[i] + "' is missing");
+      if (slot >= n.num_inputs || n.inputs[slot] == nullptr)
+        throw sy::Unsupported("argument '" + names[i] + "' is missing");
       slot_[i] = static_cast<int>(slot);
       scalar_[i] = scalar_arg(n, names[i].c_str(), n.inputs[slot]);
       if (scalar_[i]) host_only(slot);
       ++slot;
     }
-    if (slot != n.num_inputs) throw sy::Unsupported("takes 3 arguments, node has " + std::to_string(n.num_inputs) + " inputs");
+    if (slot != n.num_inputs)
+      throw sy::Unsupported("takes 3 arguments, node has " + std::to_string(n.num_inputs) + " inputs");
     // The mask / condition is never folded: a 0-dim constant condition is still a tensor here.
     const size_t cond = masked_fill_ ? 1 : 0;
     if (scalar_[cond] && slot_[cond] >= 0) scalar_[cond].reset();
@@ -185,8 +187,8 @@ class BatchNormKernel : public CudaKernel {
   explicit BatchNormKernel(const sy::Node& n)
       : CudaKernel(n),
         args_(n, {"input", "weight", "bias", "running_mean", "running_var"}, {false, true, true, false, false}) {
-    check_attributes(n, {"input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps",
-                         "cudnn_enabled"});
+    check_attributes(
+        n, {"input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps", "cudnn_enabled"});
     if (int_attr(n.attrs, "training", 0) != 0) throw sy::Unsupported("batch_norm with training=True (inference only)");
     eps_ = number_attr(n.attrs, "eps", 1e-5);
     if (n.num_outputs != 1) throw sy::Unsupported("expected one output");
@@ -222,7 +224,8 @@ class BatchNormKernel : public CudaKernel {
   void check(const DLTensor* const* in, size_t n) const {
     const DLTensor* x = args_.meta(0, in, n);
     if (!is_float(x->dtype)) throw sy::Unsupported("batch_norm of " + dtype_name(x->dtype));
-    if (x->ndim < 2) throw sy::Unsupported("batch_norm needs an input of at least 2 dims, got " + std::to_string(x->ndim));
+    if (x->ndim < 2)
+      throw sy::Unsupported("batch_norm needs an input of at least 2 dims, got " + std::to_string(x->ndim));
     for (size_t i = 1; i < 5; ++i) {
       const DLTensor* t = args_.meta(i, in, n);
       if (t == nullptr) continue;
@@ -277,7 +280,8 @@ class FillLikeKernel : public CudaKernel {
     }
     if (n.attrs.has("dtype")) {
       dtype_ = scalar_type(n.attrs.i("dtype"));
-      if (!dtype_) throw sy::Unsupported("dtype code " + std::to_string(n.attrs.i("dtype")) + " is not one the cuda plugin has");
+      if (!dtype_)
+        throw sy::Unsupported("dtype code " + std::to_string(n.attrs.i("dtype")) + " is not one the cuda plugin has");
     }
     host_only(0);  // only its shape is read
   }
@@ -291,7 +295,9 @@ class FillLikeKernel : public CudaKernel {
     d.finish();
   }
 
-  void cost(sy::Cost& c) { c.bytes(static_cast<double>(sy::numel(c.input(0))) * esize(dtype_ ? *dtype_ : c.input(0).dtype)); }
+  void cost(sy::Cost& c) {
+    c.bytes(static_cast<double>(sy::numel(c.input(0))) * esize(dtype_ ? *dtype_ : c.input(0).dtype));
+  }
 
  private:
   std::optional<DLDataType> dtype_;

@@ -35,9 +35,9 @@ void copy_geometry(const void* src, const sy_shape::Geometry& g, void* dst, size
 }
 
 bool alias_op(const std::string& op) {
-  static const char* const ops[] = {"aten::view",      "aten::reshape", "aten::view_as", "aten::reshape_as",
-                                    "aten::flatten",   "aten::unflatten", "aten::squeeze", "aten::unsqueeze",
-                                    "aten::alias",     "aten::detach",  "aten::contiguous"};
+  static const char* const ops[] = {"aten::view",    "aten::reshape",   "aten::view_as",   "aten::reshape_as",
+                                    "aten::flatten", "aten::unflatten", "aten::squeeze",   "aten::unsqueeze",
+                                    "aten::alias",   "aten::detach",    "aten::contiguous"};
   for (const char* o : ops)
     if (op == o) return true;
   return false;
@@ -51,12 +51,14 @@ class ViewKernel : public CudaKernel {
     require_device();
     ViewKernel k(n);
     if (n.num_inputs != static_cast<size_t>(k.op_->inputs))
-      throw sy::Unsupported("takes " + std::to_string(k.op_->inputs) + " tensor input(s), node has " + std::to_string(n.num_inputs));
+      throw sy::Unsupported("takes " + std::to_string(k.op_->inputs) + " tensor input(s), node has " +
+                            std::to_string(n.num_inputs));
     need_dt(n.input(0).dtype, "the input");
     const std::vector<sy_shape::Geometry> outs =
         declining([&] { return k.apply(n.input(0), n.num_inputs > 1 ? &n.input(1) : nullptr); });
     if (outs.size() != n.num_outputs)
-      throw sy::Unsupported("makes " + std::to_string(outs.size()) + " outputs, node has " + std::to_string(n.num_outputs));
+      throw sy::Unsupported("makes " + std::to_string(outs.size()) + " outputs, node has " +
+                            std::to_string(n.num_outputs));
   }
 
   explicit ViewKernel(const sy::Node& n) : CudaKernel(n) {
@@ -77,7 +79,8 @@ class ViewKernel : public CudaKernel {
 
   void infer(sy::Infer& f) {
     const auto outs = at_run([&] { return apply(f.input(0), f.num_inputs() > 1 ? &f.input(1) : nullptr); });
-    for (size_t o = 0; o < outs.size() && o < f.args->num_outputs; ++o) f.set_output(o, f.input(0).dtype, outs[o].shape);
+    for (size_t o = 0; o < outs.size() && o < f.args->num_outputs; ++o)
+      f.set_output(o, f.input(0).dtype, outs[o].shape);
   }
 
   void run(sy::Run& r) {
@@ -88,7 +91,8 @@ class ViewKernel : public CudaKernel {
     for (size_t o = 0; o < outs.size() && o < d.num_outputs(); ++o) {
       DevTensor& y = d.out(o);
       if (y.numel() == 0) continue;
-      if (y.data == x.data && outs[o].offset == 0 && sy_shape::is_contiguous(outs[o])) continue;  // given the input's buffer
+      if (y.data == x.data && outs[o].offset == 0 && sy_shape::is_contiguous(outs[o]))
+        continue;  // given the input's buffer
       copy_geometry(x.data, outs[o], y.data, es, d.stream(), node_name());
     }
     d.finish();
@@ -117,8 +121,8 @@ class ViewKernel : public CudaKernel {
 struct JoinPlan {
   Shape out;
   int64_t dim = 0;
-  std::vector<size_t> parts;   // inputs that contribute
-  std::vector<Shape> shapes;   // each part's shape (stack: with the new dim of 1)
+  std::vector<size_t> parts;  // inputs that contribute
+  std::vector<Shape> shapes;  // each part's shape (stack: with the new dim of 1)
 };
 
 JoinPlan plan_join(bool stack, const DLTensor* const* in, size_t n, int64_t dim_attr) {
@@ -131,13 +135,14 @@ JoinPlan plan_join(bool stack, const DLTensor* const* in, size_t n, int64_t dim_
                             " (type promotion is not implemented)");
     if (stack) {
       if (s != sy::shape_of(*in[0]))
-        throw sy::Error("stack expects each tensor to be equal size, but got " + str(sy::shape_of(*in[0])) + " at entry 0 and " +
-                        str(s) + " at entry " + std::to_string(i));
+        throw sy::Error("stack expects each tensor to be equal size, but got " + str(sy::shape_of(*in[0])) +
+                        " at entry 0 and " + str(s) + " at entry " + std::to_string(i));
       if (i == 0) p.dim = wrap_dim(dim_attr, static_cast<int64_t>(s.size()) + 1, "stack");
       s.insert(s.begin() + p.dim, 1);
     } else {
       if (s.size() == 1 && s[0] == 0) continue;  // ATen's legacy skip of empty 1-dim inputs
-      if (s.empty()) throw sy::Error("zero-dimensional tensor (at position " + std::to_string(i) + ") cannot be concatenated");
+      if (s.empty())
+        throw sy::Error("zero-dimensional tensor (at position " + std::to_string(i) + ") cannot be concatenated");
       if (p.parts.empty()) p.dim = wrap_dim(dim_attr, static_cast<int64_t>(s.size()), "cat");
     }
     if (!p.parts.empty()) {
@@ -147,9 +152,9 @@ JoinPlan plan_join(bool stack, const DLTensor* const* in, size_t n, int64_t dim_
                         std::to_string(s.size()));
       for (size_t d = 0; d < s.size(); ++d)
         if (static_cast<int64_t>(d) != p.dim && s[d] != first[d])
-          throw sy::Error("Sizes of tensors must match except in dimension " + std::to_string(p.dim) + ". Expected size " +
-                          std::to_string(first[d]) + " but got size " + std::to_string(s[d]) + " for tensor number " +
-                          std::to_string(i) + " in the list.");
+          throw sy::Error("Sizes of tensors must match except in dimension " + std::to_string(p.dim) +
+                          ". Expected size " + std::to_string(first[d]) + " but got size " + std::to_string(s[d]) +
+                          " for tensor number " + std::to_string(i) + " in the list.");
     }
     p.parts.push_back(i);
     p.shapes.push_back(std::move(s));
@@ -211,7 +216,8 @@ class JoinKernel : public CudaKernel {
 
   void cost(sy::Cost& c) {
     double bytes = 0;
-    for (size_t i = 0; i < c.num_inputs(); ++i) bytes += static_cast<double>(sy::numel(c.input(i))) * esize(c.input(i).dtype);
+    for (size_t i = 0; i < c.num_inputs(); ++i)
+      bytes += static_cast<double>(sy::numel(c.input(i))) * esize(c.input(i).dtype);
     c.bytes(2 * bytes);
   }
 
@@ -235,7 +241,8 @@ class GatherKernel : public CudaKernel {
   explicit GatherKernel(const sy::Node& n) : CudaKernel(n), embedding_(std::string(n.op) == "aten::embedding") {
     if (embedding_) {
       check_attributes(n, {"weight", "indices", "padding_idx", "scale_grad_by_freq", "sparse"});
-      if (int_attr(n.attrs, "sparse", 0) != 0) throw sy::Unsupported("sparse embedding gradients (training) are not implemented");
+      if (int_attr(n.attrs, "sparse", 0) != 0)
+        throw sy::Unsupported("sparse embedding gradients (training) are not implemented");
     } else {
       check_attributes(n, {"self", "dim", "index"});
       if (!n.attrs.has("dim")) throw sy::Unsupported("attribute 'dim' is missing");
@@ -256,9 +263,10 @@ class GatherKernel : public CudaKernel {
     const DevTensor& t = d.in(0);
     const DevTensor& idx = d.in(1);
     DevTensor& y = d.out(0);
-    launched(launch::gather(static_cast<int>(esize(t.dtype)), t.data, p.outer, p.rows, p.inner, idx.data, *dt_of(idx.dtype),
-                            p.count, y.data, Device::get().error_word_device(), error_code_, d.stream()),
-             "gather");
+    launched(
+        launch::gather(static_cast<int>(esize(t.dtype)), t.data, p.outer, p.rows, p.inner, idx.data, *dt_of(idx.dtype),
+                       p.count, y.data, Device::get().error_word_device(), error_code_, d.stream()),
+        "gather");
     d.finish();
   }
 

@@ -17,8 +17,7 @@ Walk make_walk(const Shape& out, const std::vector<Shape>& input_strides) {
   for (size_t d = out.size(); d-- > 0;) {
     if (out[d] == 1) continue;
     bool merges = !w.shape.empty();
-    for (size_t i = 0; i < ni && merges; ++i)
-      merges = input_strides[i][d] == w.strides[i].front() * w.shape.front();
+    for (size_t i = 0; i < ni && merges; ++i) merges = input_strides[i][d] == w.strides[i].front() * w.shape.front();
     if (merges) {
       w.shape.front() *= out[d];
       continue;

@@ -15,9 +15,9 @@ using Shape = std::vector<int64_t>;
 // strides (0 along broadcast dims). Adjacent dims that every operand steps through evenly
 // are merged, so the common cases become one long row, or rows of the last dim.
 struct Walk {
-  Shape shape;                  // coalesced output shape; never empty (a 0-dim is [1])
-  std::vector<Shape> strides;   // per input, per coalesced dim
-  int64_t rows() const;         // product of all but the last dim
+  Shape shape;                 // coalesced output shape; never empty (a 0-dim is [1])
+  std::vector<Shape> strides;  // per input, per coalesced dim
+  int64_t rows() const;        // product of all but the last dim
   int64_t row_length() const { return shape.back(); }
   // Element offset of each input at the start of row r.
   void row_offsets(int64_t r, int64_t* offsets) const;
@@ -34,7 +34,7 @@ class RowCursor {
 
  private:
   const Walk& walk_;
-  Shape index_;              // per dim but the last
+  Shape index_;                   // per dim but the last
   std::vector<int64_t> offsets_;  // per input
 };
 

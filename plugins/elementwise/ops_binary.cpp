@@ -87,7 +87,8 @@ class Binary {
     if (!n.has_input(0) || !is_f32(n.input(0))) throw sy::Unsupported("self is not a float32 tensor");
     if (n.has_input(1)) {
       if (!is_f32(n.input(1)) && !is_f64_number(n.input(1)))
-        throw sy::Unsupported("other is neither a float32 tensor nor a 0-dim float64 one (type promotion is left to aten)");
+        throw sy::Unsupported(
+            "other is neither a float32 tensor nor a 0-dim float64 one (type promotion is left to aten)");
     } else {
       if (!n.attrs.is_number("other")) throw sy::Unsupported("'other' is neither a tensor input nor a number");
     }
@@ -105,8 +106,10 @@ class Binary {
   // The output may take an input's buffer when it has the output's shape.
   void storage(sy::StorageQuery& q) {
     const Shape out = output_shape(q);
-    if (sy::shape_of(q.input(0)) == out) q.in_place(0, 0);
-    else if (q.has_input(1) && sy::shape_of(q.input(1)) == out) q.in_place(0, 1);
+    if (sy::shape_of(q.input(0)) == out)
+      q.in_place(0, 0);
+    else if (q.has_input(1) && sy::shape_of(q.input(1)) == out)
+      q.in_place(0, 1);
   }
 
   void cost(sy::Cost& c) {

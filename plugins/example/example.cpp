@@ -87,8 +87,7 @@ class Binary {
   }
 
   explicit Binary(const sy::Node& node)
-      : op_(node.attrs),
-        scalar_(node.has_input(1) ? 0.0f : static_cast<float>(node.attrs.f("other"))) {}
+      : op_(node.attrs), scalar_(node.has_input(1) ? 0.0f : static_cast<float>(node.attrs.f("other"))) {}
 
   void infer(sy::Infer& infer) {
     Shape self = sy::shape_of(infer.input(0));
@@ -140,9 +139,7 @@ class Relu {
 
   explicit Relu(const sy::Node&) {}
 
-  void infer(sy::Infer& infer) {
-    infer.set_output(0, sy::kFloat32, sy::shape_of(infer.input(0)));
-  }
+  void infer(sy::Infer& infer) { infer.set_output(0, sy::kFloat32, sy::shape_of(infer.input(0))); }
 
   // One comparison per element; reads the input and writes the output once.
   void cost(sy::Cost& c) {
@@ -166,7 +163,6 @@ class Relu {
 
 }  // namespace
 
-SY_PLUGIN("example", "0.1.0", "switchyard",
-          sy::kernel<Binary<Add>>("aten::add", "elementwise", {sy::kFloat32}),
+SY_PLUGIN("example", "0.1.0", "switchyard", sy::kernel<Binary<Add>>("aten::add", "elementwise", {sy::kFloat32}),
           sy::kernel<Binary<Mul>>("aten::mul", "elementwise", {sy::kFloat32}),
           sy::kernel<Relu>("aten::relu", "elementwise", {sy::kFloat32}))

@@ -1,7 +1,7 @@
 // linalg plugin: views, broadcasting, torch.matmul's lowering to a Gemm, and the node
 // argument helpers (see linalg.hpp).
-#include "linalg.hpp"
 #include <switchyard/shapes.hpp>
+#include "linalg.hpp"
 
 #include <algorithm>
 
@@ -15,8 +15,8 @@ std::string dtype_name(DLDataType dt) {
   if (dt.lanes == 1 && dt.code == kDLInt) return "int" + std::to_string(dt.bits);
   if (dt.lanes == 1 && dt.code == kDLUInt) return "uint" + std::to_string(dt.bits);
   if (dt.lanes == 1 && dt.code == SY_DL_BOOL) return "bool";
-  return "dtype(code " + std::to_string(dt.code) + ", bits " + std::to_string(dt.bits) +
-         ", lanes " + std::to_string(dt.lanes) + ")";
+  return "dtype(code " + std::to_string(dt.code) + ", bits " + std::to_string(dt.bits) + ", lanes " +
+         std::to_string(dt.lanes) + ")";
 }
 
 size_t elem_size(Dtype d) { return d == Dtype::F32 ? 4 : 8; }
@@ -57,8 +57,10 @@ Shape broadcast_strides(const View& v, const Shape& out, const std::string& what
   Shape strides(out.size(), 0);
   for (size_t i = 1; i <= v.shape.size(); ++i) {
     int64_t s = v.shape[v.shape.size() - i], o = out[out.size() - i];
-    if (s == o && s != 1) strides[out.size() - i] = v.strides[v.shape.size() - i];
-    else if (s != 1 && s != o) return fail();
+    if (s == o && s != 1)
+      strides[out.size() - i] = v.strides[v.shape.size() - i];
+    else if (s != 1 && s != o)
+      return fail();
   }
   return strides;
 }
@@ -67,8 +69,8 @@ Shape broadcast_strides(const View& v, const Shape& out, const std::string& what
 
 MatmulPlan plan_matmul(const View& a, const View& b) {
   if (a.dim() == 0 || b.dim() == 0)
-    throw sy::Error("both arguments to matmul need to be at least 1-D, got " +
-                    std::to_string(a.dim()) + "-D and " + std::to_string(b.dim()) + "-D");
+    throw sy::Error("both arguments to matmul need to be at least 1-D, got " + std::to_string(a.dim()) + "-D and " +
+                    std::to_string(b.dim()) + "-D");
   MatmulPlan p;
   Gemm& g = p.gemm;
   const size_t na = a.shape.size(), nb = b.shape.size();
@@ -93,8 +95,8 @@ MatmulPlan plan_matmul(const View& a, const View& b) {
     bbatch.strides.assign(b.strides.begin(), b.strides.end() - 2);
   }
   if (ka != g.k)
-    throw sy::Error("shapes " + str(a.shape) + " and " + str(b.shape) + " cannot be multiplied (" +
-                    std::to_string(ka) + " != " + std::to_string(g.k) + ")");
+    throw sy::Error("shapes " + str(a.shape) + " and " + str(b.shape) + " cannot be multiplied (" + std::to_string(ka) +
+                    " != " + std::to_string(g.k) + ")");
   g.batch = broadcast_shapes(abatch.shape, bbatch.shape, "batch dimensions");
   g.a.data = a.data, g.b.data = b.data;
   g.a.bs = broadcast_strides(abatch, g.batch, "batch dimensions");
@@ -120,8 +122,7 @@ void set_bias(MatmulPlan& p, const View& bias, double beta) {
 
 // ---- node arguments ---------------------------------------------------------------------
 
-TensorArgs::TensorArgs(const sy::Node& node, const std::vector<std::string>& names,
-                       const std::vector<bool>& optional) {
+TensorArgs::TensorArgs(const sy::Node& node, const std::vector<std::string>& names, const std::vector<bool>& optional) {
   size_t slot = 0;
   const size_t n = node.num_inputs;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -145,13 +146,11 @@ TensorArgs::TensorArgs(const sy::Node& node, const std::vector<std::string>& nam
       slots_.push_back(-1);
       attrs_.push_back(nullptr);
     } else {
-      throw sy::Unsupported("tensor argument '" + name + "' (input " + std::to_string(slot) +
-                            ") is missing");
+      throw sy::Unsupported("tensor argument '" + name + "' (input " + std::to_string(slot) + ") is missing");
     }
   }
   if (slot < n)
-    throw sy::Unsupported("takes " + std::to_string(slot) + " tensor inputs, node has " +
-                          std::to_string(n));
+    throw sy::Unsupported("takes " + std::to_string(slot) + " tensor inputs, node has " + std::to_string(n));
 }
 
 const DLTensor* TensorArgs::get(size_t i, const DLTensor* const* inputs, size_t n) const {
@@ -171,8 +170,7 @@ void check_attributes(const sy::Node& node, const std::vector<std::string>& know
   }
 }
 
-Dtype check_tensors(const std::vector<const DLTensor*>& tensors,
-                    const std::vector<std::string>& names) {
+Dtype check_tensors(const std::vector<const DLTensor*>& tensors, const std::vector<std::string>& names) {
   const DLTensor* first = nullptr;
   std::string first_name;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -190,8 +188,8 @@ Dtype check_tensors(const std::vector<const DLTensor*>& tensors,
     if (first == nullptr) {
       first = t, first_name = what;
     } else if (!sy::same_dtype(first->dtype, t->dtype)) {
-      throw sy::Unsupported(first_name + " is " + dtype_name(first->dtype) + " but " + what +
-                            " is " + dtype_name(t->dtype) + ": mixed dtypes are not supported");
+      throw sy::Unsupported(first_name + " is " + dtype_name(first->dtype) + " but " + what + " is " +
+                            dtype_name(t->dtype) + ": mixed dtypes are not supported");
     }
   }
   if (first == nullptr) throw sy::Unsupported("no tensor arguments");
@@ -223,8 +221,7 @@ Act activation_named(const std::string& post, const sy::Attrs& attrs) {
   if (post == "aten::gelu") {
     SY_AttrKind kind = a.kind("post.approximate");
     if (kind == SY_ATTR_MISSING || kind == SY_ATTR_NONE) return Act::GeluErf;
-    if (kind != SY_ATTR_STRING)
-      throw sy::Unsupported("attribute 'post.approximate' is not a string");
+    if (kind != SY_ATTR_STRING) throw sy::Unsupported("attribute 'post.approximate' is not a string");
     const std::string approximate = a.s("post.approximate");
     if (approximate == "none") return Act::GeluErf;
     if (approximate == "tanh") return Act::GeluTanh;
@@ -240,8 +237,7 @@ void Prepared::prepare(const DLTensor* t, Dtype d) {
   View v = view_of(*t);
   const size_t n = v.shape.size();
   bool fits = n == 0 || (n == 1 ? blas_fits(1, v.shape[0], 0, v.strides[0])
-                                : blas_fits(v.shape[n - 2], v.shape[n - 1], v.strides[n - 2],
-                                            v.strides[n - 1]));
+                                : blas_fits(v.shape[n - 2], v.shape[n - 1], v.strides[n - 2], v.strides[n - 1]));
   if (fits) return;
   int64_t total = 1;
   for (int64_t s : v.shape) total *= s;

@@ -10,8 +10,8 @@
 // found glibc's vector math library (libmvec) exp, tanh and double erf are declared `omp declare
 // simd`, so the compiler calls libmvec's vector versions; with GCC the float entry is
 // also cloned for AVX2 and AVX-512, picked at load time for the CPU at hand.
-#include "linalg.hpp"
 #include "common/vector_clones.hpp"
+#include "linalg.hpp"
 
 #include <cmath>
 
@@ -31,7 +31,6 @@ double exp(double);
 double tanh(double);
 }
 #endif
-
 
 namespace sy_linalg {
 namespace {
@@ -78,9 +77,8 @@ struct Hardswish {
 };
 
 template <typename T, typename F>
-inline __attribute__((always_inline)) void rows_loop(T* c, int64_t rows, int64_t n,
-                                                     int64_t ldc, const T* bias, int64_t brs,
-                                                     int64_t bcs, T beta, F f) {
+inline __attribute__((always_inline)) void rows_loop(T* c, int64_t rows, int64_t n, int64_t ldc, const T* bias,
+                                                     int64_t brs, int64_t bcs, T beta, F f) {
   for (int64_t i = 0; i < rows; ++i) {
     T* __restrict y = c + i * ldc;
     if (bias == nullptr) {
@@ -103,9 +101,8 @@ inline __attribute__((always_inline)) void rows_loop(T* c, int64_t rows, int64_t
 }
 
 template <typename T>
-inline __attribute__((always_inline)) void dispatch(T* c, int64_t rows, int64_t n, int64_t ldc,
-                                                    const T* bias, int64_t brs, int64_t bcs,
-                                                    T beta, Act act) {
+inline __attribute__((always_inline)) void dispatch(T* c, int64_t rows, int64_t n, int64_t ldc, const T* bias,
+                                                    int64_t brs, int64_t bcs, T beta, Act act) {
   switch (act) {
     case Act::None: return rows_loop(c, rows, n, ldc, bias, brs, bcs, beta, Identity<T>{});
     case Act::Relu: return rows_loop(c, rows, n, ldc, bias, brs, bcs, beta, Relu<T>{});
@@ -116,27 +113,25 @@ inline __attribute__((always_inline)) void dispatch(T* c, int64_t rows, int64_t 
   }
 }
 
-SY_VECTOR_CLONES void epilogue_f32(float* c, int64_t rows, int64_t n, int64_t ldc,
-                                   const float* bias, int64_t brs, int64_t bcs, float beta,
-                                   Act act) {
+SY_VECTOR_CLONES void epilogue_f32(float* c, int64_t rows, int64_t n, int64_t ldc, const float* bias, int64_t brs,
+                                   int64_t bcs, float beta, Act act) {
   dispatch(c, rows, n, ldc, bias, brs, bcs, beta, act);
 }
 
-SY_VECTOR_CLONES void epilogue_f64(double* c, int64_t rows, int64_t n, int64_t ldc,
-                                   const double* bias, int64_t brs, int64_t bcs, double beta,
-                                   Act act) {
+SY_VECTOR_CLONES void epilogue_f64(double* c, int64_t rows, int64_t n, int64_t ldc, const double* bias, int64_t brs,
+                                   int64_t bcs, double beta, Act act) {
   dispatch(c, rows, n, ldc, bias, brs, bcs, beta, act);
 }
 
 }  // namespace
 
-void epilogue(float* c, int64_t rows, int64_t n, int64_t ldc, const float* bias, int64_t brs,
-              int64_t bcs, float beta, Act act) {
+void epilogue(float* c, int64_t rows, int64_t n, int64_t ldc, const float* bias, int64_t brs, int64_t bcs, float beta,
+              Act act) {
   epilogue_f32(c, rows, n, ldc, bias, brs, bcs, beta, act);
 }
 
-void epilogue(double* c, int64_t rows, int64_t n, int64_t ldc, const double* bias, int64_t brs,
-              int64_t bcs, double beta, Act act) {
+void epilogue(double* c, int64_t rows, int64_t n, int64_t ldc, const double* bias, int64_t brs, int64_t bcs,
+              double beta, Act act) {
   epilogue_f64(c, rows, n, ldc, bias, brs, bcs, beta, act);
 }
 

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <exception>
 #include <cstring>
+#include <exception>
 #include <type_traits>
 #include <vector>
 
@@ -23,8 +23,8 @@ struct Blas;
 template <>
 struct Blas<float> {
   static constexpr bool kGemv = false;
-  static void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
-                   const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
+  static void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float* a, int lda,
+                   const float* b, int ldb, float* c, int ldc) {
     sy_gemm::sgemm(ta == CblasTrans, tb == CblasTrans, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, ldc);
   }
   static void gemv(CBLAS_TRANSPOSE, int, int, float, const float*, int, const float*, int, float*) {}
@@ -33,12 +33,12 @@ struct Blas<float> {
 template <>
 struct Blas<double> {
   static constexpr bool kGemv = true;
-  static void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
-                   const double* a, int lda, const double* b, int ldb, double* c, int ldc) {
+  static void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha, const double* a, int lda,
+                   const double* b, int ldb, double* c, int ldc) {
     cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, 0.0, c, ldc);
   }
-  static void gemv(CBLAS_TRANSPOSE t, int rows, int cols, double alpha, const double* a, int lda,
-                   const double* x, int incx, double* y) {
+  static void gemv(CBLAS_TRANSPOSE t, int rows, int cols, double alpha, const double* a, int lda, const double* x,
+                   int incx, double* y) {
     cblas_dgemv(CblasRowMajor, t, rows, cols, alpha, a, lda, x, incx, 0.0, y, 1);
   }
 };
@@ -67,8 +67,7 @@ void copy_matrix(const T* p, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
 
 int blas_int(int64_t v, const char* what) {
   if (v < 0 || v > INT_MAX)
-    throw sy::Error(std::string(what) + " " + std::to_string(v) +
-                    " does not fit OpenBLAS's 32-bit integers");
+    throw sy::Error(std::string(what) + " " + std::to_string(v) + " does not fit OpenBLAS's 32-bit integers");
   return static_cast<int>(v);
 }
 
@@ -167,16 +166,15 @@ class Runner {
         int64_t rows = std::min(block_, m - r0);
         // Row r0 of A: r0 rows down (row-major) or r0 columns along (transposed storage).
         const T* a0 = pa + (la.trans == CblasNoTrans ? r0 * la.ld : r0);
-        Blas<T>::gemm(la.trans, lb.trans, int(rows), int(n), int(k), alpha, a0, lda, pb, ldb,
-                      pc + r0 * ldc_, int(ldc_));
+        Blas<T>::gemm(la.trans, lb.trans, int(rows), int(n), int(k), alpha, a0, lda, pb, ldb, pc + r0 * ldc_,
+                      int(ldc_));
         if (epilogue_)
-          epilogue(pc + r0 * ldc_, rows, n, ldc_, pbias ? pbias + r0 * g_.bias.rs : nullptr,
-                      g_.bias.rs, g_.bias.cs, static_cast<T>(g_.beta), g_.act);
+          epilogue(pc + r0 * ldc_, rows, n, ldc_, pbias ? pbias + r0 * g_.bias.rs : nullptr, g_.bias.rs, g_.bias.cs,
+                   static_cast<T>(g_.beta), g_.act);
       }
       return;
     }
-    if (epilogue_)
-      epilogue(pc, m, n, ldc_, pbias, g_.bias.rs, g_.bias.cs, static_cast<T>(g_.beta), g_.act);
+    if (epilogue_) epilogue(pc, m, n, ldc_, pbias, g_.bias.rs, g_.bias.cs, static_cast<T>(g_.beta), g_.act);
   }
 
  private:
@@ -325,18 +323,22 @@ void run_typed(Gemm g, T* out) {
 
 }  // namespace
 
-bool blas_fits(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-  return layout(rows, cols, rs, cs).ok;
-}
+bool blas_fits(int64_t rows, int64_t cols, int64_t rs, int64_t cs) { return layout(rows, cols, rs, cs).ok; }
 
 void run_gemm(Dtype d, const Gemm& g, void* out) {
-  if (d == Dtype::F32) run_typed<float>(g, static_cast<float*>(out));
-  else run_typed<double>(g, static_cast<double*>(out));
+  if (d == Dtype::F32)
+    run_typed<float>(g, static_cast<float*>(out));
+  else
+    run_typed<double>(g, static_cast<double*>(out));
 }
 
 void copy_contiguous(const View& v, size_t es, char* dst) {
-  if (es == 4) sy_common::gather_compact(reinterpret_cast<const float*>(v.data), v.shape, v.strides, reinterpret_cast<float*>(dst));
-  else sy_common::gather_compact(reinterpret_cast<const double*>(v.data), v.shape, v.strides, reinterpret_cast<double*>(dst));
+  if (es == 4)
+    sy_common::gather_compact(reinterpret_cast<const float*>(v.data), v.shape, v.strides,
+                              reinterpret_cast<float*>(dst));
+  else
+    sy_common::gather_compact(reinterpret_cast<const double*>(v.data), v.shape, v.strides,
+                              reinterpret_cast<double*>(dst));
 }
 
 }  // namespace sy_linalg

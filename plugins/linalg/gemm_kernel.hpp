@@ -86,7 +86,8 @@ class GemmKernel {
     DLTensor& out = r.output(0);
     if (sy::shape_of(out) != p.out || !sy::is_contiguous(out))
       throw sy::Error("output is " + str(sy::shape_of(out)) + (sy::is_contiguous(out) ? "" : " strided") +
-                          ", expected contiguous " + str(p.out), SY_ERROR_INTERNAL);
+                          ", expected contiguous " + str(p.out),
+                      SY_ERROR_INTERNAL);
     p.gemm.packed = packed_.get();
     return p;
   }
@@ -108,7 +109,7 @@ class GemmKernel {
   }
 
   Bound<Op> b_;
-  std::vector<Prepared> prepared_;  // read-only after create: runs may be concurrent
+  std::vector<Prepared> prepared_;   // read-only after create: runs may be concurrent
   std::shared_ptr<PackedB> packed_;  // (optional) thread-safe
 };
 

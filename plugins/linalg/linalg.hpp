@@ -112,10 +112,10 @@ void run_gemm(Dtype d, const Gemm& g, void* out);
 
 // Applies bias and activation to `rows` rows of C (row stride ldc) in one pass; used by
 // run_gemm after each row block, and exposed for the tests of the epilogue alone.
-void epilogue(float* c, int64_t rows, int64_t n, int64_t ldc, const float* bias, int64_t brs,
-              int64_t bcs, float beta, Act act);
-void epilogue(double* c, int64_t rows, int64_t n, int64_t ldc, const double* bias, int64_t brs,
-              int64_t bcs, double beta, Act act);
+void epilogue(float* c, int64_t rows, int64_t n, int64_t ldc, const float* bias, int64_t brs, int64_t bcs, float beta,
+              Act act);
+void epilogue(double* c, int64_t rows, int64_t n, int64_t ldc, const double* bias, int64_t brs, int64_t bcs,
+              double beta, Act act);
 
 // ---- matmul lowering --------------------------------------------------------------------
 
@@ -123,9 +123,9 @@ void epilogue(double* c, int64_t rows, int64_t n, int64_t ldc, const double* bia
 // drops, batch dimensions broadcast. Throws sy::Error with the reason on a mismatch.
 struct MatmulPlan {
   Gemm gemm;
-  Shape out;                 // the result's shape
-  bool squeeze_m = false;    // A was 1-D: out has no m dimension
-  bool squeeze_n = false;    // B was 1-D: out has no n dimension
+  Shape out;               // the result's shape
+  bool squeeze_m = false;  // A was 1-D: out has no m dimension
+  bool squeeze_n = false;  // B was 1-D: out has no n dimension
 };
 MatmulPlan plan_matmul(const View& a, const View& b);
 // Adds `bias` (broadcastable to plan.out) with factor `beta`.
@@ -140,8 +140,7 @@ class TensorArgs {
  public:
   // names: the schema's tensor arguments in order; `optional` ones may be absent.
   // A trailing "*" name takes every remaining input (einsum's `tensors`).
-  TensorArgs(const sy::Node& node, const std::vector<std::string>& names,
-             const std::vector<bool>& optional);
+  TensorArgs(const sy::Node& node, const std::vector<std::string>& names, const std::vector<bool>& optional);
   size_t count() const { return slots_.size(); }
   // The input slot of argument i, or -1 for an attribute or an absent argument.
   int64_t slot(size_t i) const { return slots_[i]; }
@@ -149,15 +148,19 @@ class TensorArgs {
   const DLTensor* get(size_t i, const DLTensor* const* inputs, size_t num_inputs) const;
 
  private:
-  std::vector<int64_t> slots_;              // input slot, or -1 for an attribute / absent
-  std::vector<const DLTensor*> attrs_;      // attribute tensors (host-owned until destroy)
+  std::vector<int64_t> slots_;          // input slot, or -1 for an attribute / absent
+  std::vector<const DLTensor*> attrs_;  // attribute tensors (host-owned until destroy)
 };
 
 // Input i of a node or call, or nullptr past its last input (the fused kernels' optional
 // trailing inputs).
-inline const DLTensor* input_at(const DLTensor* const* inputs, size_t n, size_t i) { return i < n ? inputs[i] : nullptr; }
+inline const DLTensor* input_at(const DLTensor* const* inputs, size_t n, size_t i) {
+  return i < n ? inputs[i] : nullptr;
+}
 // A float32 tensor in CPU memory (what the fused kernels on packed weights take).
-inline bool is_f32(const DLTensor& t) { return sy::same_dtype(t.dtype, sy::kFloat32) && t.device.device_type == kDLCPU; }
+inline bool is_f32(const DLTensor& t) {
+  return sy::same_dtype(t.dtype, sy::kFloat32) && t.device.device_type == kDLCPU;
+}
 
 // Declines (sy::Unsupported) any attribute of the node not in `known` whose value is not
 // None: ignoring it could compute something else.
@@ -195,14 +198,13 @@ bool blas_fits(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
 // Copies view `v` into a contiguous buffer (elements of size `es`).
 void copy_contiguous(const View& v, size_t es, char* dst);
 
-
 // Registration hooks, one per op file.
 using KernelList = std::vector<std::shared_ptr<sy::KernelEntry>>;
-void add_linear_kernels(KernelList& list);   // ops_linear.cpp: linear (+ fused), addmm, mm
-void add_matmul_kernels(KernelList& list);   // ops_matmul.cpp: matmul, bmm, baddbmm
-void add_einsum_kernels(KernelList& list);   // ops_einsum.cpp: einsum
-void add_mlp_kernels(KernelList& list);      // ops_mlp.cpp: linear+act+linear, row block by row block
-void add_head_kernels(KernelList& list);     // ops_heads.cpp: linear+chunk, bmm+transpose+contiguous
-void add_rnn_kernels(KernelList& list);      // ops_rnn.cpp: lstm, gru, rnn_tanh, rnn_relu (oneDNN RNN primitives)
+void add_linear_kernels(KernelList& list);  // ops_linear.cpp: linear (+ fused), addmm, mm
+void add_matmul_kernels(KernelList& list);  // ops_matmul.cpp: matmul, bmm, baddbmm
+void add_einsum_kernels(KernelList& list);  // ops_einsum.cpp: einsum
+void add_mlp_kernels(KernelList& list);     // ops_mlp.cpp: linear+act+linear, row block by row block
+void add_head_kernels(KernelList& list);    // ops_heads.cpp: linear+chunk, bmm+transpose+contiguous
+void add_rnn_kernels(KernelList& list);     // ops_rnn.cpp: lstm, gru, rnn_tanh, rnn_relu (oneDNN RNN primitives)
 
 }  // namespace sy_linalg

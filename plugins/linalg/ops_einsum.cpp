@@ -75,9 +75,8 @@ Equation parse(const std::string& equation) {
   for (size_t t = 0; t < 2; ++t)
     for (Label l : e.terms[t])
       if (l != kEllipsis && std::count(e.terms[t].begin(), e.terms[t].end(), l) > 1)
-        throw sy::Error("einsum '" + equation + "': subscript '" + label_name(l) +
-                        "' repeats in operand " + std::to_string(t) +
-                        " (a diagonal); not handled");
+        throw sy::Error("einsum '" + equation + "': subscript '" + label_name(l) + "' repeats in operand " +
+                        std::to_string(t) + " (a diagonal); not handled");
   return e;
 }
 
@@ -93,8 +92,10 @@ bool merge(const Perm& p, size_t b, size_t e, int64_t* size, int64_t* stride) {
   bool first = true;
   for (size_t d = e; d-- > b;) {  // innermost first
     if (p.shape[d] == 1) continue;
-    if (first) *stride = p.strides[d], first = false;
-    else if (p.strides[d] != *stride * *size) return false;
+    if (first)
+      *stride = p.strides[d], first = false;
+    else if (p.strides[d] != *stride * *size)
+      return false;
     *size *= p.shape[d];
   }
   return true;
@@ -104,8 +105,7 @@ bool merge(const Perm& p, size_t b, size_t e, int64_t* size, int64_t* stride) {
 bool to_operand(const Perm& p, const Shape& batch, Operand* o, int64_t* rows, int64_t* cols) {
   o->bs.assign(batch.size(), 0);
   for (size_t d = 0; d < p.g0; ++d) o->bs[d] = p.shape[d] == 1 ? 0 : p.strides[d];
-  return merge(p, p.g0, p.g0 + p.g1, rows, &o->rs) &&
-         merge(p, p.g0 + p.g1, p.shape.size(), cols, &o->cs);
+  return merge(p, p.g0, p.g0 + p.g1, rows, &o->rs) && merge(p, p.g0 + p.g1, p.shape.size(), cols, &o->cs);
 }
 
 Perm contiguous(Perm p) {
@@ -117,11 +117,11 @@ Perm contiguous(Perm p) {
 struct Plan {
   Gemm gemm;
   Shape out;
-  Perm pa, pb;                     // permuted operand views (strides into the inputs)
+  Perm pa, pb;  // permuted operand views (strides into the inputs)
   bool copy_a = false, copy_b = false;
-  std::vector<size_t> out_perm;    // output dim i is dim out_perm[i] of [batch, m, n]
-  Shape natural;                   // sizes of [batch, m, n] dims, unmerged
-  bool direct = true;              // out_perm is the identity
+  std::vector<size_t> out_perm;  // output dim i is dim out_perm[i] of [batch, m, n]
+  Shape natural;                 // sizes of [batch, m, n] dims, unmerged
+  bool direct = true;            // out_perm is the identity
 };
 
 Plan plan(const Equation& e, const std::string& equation, const View& a, const View& b) {
@@ -136,8 +136,7 @@ Plan plan(const Equation& e, const std::string& equation, const View& a, const V
     int64_t named = static_cast<int64_t>(term.size()) - (has ? 1 : 0);
     if (has ? ops[t]->dim() < named : ops[t]->dim() != named)
       throw sy::Error("einsum '" + equation + "': operand " + std::to_string(t) + " has " +
-                      std::to_string(ops[t]->dim()) + " dimensions for " + std::to_string(named) +
-                      " subscripts");
+                      std::to_string(ops[t]->dim()) + " dimensions for " + std::to_string(named) + " subscripts");
     ellipsis[t] = has ? ops[t]->dim() - named : 0;
   }
   const int64_t ne = std::max(ellipsis[0], ellipsis[1]);
@@ -152,8 +151,10 @@ Plan plan(const Equation& e, const std::string& equation, const View& a, const V
   std::vector<Label> out;
   if (e.explicit_output) {
     for (Label l : e.output) {
-      if (l != kEllipsis) out.push_back(l);
-      else for (Label j = 0; j < ne; ++j) out.push_back(j);
+      if (l != kEllipsis)
+        out.push_back(l);
+      else
+        for (Label j = 0; j < ne; ++j) out.push_back(j);
     }
   } else {  // numpy's implicit output: the ellipsis, then subscripts seen once, sorted
     for (Label j = 0; j < ne; ++j) out.push_back(j);
@@ -174,34 +175,36 @@ Plan plan(const Equation& e, const std::string& equation, const View& a, const V
     if (std::count(out.begin(), out.end(), l) > 1)
       throw sy::Error("einsum '" + equation + "': output subscript '" + label_name(l) + "' repeats");
     bool in_a = size[0].count(l) > 0, in_b = size[1].count(l) > 0;
-    if (in_a && in_b) batch.push_back(l);
-    else if (in_a) m.push_back(l);
-    else if (in_b) n.push_back(l);
-    else throw sy::Error("einsum '" + equation + "': output subscript '" + label_name(l) +
-                         "' appears in no operand");
+    if (in_a && in_b)
+      batch.push_back(l);
+    else if (in_a)
+      m.push_back(l);
+    else if (in_b)
+      n.push_back(l);
+    else
+      throw sy::Error("einsum '" + equation + "': output subscript '" + label_name(l) + "' appears in no operand");
   }
   for (size_t t = 0; t < 2; ++t)
     for (Label l : terms[t]) {
       if (std::count(out.begin(), out.end(), l) > 0) continue;
       if (size[1 - t].count(l) == 0)
-        throw sy::Error("einsum '" + equation + "': subscript '" + label_name(l) +
-                        "' is summed within operand " + std::to_string(t) + " alone; not handled");
+        throw sy::Error("einsum '" + equation + "': subscript '" + label_name(l) + "' is summed within operand " +
+                        std::to_string(t) + " alone; not handled");
       if (t == 0) k.push_back(l);
     }
   auto size_of = [&](Label l, size_t t) { return size[t].count(l) ? size[t][l] : int64_t{1}; };
   for (Label l : k)
     if (size[0][l] != size[1][l])
-      throw sy::Error("einsum '" + equation + "': contracted subscript '" + label_name(l) +
-                      "' has sizes " + std::to_string(size[0][l]) + " and " +
-                      std::to_string(size[1][l]));
+      throw sy::Error("einsum '" + equation + "': contracted subscript '" + label_name(l) + "' has sizes " +
+                      std::to_string(size[0][l]) + " and " + std::to_string(size[1][l]));
 
   Plan p;
   Gemm& g = p.gemm;
   for (Label l : batch) {
     int64_t sa = size_of(l, 0), sb = size_of(l, 1);
     if (sa != sb && sa != 1 && sb != 1)
-      throw sy::Error("einsum '" + equation + "': subscript '" + label_name(l) + "' has sizes " +
-                      std::to_string(sa) + " and " + std::to_string(sb) + ", which do not broadcast");
+      throw sy::Error("einsum '" + equation + "': subscript '" + label_name(l) + "' has sizes " + std::to_string(sa) +
+                      " and " + std::to_string(sb) + ", which do not broadcast");
     g.batch.push_back(sa == 1 ? sb : sa);
   }
   auto perm = [&](size_t t, const std::vector<const std::vector<Label>*>& groups) {
@@ -280,8 +283,7 @@ class Einsum {
     Plan p = plan(eq_, equation_, v[0], v[1]);
     DLTensor& out = r.output(0);
     if (sy::shape_of(out) != p.out || !sy::is_contiguous(out))
-      throw sy::Error("output is " + str(sy::shape_of(out)) + ", expected contiguous " + str(p.out),
-                      SY_ERROR_INTERNAL);
+      throw sy::Error("output is " + str(sy::shape_of(out)) + ", expected contiguous " + str(p.out), SY_ERROR_INTERNAL);
     if (sy::numel(out) == 0) return;
     const size_t es = elem_size(dtype_);
     std::vector<char> copy_a, copy_b, result;  // per run: runs may be concurrent
@@ -335,8 +337,6 @@ class Einsum {
 
 }  // namespace
 
-void add_einsum_kernels(KernelList& list) {
-  list.push_back(sy::kernel<Einsum>("aten::einsum", "linalg", dtypes()));
-}
+void add_einsum_kernels(KernelList& list) { list.push_back(sy::kernel<Einsum>("aten::einsum", "linalg", dtypes())); }
 
 }  // namespace sy_linalg

@@ -49,7 +49,8 @@ class LinearChunkKernel {
   void cost(sy::Cost& c) {
     const DLTensor& x = c.input(0);
     check_input(x);
-    const double rows = static_cast<double>(sy::numel(x) / k_), k = static_cast<double>(k_), n = static_cast<double>(n_);
+    const double rows = static_cast<double>(sy::numel(x) / k_), k = static_cast<double>(k_),
+                 n = static_cast<double>(n_);
     c.flops(2.0 * rows * k * n);
     c.bytes(sizeof(float) * (rows * k + k * n + n + rows * n));
   }
@@ -82,7 +83,8 @@ class LinearChunkKernel {
       for (size_t j = 0; j < sizes_.size(); ++j) {
         float* out = sy::data<float>(r.output(j));
         for (int64_t i = 0; i < rows; ++i)
-          std::memcpy(out + i * sizes_[j], product.data() + i * n_ + starts_[j], sizeof(float) * static_cast<size_t>(sizes_[j]));
+          std::memcpy(out + i * sizes_[j], product.data() + i * n_ + starts_[j],
+                      sizeof(float) * static_cast<size_t>(sizes_[j]));
       }
       return;
     }
@@ -101,8 +103,8 @@ class LinearChunkKernel {
     const DLTensor* w = input_at(node.inputs, node.num_inputs, 1);
     const DLTensor* b = input_at(node.inputs, node.num_inputs, 2);
     if (node.num_inputs < 2 || node.num_inputs > 3 || x == nullptr || w == nullptr)
-      throw sy::Unsupported("expected input, weight and (optional) bias as inputs (" +
-                            std::to_string(node.num_inputs) + " given)");
+      throw sy::Unsupported("expected input, weight and (optional) bias as inputs (" + std::to_string(node.num_inputs) +
+                            " given)");
     for (const DLTensor* t : {x, w, b})
       if (t != nullptr && !is_f32(*t)) throw sy::Unsupported("float32 CPU tensors only (the fused linear+chunk)");
     if (w->data == nullptr || (b != nullptr && b->data == nullptr))
@@ -134,7 +136,8 @@ class LinearChunkKernel {
   void check_input(const DLTensor& x) const {
     if (!is_f32(x)) throw sy::Error("input is not a float32 CPU tensor");
     if (x.ndim < 1 || x.shape[x.ndim - 1] != k_)
-      throw sy::Error("input " + str(sy::shape_of(x)) + " does not end in the weight's " + std::to_string(k_) + " features");
+      throw sy::Error("input " + str(sy::shape_of(x)) + " does not end in the weight's " + std::to_string(k_) +
+                      " features");
   }
 
   Shape out_shape(const DLTensor& x, size_t piece) const {
@@ -145,9 +148,9 @@ class LinearChunkKernel {
 
   int64_t k_ = 0, n_ = 0;
   int64_t w_strides_[2] = {0, 0};
-  Shape sizes_, starts_;               // each piece's features, and where it starts in the weight's rows
-  const float* bias_ = nullptr;        // a constant: the host keeps it until destroy
-  std::shared_ptr<PackedB> whole_;                 // the whole weight (small products); thread-safe
+  Shape sizes_, starts_;                          // each piece's features, and where it starts in the weight's rows
+  const float* bias_ = nullptr;                   // a constant: the host keeps it until destroy
+  std::shared_ptr<PackedB> whole_;                // the whole weight (small products); thread-safe
   std::vector<std::shared_ptr<PackedB>> pieces_;  // each piece's rows of it; thread-safe
 };
 
@@ -157,7 +160,9 @@ struct BmmTransposeOp {
   static inline const std::vector<std::string> kNames{"self", "mat2"};
   static inline const std::vector<bool> kOptional{false, false};
   static inline const std::vector<size_t> kOperands{0, 1};
-  static std::vector<std::string> attributes(const sy::Node&) { return {"post.dim0", "post.dim1", "post2.memory_format"}; }
+  static std::vector<std::string> attributes(const sy::Node&) {
+    return {"post.dim0", "post.dim1", "post2.memory_format"};
+  }
   explicit BmmTransposeOp(const sy::Node& node) {
     const int64_t d0 = wrap(node.attrs.i("post.dim0")), d1 = wrap(node.attrs.i("post.dim1"));
     if (std::min(d0, d1) != 0 || std::max(d0, d1) != 1)
@@ -188,7 +193,8 @@ struct BmmTransposeOp {
 
 void add_head_kernels(KernelList& list) {
   list.push_back(sy::kernel<LinearChunkKernel>("aten::linear+aten::chunk", "linalg", {sy::kFloat32}));
-  list.push_back(sy::kernel<GemmKernel<BmmTransposeOp>>("aten::bmm+aten::transpose+aten::contiguous", "linalg", dtypes()));
+  list.push_back(
+      sy::kernel<GemmKernel<BmmTransposeOp>>("aten::bmm+aten::transpose+aten::contiguous", "linalg", dtypes()));
 }
 
 }  // namespace sy_linalg

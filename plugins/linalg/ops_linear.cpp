@@ -23,9 +23,7 @@ namespace {
 
 std::string dims(const View& v) { return std::to_string(v.dim()) + "-D"; }
 
-std::string matrix_shape(const View& v) {
-  return std::to_string(v.shape[0]) + "x" + std::to_string(v.shape[1]);
-}
+std::string matrix_shape(const View& v) { return std::to_string(v.shape[0]) + "x" + std::to_string(v.shape[1]); }
 
 struct LinearOp {
   static inline const std::vector<std::string> kNames{"input", "weight", "bias"};
@@ -44,9 +42,8 @@ struct LinearOp {
     if (w.dim() != 2) throw sy::Error("weight is " + dims(w) + "; only a 2-D weight is handled");
     if (x.dim() == 0) throw sy::Error("input is 0-D; linear needs at least 1-D");
     if (x.shape.back() != w.shape[1])
-      throw sy::Error("input " + str(x.shape) + " and weight " + str(w.shape) +
-                      " cannot be multiplied (" + std::to_string(x.shape.back()) +
-                      " != " + std::to_string(w.shape[1]) + ")");
+      throw sy::Error("input " + str(x.shape) + " and weight " + str(w.shape) + " cannot be multiplied (" +
+                      std::to_string(x.shape.back()) + " != " + std::to_string(w.shape[1]) + ")");
     // ATen's own paths disagree on a bias of more than one dimension (addmm wants it to
     // fit [rows, n] of the flattened input, matmul + add the full result): leave it to ATen.
     if (args[2] && args[2]->dim() > 1)
@@ -115,8 +112,7 @@ class LinearKernel : public GemmKernel<LinearOp> {
     for (const Operand* o : {&p.gemm.b, &p.gemm.bias})
       shared = shared && std::all_of(o->bs.begin(), o->bs.end(), [](int64_t s) { return s == 0; });
     for (size_t i = 0; i < r.num_inputs(); ++i) shared = shared && (i == slot || !r.overlaps(0, i));
-    if (!sy::is_contiguous(x) || n < k || m * n != sy::numel(out) || !shared ||
-        src + m * k * es != dst + m * n * es)
+    if (!sy::is_contiguous(x) || n < k || m * n != sy::numel(out) || !shared || src + m * k * es != dst + m * n * es)
       throw sy::Error("linear: input " + str(sy::shape_of(x)) + " overlaps output " + str(p.out) +
                           " but is not a contiguous input at the end of its buffer, with output rows at least "
                           "as wide and nothing else read there",
@@ -160,8 +156,8 @@ struct AddmmOp {
     if (m1.dim() != 2) throw sy::Error("mat1 must be a matrix, got " + dims(m1));
     if (m2.dim() != 2) throw sy::Error("mat2 must be a matrix, got " + dims(m2));
     if (m1.shape[1] != m2.shape[0])
-      throw sy::Error("mat1 and mat2 shapes cannot be multiplied (" + matrix_shape(m1) + " and " +
-                      matrix_shape(m2) + ")");
+      throw sy::Error("mat1 and mat2 shapes cannot be multiplied (" + matrix_shape(m1) + " and " + matrix_shape(m2) +
+                      ")");
     MatmulPlan p = plan_matmul(m1, m2);
     p.gemm.alpha = alpha;
     set_bias(p, self, beta);
@@ -183,8 +179,8 @@ struct MmOp {
     if (a.dim() != 2) throw sy::Error("self must be a matrix, got " + dims(a));
     if (b.dim() != 2) throw sy::Error("mat2 must be a matrix, got " + dims(b));
     if (a.shape[1] != b.shape[0])
-      throw sy::Error("self and mat2 shapes cannot be multiplied (" + matrix_shape(a) + " and " +
-                      matrix_shape(b) + ")");
+      throw sy::Error("self and mat2 shapes cannot be multiplied (" + matrix_shape(a) + " and " + matrix_shape(b) +
+                      ")");
     return plan_matmul(a, b);
   }
 };

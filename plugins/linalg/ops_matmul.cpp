@@ -24,8 +24,7 @@ void check_batched(const View& a, const View& b, const char* na, const char* nb)
                     std::to_string(a.shape[0]) + " and " + std::to_string(b.shape[0]));
   if (a.shape[2] != b.shape[1])
     throw sy::Error(std::string(na) + " " + str(a.shape) + " and " + nb + " " + str(b.shape) +
-                    " cannot be multiplied (" + std::to_string(a.shape[2]) + " != " +
-                    std::to_string(b.shape[1]) + ")");
+                    " cannot be multiplied (" + std::to_string(a.shape[2]) + " != " + std::to_string(b.shape[1]) + ")");
 }
 
 struct MatmulOp {
@@ -35,9 +34,7 @@ struct MatmulOp {
   static std::vector<std::string> attributes(const sy::Node&) { return {}; }
   explicit MatmulOp(const sy::Node&) {}
 
-  MatmulPlan plan(const Args& args) const {
-    return plan_matmul(need(args, 0, kNames), need(args, 1, kNames));
-  }
+  MatmulPlan plan(const Args& args) const { return plan_matmul(need(args, 0, kNames), need(args, 1, kNames)); }
 };
 
 struct BmmOp {

@@ -111,8 +111,8 @@ class MlpKernel {
     n_ = w2->shape[0];
     if (h_ == 0 || k_ == 0 || n_ == 0) throw sy::Unsupported("a weight with no elements (left to linear)");
     if (w2->shape[1] != h_)
-      throw sy::Unsupported("weight2 " + str(sy::shape_of(*w2)) + " does not take weight1's " +
-                            std::to_string(h_) + " outputs");
+      throw sy::Unsupported("weight2 " + str(sy::shape_of(*w2)) + " does not take weight1's " + std::to_string(h_) +
+                            " outputs");
     for (const DLTensor* b : {b1, b2})
       if (b != nullptr && (b->ndim != 1 || !sy::is_contiguous(*b)))
         throw sy::Unsupported("a bias that is not one contiguous row (left to linear)");
@@ -156,8 +156,8 @@ class MlpKernel {
 
 void add_mlp_kernels(KernelList& list) {
   for (const char* act : {"gelu", "relu"})
-    list.push_back(sy::kernel<MlpKernel>(std::string("aten::linear+aten::") + act + "+aten::linear", "linalg",
-                                         {sy::kFloat32}));
+    list.push_back(
+        sy::kernel<MlpKernel>(std::string("aten::linear+aten::") + act + "+aten::linear", "linalg", {sy::kFloat32}));
 }
 
 }  // namespace sy_linalg

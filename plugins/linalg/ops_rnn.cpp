@@ -82,12 +82,12 @@ class RnnKernel {
     for (size_t o = 0; o < r.num_outputs(); ++o) {
       const DLTensor& out = r.output(o);
       if (sy::shape_of(out) != output_shape(o, g) || !sy::is_contiguous(out) || !is_f32(out))
-        throw sy::Error("output " + std::to_string(o) + " is " + str(sy::shape_of(out)) + ", expected contiguous float32 " +
-                            str(output_shape(o, g)),
+        throw sy::Error("output " + std::to_string(o) + " is " + str(sy::shape_of(out)) +
+                            ", expected contiguous float32 " + str(output_shape(o, g)),
                         SY_ERROR_INTERNAL);
     }
     const int64_t state = layers_ * dirs_ * g.b * hidden_;  // elements of one hx tensor
-    if (g.b == 0) return;  // every output is empty
+    if (g.b == 0) return;                                   // every output is empty
     std::shared_ptr<const Plan> plan;
     try {
       plan = plans_.get({g.t, g.b, g.st, g.sb, g.sf}, [&] { return build(g); });
@@ -230,7 +230,8 @@ class RnnKernel {
  private:
   // Runs one step's primitive over the given pointers (h0/c0 in, final h/c out; c only for
   // the LSTM, and final states only where the step writes them).
-  void launch(const Step& s, const float* src, float* dst, const float* h0, const float* c0, float* hn, float* cn) const {
+  void launch(const Step& s, const float* src, float* dst, const float* h0, const float* c0, float* hn,
+              float* cn) const {
     const bool lstm = cell_.cell == Cell::Lstm;
     Handles& h = thread_handles(s, lstm);
     h.src_layer.set_data_handle(const_cast<float*>(src));
@@ -278,11 +279,11 @@ class RnnKernel {
   void parse(const sy::Node& node) {
     const std::string op = node.op;
     const sy::Attrs& a = node.attrs;
-    if (!a.has("batch_first") || (node.num_inputs > 1 && node.inputs[1] != nullptr &&
-                                   node.inputs[1]->dtype.code == kDLInt))
+    if (!a.has("batch_first") ||
+        (node.num_inputs > 1 && node.inputs[1] != nullptr && node.inputs[1]->dtype.code == kDLInt))
       throw sy::Unsupported("a packed sequence (" + op + ".data, a batch_sizes input) is left to aten");
-    std::vector<std::string> known{"has_biases", "num_layers", "dropout", "train", "bidirectional", "batch_first",
-                                   "params.len"};
+    std::vector<std::string> known{"has_biases",    "num_layers",  "dropout",   "train",
+                                   "bidirectional", "batch_first", "params.len"};
     if (cell_.cell == Cell::Lstm) known.push_back("hx.len");
     check_attributes(node, known);
     const int64_t states = cell_.cell == Cell::Lstm ? a.i("hx.len", 2) : 1;
@@ -300,8 +301,8 @@ class RnnKernel {
 
     const int64_t params = static_cast<int64_t>(node.num_inputs) - 1 - states;
     if (a.has("params.len") && a.i("params.len") != params)
-      throw sy::Unsupported("params.len is " + std::to_string(a.i("params.len")) + " but " +
-                            std::to_string(params) + " inputs follow hx");
+      throw sy::Unsupported("params.len is " + std::to_string(a.i("params.len")) + " but " + std::to_string(params) +
+                            " inputs follow hx");
     const int64_t groups = layers_ * dirs_, want = has_biases_ ? 4 : 2;
     if (params < 0 || params != groups * want) {
       if (cell_.cell == Cell::Lstm && params == groups * (want + 1))
@@ -317,7 +318,8 @@ class RnnKernel {
         throw sy::Unsupported("input " + std::to_string(i) + " is " + dtype_name(t->dtype) +
                               (t->device.device_type == kDLCPU ? "" : " off the CPU") +
                               "; the recurrent kernels take float32 (float64 is left to aten)");
-      if (i >= needed && t->data == nullptr) throw sy::Unsupported("weights fed at run time (the kernel packs constants)");
+      if (i >= needed && t->data == nullptr)
+        throw sy::Unsupported("weights fed at run time (the kernel packs constants)");
     }
     const DLTensor& x = *node.inputs[0];
     if (x.ndim != 3) throw sy::Unsupported("input is " + std::to_string(x.ndim) + "-D; expected 3-D");
@@ -334,7 +336,8 @@ class RnnKernel {
         auto expect = [&](size_t i, Shape shape, const char* name) {
           const DLTensor& t = *node.inputs[at + i];
           if (sy::shape_of(t) != shape)
-            throw sy::Unsupported(std::string(name) + where + " is " + str(sy::shape_of(t)) + ", expected " + str(shape));
+            throw sy::Unsupported(std::string(name) + where + " is " + str(sy::shape_of(t)) + ", expected " +
+                                  str(shape));
         };
         expect(0, {gh, layer_input(l)}, "w_ih");
         expect(1, {gh, hidden_}, "w_hh");
@@ -402,8 +405,8 @@ class RnnKernel {
     const memory::desc layer_any({1, 1, layer_input(l), g, h}, kF32, memory::format_tag::any);
     const memory::desc iter_any({1, 1, h, g, h}, kF32, memory::format_tag::any);
     const memory::desc bias({1, 1, cell_.bias_gates, h}, kF32, memory::format_tag::ldgo);
-    const auto dir = d == 0 ? dnnl::rnn_direction::unidirectional_left2right
-                            : dnnl::rnn_direction::unidirectional_right2left;
+    const auto dir =
+        d == 0 ? dnnl::rnn_direction::unidirectional_left2right : dnnl::rnn_direction::unidirectional_right2left;
     const auto inference = dnnl::prop_kind::forward_inference;
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-run scratch: runs may overlap
@@ -412,10 +415,9 @@ class RnnKernel {
     };
     switch (cell_.cell) {
       case Cell::Lstm: {
-        const dnnl::lstm_forward::primitive_desc pd(
-            dnnl::lstm_forward::desc(inference, dir, src, iter, iter, layer_any, iter_any, bias, dst, dst_iter,
-                                     dst_iter_c),
-            attr, eng);
+        const dnnl::lstm_forward::primitive_desc pd(dnnl::lstm_forward::desc(inference, dir, src, iter, iter, layer_any,
+                                                                             iter_any, bias, dst, dst_iter, dst_iter_c),
+                                                    attr, eng);
         return finish(pd, dnnl::lstm_forward(pd));
       }
       case Cell::Gru: {
@@ -593,9 +595,9 @@ class RnnKernel {
   bool has_biases_ = true, batch_first_ = false;
   int64_t layers_ = 1, dirs_ = 1, features_ = 0, hidden_ = 0, outputs_ = 1;
   std::vector<std::array<Weight, 4>> weights_;  // per layer and direction: the host's constants
-  std::vector<Packed> packed_;                   // per layer and direction, read-only after create
-  mutable sy_onednn::ShapeCache<Plan> plans_;    // thread-safe
-  PoolGate gate_;                                // thread-safe
+  std::vector<Packed> packed_;                  // per layer and direction, read-only after create
+  mutable sy_onednn::ShapeCache<Plan> plans_;   // thread-safe
+  PoolGate gate_;                               // thread-safe
 };
 
 }  // namespace

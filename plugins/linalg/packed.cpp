@@ -19,7 +19,7 @@ using dnnl::memory;
 namespace {
 struct Entry {
   dnnl::matmul prim;
-  memory weights;                 // B in the layout the primitive asked for
+  memory weights;  // B in the layout the primitive asked for
   memory::desc src, dst, scratch, bias;
 };
 
@@ -43,7 +43,8 @@ PackedB::~PackedB() = default;
 
 std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n,
                                                    int64_t brs, int64_t bcs, const Post& post) {
-  const Key key{m, lda, k, n, brs, bcs, post.bias != nullptr, static_cast<int64_t>(post.act)};  // no allocation per call
+  const Key key{
+      m, lda, k, n, brs, bcs, post.bias != nullptr, static_cast<int64_t>(post.act)};  // no allocation per call
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
@@ -99,8 +100,12 @@ void PackedB::gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n,
     const memory none;  // an absent argument
     const memory& bias =
         post.bias != nullptr ? thread_memory(sy_onednn::kBiasSlot, e->bias, const_cast<float*>(post.bias)) : none;
-    sy_onednn::execute(e->prim, s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_BIAS, bias},
-                                    {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
+    sy_onednn::execute(e->prim, s,
+                       {{DNNL_ARG_SRC, src},
+                        {DNNL_ARG_WEIGHTS, e->weights},
+                        {DNNL_ARG_BIAS, bias},
+                        {DNNL_ARG_DST, dst},
+                        {DNNL_ARG_SCRATCHPAD, scratch}});
     s.wait();
   } catch (const dnnl::error& err) {
     const bool oom = err.status == dnnl_out_of_memory;

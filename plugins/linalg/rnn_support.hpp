@@ -40,10 +40,10 @@ enum class Cell { Lstm, Gru, RnnTanh, RnnRelu };
 
 struct CellType {
   Cell cell;
-  int64_t gates;         // PyTorch's: 4 (i, f, g, o), 3 (r, z, n), 1
-  int64_t states;        // hx tensors: h0 and c0, or h0
-  int64_t bias_gates;    // oneDNN's bias rows: the GRU's fourth is b_hn
-  int64_t perm[4];       // oneDNN gate g is PyTorch gate perm[g]
+  int64_t gates;       // PyTorch's: 4 (i, f, g, o), 3 (r, z, n), 1
+  int64_t states;      // hx tensors: h0 and c0, or h0
+  int64_t bias_gates;  // oneDNN's bias rows: the GRU's fourth is b_hn
+  int64_t perm[4];     // oneDNN gate g is PyTorch gate perm[g]
 };
 
 inline const CellType kLstm{Cell::Lstm, 4, 2, 4, {0, 1, 2, 3}};
@@ -112,15 +112,15 @@ struct Step {
   dnnl::primitive prim;
   memory layer, iter, bias;  // constants (shared with Packed where the layout matched)
   memory::desc src_layer, dst_layer, src_iter, dst_iter, dst_iter_c, scratch;
-  int64_t dst_offset = 0;    // elements from the destination's base: the direction's columns
-  uint64_t id = 0;           // names this step's per-thread memory handles
+  int64_t dst_offset = 0;  // elements from the destination's base: the direction's columns
+  uint64_t id = 0;         // names this step's per-thread memory handles
   std::vector<std::shared_ptr<void>> owners;
 };
 
 struct Plan {
-  std::vector<Step> steps;   // layer * directions + direction
+  std::vector<Step> steps;     // layer * directions + direction
   bool compact_input = false;  // the input copied to a dense [T, B, I] first
-  int threads = 1;           // OpenMP team per primitive
+  int threads = 1;             // OpenMP team per primitive
   bool parallel_dirs = false;  // the two directions at once, one thread each
   // A unidirectional stack's wavefront (chunks > 1): steps are per layer a chunk of
   // `chunk` steps and the last chunk, run on `wave_threads` threads.

@@ -95,9 +95,8 @@ void parallel_outer(const Dims& d, size_t n, size_t bytes, F&& f) {
   const int64_t count = outer_count(d, n);
   const int64_t threads = bytes >= kParallelBytes ? std::min<int64_t>(sy::intra_op_threads(), count) : 1;
   if (threads <= 1) return for_each_outer(d, n, 0, count, f);
-  sy::parallel_for(threads, static_cast<int>(threads), [&](int64_t k, int) {
-    for_each_outer(d, n, count * k / threads, count * (k + 1) / threads, f);
-  });
+  sy::parallel_for(threads, static_cast<int>(threads),
+                   [&](int64_t k, int) { for_each_outer(d, n, count * k / threads, count * (k + 1) / threads, f); });
 }
 
 template <typename T>
@@ -149,7 +148,8 @@ bool reorder(const Dims& d, const char* src, char* dst, size_t elem_size) {
   for (size_t i = 0; i < d.size.size(); ++i)
     if (d.src[i] == 0 || d.dst[i] == 0) return false;  // broadcast: no oneDNN layout
   dnnl::memory::dims dims(d.size.begin(), d.size.end()), src_strides, dst_strides;
-  for (size_t i = 0; i < d.size.size(); ++i) src_strides.push_back(d.src[i] * split), dst_strides.push_back(d.dst[i] * split);
+  for (size_t i = 0; i < d.size.size(); ++i)
+    src_strides.push_back(d.src[i] * split), dst_strides.push_back(d.dst[i] * split);
   if (split > 1) dims.push_back(split), src_strides.push_back(1), dst_strides.push_back(1);
   try {
     const dnnl::engine& engine = sy_onednn::cpu_engine();
@@ -159,7 +159,8 @@ bool reorder(const Dims& d, const char* src, char* dst, size_t elem_size) {
     key.insert(key.end(), src_strides.begin(), src_strides.end());
     key.insert(key.end(), dst_strides.begin(), dst_strides.end());
     // Small copies on the caller alone, as for memcpy runs; larger on the host's budget.
-    sy_omp::Threads threads(product(d.size) * static_cast<int64_t>(elem_size) < static_cast<int64_t>(kParallelBytes) ? 0 : -1);
+    sy_omp::Threads threads(
+        product(d.size) * static_cast<int64_t>(elem_size) < static_cast<int64_t>(kParallelBytes) ? 0 : -1);
     std::shared_ptr<const dnnl::reorder> prim = cached_reorder(key, src_md, dst_md);
     dnnl::memory from(src_md, engine, const_cast<char*>(src)), to(dst_md, engine, dst);
     dnnl::stream& stream = sy_onednn::thread_stream();
@@ -168,7 +169,8 @@ bool reorder(const Dims& d, const char* src, char* dst, size_t elem_size) {
     return true;
   } catch (const dnnl::error& e) {
     static std::once_flag logged;
-    std::call_once(logged, [&] { sy::log(SY_LOG_DEBUG, std::string("shape: oneDNN reorder declined a copy: ") + e.what()); });
+    std::call_once(logged,
+                   [&] { sy::log(SY_LOG_DEBUG, std::string("shape: oneDNN reorder declined a copy: ") + e.what()); });
     return false;
   }
 }

@@ -29,7 +29,8 @@ class EmbeddingKernel {
     if (n.num_inputs != 2 || !n.has_input(0) || !n.has_input(1) || n.num_outputs != 1)
       throw sy::Unsupported("takes weight and indices as inputs and makes 1 output");
     for (size_t i = 0; i < 2; ++i)
-      if (n.input(i).device.device_type != kDLCPU) throw sy::Unsupported("input " + std::to_string(i) + " is not in CPU memory");
+      if (n.input(i).device.device_type != kDLCPU)
+        throw sy::Unsupported("input " + std::to_string(i) + " is not in CPU memory");
     check(n.input(0), n.input(1), true);
   }
 
@@ -66,7 +67,8 @@ class EmbeddingKernel {
       if (ws[1] == 1 || cols <= 1) {
         std::memcpy(dst, src, row_bytes);
       } else {
-        for (int64_t c = 0; c < cols; ++c) std::memcpy(dst + c * static_cast<int64_t>(es), src + c * ws[1] * static_cast<int64_t>(es), es);
+        for (int64_t c = 0; c < cols; ++c)
+          std::memcpy(dst + c * static_cast<int64_t>(es), src + c * ws[1] * static_cast<int64_t>(es), es);
       }
       for (size_t d = at.size(); d-- > 0;) {
         offset += is[d];
@@ -81,9 +83,12 @@ class EmbeddingKernel {
   // declining: supports() turns the reason into a rejection; otherwise an error.
   static void check(const DLTensor& weight, const DLTensor& ids, bool declining) {
     std::string why;
-    if (weight.ndim != 2) why = "weight must be 2-D, got " + std::to_string(weight.ndim) + "-D";
-    else if (!is_index_dtype(ids.dtype)) why = "indices must be int64 or int32";
-    if (weight.strides != nullptr && (weight.strides[0] < 0 || weight.strides[1] < 0)) why = "weight has a negative stride";
+    if (weight.ndim != 2)
+      why = "weight must be 2-D, got " + std::to_string(weight.ndim) + "-D";
+    else if (!is_index_dtype(ids.dtype))
+      why = "indices must be int64 or int32";
+    if (weight.strides != nullptr && (weight.strides[0] < 0 || weight.strides[1] < 0))
+      why = "weight has a negative stride";
     if (ids.strides != nullptr)
       for (int d = 0; d < ids.ndim; ++d)
         if (ids.strides[d] < 0) why = "indices have a negative stride";

@@ -30,8 +30,8 @@ struct Geometry {
   bool copy = false;
 };
 
-Geometry geometry_of(const DLTensor& t);        // offset 0; NULL strides made explicit
-bool is_contiguous(const Geometry& g);          // ATen's rule: size-1 dims don't count
+Geometry geometry_of(const DLTensor& t);  // offset 0; NULL strides made explicit
+bool is_contiguous(const Geometry& g);    // ATen's rule: size-1 dims don't count
 
 // ATen's dim wrapping: dim in [-n, n); a 0-dim tensor takes dims -1 and 0.
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* what = "dim");
@@ -52,13 +52,13 @@ using GeometryFn = std::vector<Geometry> (*)(const Geometry& in, const Params& p
 using ParseFn = Params (*)(const sy::Node& node);
 
 struct ViewOp {
-  const char* op;               // "aten::view"
-  const char* attrs;            // accepted attribute names, space-separated
-  int inputs;                   // tensor inputs: 1, or 2 for view_as/expand_as/reshape_as
-  bool multi;                   // a tensor list result: one node output per piece
+  const char* op;     // "aten::view"
+  const char* attrs;  // accepted attribute names, space-separated
+  int inputs;         // tensor inputs: 1, or 2 for view_as/expand_as/reshape_as
+  bool multi;         // a tensor list result: one node output per piece
   ParseFn parse;
   GeometryFn apply;
-  bool may_copy = false;        // reshape/flatten/contiguous: copies when no view fits
+  bool may_copy = false;  // reshape/flatten/contiguous: copies when no view fits
 };
 
 const std::vector<ViewOp>& view_ops();  // the table, in views.cpp
@@ -78,7 +78,7 @@ void add_embedding_kernels(sy::PluginDef& def, const std::vector<DLDataType>& dt
 // Copies the elements of `shape` from src (walked with src_strides) to dst (walked with
 // dst_strides); strides in elements, never negative. Contiguous runs go by memcpy,
 // transposing layouts through oneDNN's reorder.
-void copy_strided(const void* src, const Shape& src_strides, void* dst, const Shape& dst_strides,
-                  const Shape& shape, size_t elem_size);
+void copy_strided(const void* src, const Shape& src_strides, void* dst, const Shape& dst_strides, const Shape& shape,
+                  size_t elem_size);
 
 }  // namespace sy_shape

@@ -32,8 +32,8 @@ namespace {
 
 const std::vector<DLDataType>& all_dtypes() {
   static const std::vector<DLDataType> dtypes = {
-      sy::kFloat32, sy::kFloat64, sy::kFloat16, sy::kBFloat16, sy::kInt8,
-      DLDataType{kDLInt, 16, 1}, sy::kInt32, sy::kInt64, sy::kUInt8, sy::kBool};
+      sy::kFloat32, sy::kFloat64, sy::kFloat16, sy::kBFloat16, sy::kInt8, DLDataType{kDLInt, 16, 1},
+      sy::kInt32,   sy::kInt64,   sy::kUInt8,   sy::kBool};
   return dtypes;
 }
 
@@ -50,7 +50,8 @@ void check_input(const sy::Node& n, size_t i) {
     throw sy::Unsupported("input " + std::to_string(i) + " is not in CPU memory");
   bool known = false;
   for (DLDataType d : all_dtypes()) known = known || sy::same_dtype(d, t.dtype);
-  if (!known) throw sy::Unsupported("input " + std::to_string(i) + " has an unsupported dtype (" + dtype_label(t.dtype) + ")");
+  if (!known)
+    throw sy::Unsupported("input " + std::to_string(i) + " has an unsupported dtype (" + dtype_label(t.dtype) + ")");
   if (t.strides != nullptr)
     for (int d = 0; d < t.ndim; ++d)
       if (t.strides[d] < 0) throw sy::Unsupported("input " + std::to_string(i) + " has a negative stride");
@@ -126,7 +127,8 @@ ProducedPtr make_buffer(DLDataType dtype, const Shape& shape) {
   const size_t bytes = static_cast<size_t>(product(shape)) * elem_size(dtype);
   const SY_HostApi* h = sy::host_api();
   void* buffer = h->alloc(h->host_context, bytes == 0 ? 1 : bytes, 64);
-  if (buffer == nullptr) throw sy::Error("out of memory allocating " + std::to_string(bytes) + " bytes", SY_ERROR_OUT_OF_MEMORY);
+  if (buffer == nullptr)
+    throw sy::Error("out of memory allocating " + std::to_string(bytes) + " bytes", SY_ERROR_OUT_OF_MEMORY);
   ProducedPtr p = make(dtype, shape, contiguous_strides(shape), buffer);
   p->buffer = buffer;
   return p;
@@ -147,22 +149,24 @@ class ShapeKernel {
   static void supports(const sy::Node& n) {
     const ViewOp& op = op_of(n);
     if (n.num_inputs != static_cast<size_t>(op.inputs))
-      throw sy::Unsupported("takes " + std::to_string(op.inputs) + " tensor input(s), node has " + std::to_string(n.num_inputs));
+      throw sy::Unsupported("takes " + std::to_string(op.inputs) + " tensor input(s), node has " +
+                            std::to_string(n.num_inputs));
     for (size_t i = 0; i < n.num_inputs; ++i) check_input(n, i);
     check_attrs(n, op.attrs);
     Params p = declining([&] { return op.parse(n); });
     Shape other = op.inputs == 2 ? sy::shape_of(n.input(1)) : Shape{};
     auto outs = declining([&] { return op.apply(geometry_of(n.input(0)), p, &other); });
     if (op.multi ? n.num_outputs != outs.size() : n.num_outputs != 1)
-      throw sy::Unsupported("makes " + std::to_string(op.multi ? outs.size() : 1) + " output(s) for these arguments, node has " +
-                            std::to_string(n.num_outputs));
+      throw sy::Unsupported("makes " + std::to_string(op.multi ? outs.size() : 1) +
+                            " output(s) for these arguments, node has " + std::to_string(n.num_outputs));
   }
 
   explicit ShapeKernel(const sy::Node& n) : op_(op_of(n)), params_(op_.parse(n)) {}
 
   void infer(sy::Infer& inf) {
     auto outs = apply(inf.input(0), inf.num_inputs() > 1 ? &inf.input(1) : nullptr);
-    for (size_t i = 0; i < outs.size() && i < inf.args->num_outputs; ++i) inf.set_output(i, inf.input(0).dtype, outs[i].shape);
+    for (size_t i = 0; i < outs.size() && i < inf.args->num_outputs; ++i)
+      inf.set_output(i, inf.input(0).dtype, outs[i].shape);
   }
 
   void run(sy::Run& r) {
@@ -267,7 +271,8 @@ class CopyKernel {
   void run(sy::Run& r) {
     const DLTensor& x = r.input(0);
     const Geometry in = geometry_of(x);
-    copy_strided(base_of(x), in.strides, base_of(r.output(0)), contiguous_strides(in.shape), in.shape, elem_size(x.dtype));
+    copy_strided(base_of(x), in.strides, base_of(r.output(0)), contiguous_strides(in.shape), in.shape,
+                 elem_size(x.dtype));
   }
 
  private:
@@ -281,8 +286,8 @@ class CopyKernel {
 struct JoinPlan {
   Shape out;
   int64_t dim = 0;
-  std::vector<size_t> parts;            // inputs that contribute (cat skips legacy [0] inputs)
-  std::vector<Geometry> geometry;       // each part as a slab of the output along dim
+  std::vector<size_t> parts;       // inputs that contribute (cat skips legacy [0] inputs)
+  std::vector<Geometry> geometry;  // each part as a slab of the output along dim
 };
 
 struct Join {
@@ -311,13 +316,13 @@ JoinPlan plan_join(const Join& j, const DLTensor* const* inputs, size_t n, int64
     if (!plan.parts.empty()) {
       const Geometry& first = plan.geometry.front();
       if (first.shape.size() != g.shape.size())
-        throw sy::Error("Tensors must have same number of dimensions: got " + std::to_string(first.shape.size()) + " and " +
-                        std::to_string(g.shape.size()));
+        throw sy::Error("Tensors must have same number of dimensions: got " + std::to_string(first.shape.size()) +
+                        " and " + std::to_string(g.shape.size()));
       for (size_t d = 0; d < g.shape.size(); ++d)
         if (static_cast<int64_t>(d) != plan.dim && g.shape[d] != first.shape[d])
-          throw sy::Error("Sizes of tensors must match except in dimension " + std::to_string(plan.dim) + ". Expected size " +
-                          std::to_string(first.shape[d]) + " but got size " + std::to_string(g.shape[d]) + " for tensor number " +
-                          std::to_string(i) + " in the list.");
+          throw sy::Error("Sizes of tensors must match except in dimension " + std::to_string(plan.dim) +
+                          ". Expected size " + std::to_string(first.shape[d]) + " but got size " +
+                          std::to_string(g.shape[d]) + " for tensor number " + std::to_string(i) + " in the list.");
     }
     plan.parts.push_back(i);
     plan.geometry.push_back(std::move(g));
@@ -342,7 +347,8 @@ class JoinKernel {
     for (size_t i = 0; i < n.num_inputs; ++i) {
       check_input(n, i);
       if (!sy::same_dtype(n.input(i).dtype, n.input(0).dtype))
-        throw sy::Unsupported("input " + std::to_string(i) + " has another dtype than input 0; type promotion is left to other backends");
+        throw sy::Unsupported("input " + std::to_string(i) +
+                              " has another dtype than input 0; type promotion is left to other backends");
     }
     check_attrs(n, "dim");
     const int64_t dim = declining([&] { return n.attrs.i("dim", 0); });
@@ -364,8 +370,8 @@ class JoinKernel {
     int64_t at = 0;  // where the next slab starts along dim
     for (size_t k = 0; k < plan.parts.size(); ++k) {
       const Geometry& g = plan.geometry[k];
-      copy_strided(base_of(r.input(plan.parts[k])), g.strides, dst + at * strides[plan.dim] * static_cast<int64_t>(es), strides,
-                   g.shape, es);
+      copy_strided(base_of(r.input(plan.parts[k])), g.strides, dst + at * strides[plan.dim] * static_cast<int64_t>(es),
+                   strides, g.shape, es);
       at += g.shape[plan.dim];
     }
   }

@@ -52,9 +52,8 @@ bool is_contiguous(const Geometry& g) {
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* what) {
   const int64_t n = std::max<int64_t>(ndim, 1);
   if (dim < -n || dim >= n)
-    throw sy::Error(std::string(what) + ": dimension out of range (expected to be in range of [" +
-                    std::to_string(-n) + ", " + std::to_string(n - 1) + "], but got " +
-                    std::to_string(dim) + ")");
+    throw sy::Error(std::string(what) + ": dimension out of range (expected to be in range of [" + std::to_string(-n) +
+                    ", " + std::to_string(n - 1) + "], but got " + std::to_string(dim) + ")");
   return dim < 0 ? dim + n : dim;
 }
 
@@ -75,8 +74,10 @@ Shape infer_size(const Shape& sizes, int64_t numel) {
     if (known == 0)
       throw sy::Error("cannot reshape tensor of 0 elements into shape " + to_string(sizes) +
                       " because the unspecified dimension size -1 can be any value and is ambiguous");
-    if (numel % known == 0) out[free_dim] = numel / known;
-    else known = -1;  // reported below
+    if (numel % known == 0)
+      out[free_dim] = numel / known;
+    else
+      known = -1;  // reported below
   }
   if (product(out) != numel || known < 0)
     throw sy::Error("shape '" + to_string(sizes) + "' is invalid for input of size " + std::to_string(numel));
@@ -92,7 +93,9 @@ bool view_strides(const Shape& old_shape, const Shape& old_strides, const Shape&
     *out = contiguous_strides(shape);
     return true;
   }
-  struct Block { int64_t numel, stride; };  // stride: that of the block's innermost element
+  struct Block {
+    int64_t numel, stride;
+  };  // stride: that of the block's innermost element
   std::vector<Block> blocks;
   for (size_t d = 0; d < old_shape.size(); ++d) {
     if (old_shape[d] == 1) continue;
@@ -148,8 +151,9 @@ Geometry view_to(const Geometry& in, const Shape& sizes, bool may_copy) {
   out.offset = in.offset;
   if (view_strides(in.shape, in.strides, out.shape, &out.strides)) return out;
   if (!may_copy)
-    throw sy::Error("view size is not compatible with input tensor's size and stride (at least one "
-                    "dimension spans across two contiguous subspaces); use reshape instead");
+    throw sy::Error(
+        "view size is not compatible with input tensor's size and stride (at least one "
+        "dimension spans across two contiguous subspaces); use reshape instead");
   out.strides = contiguous_strides(out.shape);
   out.copy = true;
   return out;
@@ -245,8 +249,10 @@ Geometries t(const Geometry& in, const Params&, const Shape*) {
 Geometry expand_to(const Geometry& in, const Shape& sizes) {
   const size_t n = in.shape.size(), m = sizes.size();
   if (m < n)
-    throw sy::Error("expand: the number of sizes provided (" + std::to_string(m) + ") must be greater or equal "
-                    "to the number of dimensions in the tensor (" + std::to_string(n) + ")");
+    throw sy::Error("expand: the number of sizes provided (" + std::to_string(m) +
+                    ") must be greater or equal "
+                    "to the number of dimensions in the tensor (" +
+                    std::to_string(n) + ")");
   Geometry out;
   out.offset = in.offset;
   out.shape.resize(m);
@@ -265,10 +271,11 @@ Geometry expand_to(const Geometry& in, const Shape& sizes) {
     const int64_t size = target == -1 ? in.shape[d] : target;
     if (size < 0) throw sy::Error("expand: invalid size " + std::to_string(target));
     if (in.shape[d] != size && in.shape[d] != 1)
-      throw sy::Error("expand: the expanded size of the tensor (" + std::to_string(size) + ") must match the "
-                      "existing size (" + std::to_string(in.shape[d]) + ") at non-singleton dimension " +
-                      std::to_string(i) + ".  Target sizes: " + to_string(sizes) + ".  Tensor sizes: " +
-                      to_string(in.shape));
+      throw sy::Error("expand: the expanded size of the tensor (" + std::to_string(size) +
+                      ") must match the "
+                      "existing size (" +
+                      std::to_string(in.shape[d]) + ") at non-singleton dimension " + std::to_string(i) +
+                      ".  Target sizes: " + to_string(sizes) + ".  Tensor sizes: " + to_string(in.shape));
     out.shape[i] = size;
     out.strides[i] = in.shape[d] == size ? in.strides[d] : 0;
   }
@@ -405,9 +412,11 @@ int64_t split_dim(const Geometry& in, const Params& p, const char* op) {
 }
 
 Shape equal_pieces(int64_t dim_size, int64_t split_size) {
-  if (split_size < 0) throw sy::Error("split expects split_size be non-negative, but got split_size=" + std::to_string(split_size));
+  if (split_size < 0)
+    throw sy::Error("split expects split_size be non-negative, but got split_size=" + std::to_string(split_size));
   if (split_size == 0 && dim_size != 0)
-    throw sy::Error("split_size can only be 0 if dimension size is 0, but got dimension size of " + std::to_string(dim_size));
+    throw sy::Error("split_size can only be 0 if dimension size is 0, but got dimension size of " +
+                    std::to_string(dim_size));
   const int64_t count = split_size == 0 ? 1 : std::max<int64_t>((dim_size + split_size - 1) / split_size, 1);
   Shape sizes(count, split_size);
   sizes.back() = split_size - (split_size * count - dim_size);
@@ -417,20 +426,25 @@ Shape equal_pieces(int64_t dim_size, int64_t split_size) {
 Geometries split_sizes(const Geometry& in, const Params& p, int64_t dim) {
   int64_t total = 0;
   for (int64_t s : p.ints) {
-    if (s < 0) throw sy::Error("split_with_sizes expects split_sizes have only non-negative entries, but got " + to_string(p.ints));
+    if (s < 0)
+      throw sy::Error("split_with_sizes expects split_sizes have only non-negative entries, but got " +
+                      to_string(p.ints));
     total += s;
   }
   if (total != in.shape[dim])
     throw sy::Error("split_with_sizes expects split_sizes to sum exactly to " + std::to_string(in.shape[dim]) +
-                    " (input tensor's size at dimension " + std::to_string(dim) + "), but got split_sizes=" + to_string(p.ints));
+                    " (input tensor's size at dimension " + std::to_string(dim) +
+                    "), but got split_sizes=" + to_string(p.ints));
   return pieces(in, dim, p.ints);
 }
 
 // aten::split: `split_size` is an int (split.Tensor) or an int list (split.sizes).
 Params parse_split(const sy::Node& n) {
   Params p = read(n, nullptr, "dim");
-  if (n.attrs.kind("split_size") == SY_ATTR_INT) p.b = n.attrs.i("split_size"), p.has_b = true;
-  else p = read(n, "split_size", "dim");
+  if (n.attrs.kind("split_size") == SY_ATTR_INT)
+    p.b = n.attrs.i("split_size"), p.has_b = true;
+  else
+    p = read(n, "split_size", "dim");
   return p;
 }
 
@@ -487,18 +501,20 @@ const std::vector<ViewOp>& view_ops() {
       {"aten::expand_as", "", 2, false, none, expand_as},
       {"aten::broadcast_to", "size", 1, false, [](const sy::Node& n) { return read(n, "size"); }, expand},
       {"aten::slice", "dim start end step", 1, false, parse_slice, slice},
-      {"aten::narrow", "dim start length", 1, false, [](const sy::Node& n) { return read(n, nullptr, "dim", "start", "length"); },
-       narrow},
-      {"aten::select", "dim index", 1, false, [](const sy::Node& n) { return read(n, nullptr, "dim", "index"); }, select},
+      {"aten::narrow", "dim start length", 1, false,
+       [](const sy::Node& n) { return read(n, nullptr, "dim", "start", "length"); }, narrow},
+      {"aten::select", "dim index", 1, false, [](const sy::Node& n) { return read(n, nullptr, "dim", "index"); },
+       select},
       {"aten::squeeze", "dim", 1, false, [](const sy::Node& n) { return read(n, nullptr, "dim"); }, squeeze},
       {"aten::unsqueeze", "dim", 1, false, [](const sy::Node& n) { return read(n, nullptr, "dim"); }, unsqueeze},
       {"aten::alias", "", 1, false, none, identity},
       {"aten::detach", "", 1, false, none, identity},
       {"aten::contiguous", "memory_format", 1, false, parse_contiguous, contiguous, true},
       {"aten::split", "split_size dim", 1, true, parse_split, split},
-      {"aten::split_with_sizes", "split_sizes dim", 1, true, [](const sy::Node& n) { return read(n, "split_sizes", "dim"); },
-       split_with_sizes},
-      {"aten::chunk", "chunks dim", 1, true, [](const sy::Node& n) { return read(n, nullptr, "dim", "chunks"); }, chunk},
+      {"aten::split_with_sizes", "split_sizes dim", 1, true,
+       [](const sy::Node& n) { return read(n, "split_sizes", "dim"); }, split_with_sizes},
+      {"aten::chunk", "chunks dim", 1, true, [](const sy::Node& n) { return read(n, nullptr, "dim", "chunks"); },
+       chunk},
       {"aten::unbind", "dim", 1, true, [](const sy::Node& n) { return read(n, nullptr, "dim"); }, unbind},
   };
   return table;

@@ -32,8 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     try {
       switchyard::config::check_backends(cfg, {"aten", "example"});
-    } catch (const switchyard::Error&) {
-    }
+    } catch (const switchyard::Error&) {}
   } catch (const switchyard::Error& e) {
     // the expected way to refuse bad input
     if (g_verbose) std::fprintf(stderr, "switchyard::Error: %s\n", e.what());

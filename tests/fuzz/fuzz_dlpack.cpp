@@ -10,8 +10,8 @@
 
 #include "tensor_import.hpp"
 
-#include <switchyard/error.hpp>
 #include <switchyard/sdk.h>
+#include <switchyard/error.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -48,10 +48,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // be made with a cast without undefined behaviour.)
   std::memcpy(&t.device.device_type, &kDevices[flags & 7], sizeof(int32_t));
   t.device.device_id = static_cast<int32_t>(in.byte() % 3);
-  static constexpr DLDataType kDtypes[] = {{kDLFloat, 32, 1}, {kDLFloat, 64, 1},    {kDLFloat, 16, 1},
-                                           {kDLBfloat, 16, 1}, {kDLInt, 64, 1},     {kDLInt, 32, 1},
-                                           {kDLInt, 16, 1},   {kDLInt, 8, 1},       {kDLUInt, 8, 1},
-                                           {SY_DL_BOOL, 8, 1}, {kDLUInt, 8, 1},     {kDLFloat, 32, 1}};
+  static constexpr DLDataType kDtypes[] = {{kDLFloat, 32, 1}, {kDLFloat, 64, 1},  {kDLFloat, 16, 1}, {kDLBfloat, 16, 1},
+                                           {kDLInt, 64, 1},   {kDLInt, 32, 1},    {kDLInt, 16, 1},   {kDLInt, 8, 1},
+                                           {kDLUInt, 8, 1},   {SY_DL_BOOL, 8, 1}, {kDLUInt, 8, 1},   {kDLFloat, 32, 1}};
   const uint8_t d = in.byte();
   if (d < 240) {
     t.dtype = kDtypes[d % (sizeof kDtypes / sizeof kDtypes[0])];
@@ -60,7 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const bool as_bool = (flags & 8) != 0;
   const uint8_t r = in.byte();
-  t.ndim = r < 250 ? static_cast<int32_t>(r % 8) - (r % 37 == 0 ? 1 : 0) : static_cast<int32_t>(r) - 184;  // -1..7, 66..71
+  t.ndim =
+      r < 250 ? static_cast<int32_t>(r % 8) - (r % 37 == 0 ? 1 : 0) : static_cast<int32_t>(r) - 184;  // -1..7, 66..71
   const int32_t stored = t.ndim > 0 && t.ndim <= 80 ? t.ndim : 0;
   std::vector<int64_t> shape(static_cast<size_t>(stored)), strides(static_cast<size_t>(stored));
   for (int64_t& s : shape) s = in.number();

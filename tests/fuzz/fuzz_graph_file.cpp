@@ -90,10 +90,14 @@ void touch(const switchyard::Tensor& t) {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // A tmpfs (/dev/shm) when there is one: two file writes per input.
   std::string base;
-  if (const char* dir = std::getenv("SWITCHYARD_FUZZ_TMPDIR")) base = dir;
-  else if (access("/dev/shm", W_OK) == 0) base = "/dev/shm";
-  else if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp) base = tmp;
-  else base = "/tmp";
+  if (const char* dir = std::getenv("SWITCHYARD_FUZZ_TMPDIR"))
+    base = dir;
+  else if (access("/dev/shm", W_OK) == 0)
+    base = "/dev/shm";
+  else if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp)
+    base = tmp;
+  else
+    base = "/tmp";
   std::string templ = base + "/sy-fuzz-graph-XXXXXX";
   if (!mkdtemp(templ.data())) {
     std::perror("mkdtemp");

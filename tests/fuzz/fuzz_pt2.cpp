@@ -140,9 +140,24 @@ std::string mutate_string(const std::string& s) {
 }
 
 Json edge_number(std::minstd_rand& rng) {
-  static const int64_t kInts[] = {0, 1, 2, 3, -1, -2, 7, 8, 13, 64, 255, 1000, int64_t{1} << 31, int64_t{1} << 32,
-                                  int64_t{1} << 62, std::numeric_limits<int64_t>::max(),
-                                  std::numeric_limits<int64_t>::min(), -(int64_t{1} << 40)};
+  static const int64_t kInts[] = {0,
+                                  1,
+                                  2,
+                                  3,
+                                  -1,
+                                  -2,
+                                  7,
+                                  8,
+                                  13,
+                                  64,
+                                  255,
+                                  1000,
+                                  int64_t{1} << 31,
+                                  int64_t{1} << 32,
+                                  int64_t{1} << 62,
+                                  std::numeric_limits<int64_t>::max(),
+                                  std::numeric_limits<int64_t>::min(),
+                                  -(int64_t{1} << 40)};
   const unsigned r = rng() % 24;
   if (r < sizeof kInts / sizeof kInts[0]) return kInts[r];
   if (r == 18) return std::numeric_limits<uint64_t>::max();
@@ -169,18 +184,28 @@ bool mutate_json(Json& doc, std::minstd_rand& rng) {
     }
     case 1:  // a value of another type
     {
-      static const char* kLiterals[] = {"null", "{}", "[]", "\"\"", "0", "true", "-1", "1.5", "[0]", "{\"as_int\": 0}",
-                                        "{\"as_none\": true}", "{\"as_name\": \"s0\"}"};
+      static const char* kLiterals[] = {"null",
+                                        "{}",
+                                        "[]",
+                                        "\"\"",
+                                        "0",
+                                        "true",
+                                        "-1",
+                                        "1.5",
+                                        "[0]",
+                                        "{\"as_int\": 0}",
+                                        "{\"as_none\": true}",
+                                        "{\"as_name\": \"s0\"}"};
       j = Json::parse(kLiterals[rng() % (sizeof kLiterals / sizeof kLiterals[0])]);
       return true;
     }
-    default:
-      break;
+    default: break;
   }
   if (j.is_number()) {
     if (rng() % 2 && j.is_number_integer())  // +-2, wrapping (unsigned: no overflow)
       j = static_cast<int64_t>(static_cast<uint64_t>(j.get<int64_t>()) + rng() % 5 - 2);
-    else j = edge_number(rng);
+    else
+      j = edge_number(rng);
   } else if (j.is_string()) {
     j = rng() % 2 ? some_string(nodes, rng) : mutate_string(j.get<std::string>());
   } else if (j.is_boolean()) {
@@ -236,7 +261,8 @@ unsigned outer_weight(const syfuzz::ZipMember& m) {
   if (m.ends_with("serialized_exported_program.json") || m.name.find("/models/") != std::string::npos) return 12;
   if (is_json(m)) return 4;  // weight and constant configs
   if (m.ends_with("serialized_state_dict.pt") || m.ends_with("serialized_constants.pt")) return 5;
-  if (m.name.find("/data/weights/") != std::string::npos || m.name.find("/data/constants/") != std::string::npos) return 1;
+  if (m.name.find("/data/weights/") != std::string::npos || m.name.find("/data/constants/") != std::string::npos)
+    return 1;
   if (m.ends_with("archive_format")) return 1;
   return 0;  // example inputs, versions, byteorder: not read
 }
@@ -285,8 +311,10 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
   std::vector<syfuzz::ZipMember> members;
   if (rng() % 64 == 0 || !syfuzz::parse_zip(data, size, members)) return LLVMFuzzerMutate(data, size, max_size);
   const long i = rng() % 32 == 0 ? -1 : syfuzz::pick_member(members, outer_weight, rng);
-  if (i < 0) syfuzz::restructure(members, rng);
-  else mutate_member(members[static_cast<size_t>(i)], max_size > size ? max_size - size : 0, rng);
+  if (i < 0)
+    syfuzz::restructure(members, rng);
+  else
+    mutate_member(members[static_cast<size_t>(i)], max_size > size ? max_size - size : 0, rng);
   const std::vector<uint8_t> out = syfuzz::write_zip(members);
   if (out.size() > max_size) return LLVMFuzzerMutate(data, size, max_size);
   std::memcpy(data, out.data(), out.size());
@@ -295,10 +323,14 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   std::string base;
-  if (const char* dir = std::getenv("SWITCHYARD_FUZZ_TMPDIR")) base = dir;
-  else if (access("/dev/shm", W_OK) == 0) base = "/dev/shm";
-  else if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp) base = tmp;
-  else base = "/tmp";
+  if (const char* dir = std::getenv("SWITCHYARD_FUZZ_TMPDIR"))
+    base = dir;
+  else if (access("/dev/shm", W_OK) == 0)
+    base = "/dev/shm";
+  else if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp)
+    base = tmp;
+  else
+    base = "/tmp";
   std::string templ = base + "/sy-fuzz-pt2-XXXXXX";
   if (!mkdtemp(templ.data())) {
     std::perror("mkdtemp");
@@ -339,7 +371,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (const ir::Value& value : graph.values)
     if (value.kind == ir::ValueKind::Constant) touch(value.constant);
-  if (g_verbose)
-    std::fprintf(stderr, "accepted: %zu nodes, %zu values\n", graph.nodes.size(), graph.values.size());
+  if (g_verbose) std::fprintf(stderr, "accepted: %zu nodes, %zu values\n", graph.nodes.size(), graph.values.size());
   return 0;
 }

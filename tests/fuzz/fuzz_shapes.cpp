@@ -84,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     s.is_tensor = true;
     // Only shapes matter to sym:: ops but sym::item; big tensors get no data (never read).
     s.tensor = Tensor::from_blob(small ? storage.data() : nullptr, dtype, shape, {}, [] {});
-    if (dtype.code == kDLInt && small) s.tensor = Tensor::empty(dtype, shape)  /* zeroed */;
+    if (dtype.code == kDLInt && small) s.tensor = Tensor::empty(dtype, shape) /* zeroed */;
     slots.push_back(std::move(s));
   }
   const int num_nodes = in.byte() % 33;

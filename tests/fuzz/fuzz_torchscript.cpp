@@ -17,21 +17,21 @@
 // The file is written to model.pt in a per-process temporary folder (on /dev/shm when it
 // exists; SWITCHYARD_FUZZ_TMPDIR overrides), removed at exit.
 #include "import_model.hpp"
-#include "zip_edit.hpp"
 #include "ir/graph.hpp"
 #include "util/log.hpp"
+#include "zip_edit.hpp"
 
 #include <switchyard/error.hpp>
 #include <switchyard/torchscript.hpp>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -101,13 +101,11 @@ std::pair<size_t, size_t> code_region(const std::vector<uint8_t>& data) {
 
 }  // namespace
 
-extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
-                                          unsigned int seed) {
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
   std::minstd_rand rng(seed);
   std::vector<ZipMember> members;
   // In whole mode now and then the raw bytes (the zip layer, deflated members).
-  if ((g_whole && rng() % 50 == 0) || !parse_zip(data, size, members))
-    return LLVMFuzzerMutate(data, size, max_size);
+  if ((g_whole && rng() % 50 == 0) || !parse_zip(data, size, members)) return LLVMFuzzerMutate(data, size, max_size);
 
   unsigned total = 0;
   for (const ZipMember& m : members) total += weight(m);
@@ -154,10 +152,14 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   std::string base;
-  if (const char* dir = std::getenv("SWITCHYARD_FUZZ_TMPDIR")) base = dir;
-  else if (access("/dev/shm", W_OK) == 0) base = "/dev/shm";
-  else if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp) base = tmp;
-  else base = "/tmp";
+  if (const char* dir = std::getenv("SWITCHYARD_FUZZ_TMPDIR"))
+    base = dir;
+  else if (access("/dev/shm", W_OK) == 0)
+    base = "/dev/shm";
+  else if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp)
+    base = tmp;
+  else
+    base = "/tmp";
   std::string templ = base + "/sy-fuzz-ts-XXXXXX";
   if (!mkdtemp(templ.data())) {
     std::perror("mkdtemp");
@@ -182,8 +184,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
       switchyard::ir::validate(graph);
     } catch (const switchyard::Error& e) {
-      std::fprintf(stderr, "fuzz_torchscript: import_model returned a graph validate() refuses: %s\n",
-                   e.what());
+      std::fprintf(stderr, "fuzz_torchscript: import_model returned a graph validate() refuses: %s\n", e.what());
       std::abort();
     }
   } catch (const switchyard::Error& e) {

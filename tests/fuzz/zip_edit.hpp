@@ -35,7 +35,7 @@ inline uint32_t crc32(const uint8_t* data, size_t size) {
 
 struct ZipMember {
   std::string name;
-  uint16_t method = 0;        // 0 stored, else copied verbatim, never edited
+  uint16_t method = 0;  // 0 stored, else copied verbatim, never edited
   uint32_t crc = 0;
   uint32_t usize = 0;         // uncompressed size
   std::vector<uint8_t> data;  // the bytes as they are in the archive
@@ -89,7 +89,8 @@ inline bool parse_zip(const uint8_t* data, size_t size, std::vector<ZipMember>& 
     m.crc = get32(data + p + 16);
     const uint32_t csize = get32(data + p + 20);
     m.usize = get32(data + p + 24);
-    const uint16_t name_len = get16(data + p + 28), extra_len = get16(data + p + 30), comment_len = get16(data + p + 32);
+    const uint16_t name_len = get16(data + p + 28), extra_len = get16(data + p + 30),
+                   comment_len = get16(data + p + 32);
     const uint32_t local = get32(data + p + 42);
     if (p + 46 + name_len > eocd) return false;
     m.name.assign(reinterpret_cast<const char*>(data + p + 46), name_len);

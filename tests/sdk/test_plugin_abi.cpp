@@ -24,9 +24,7 @@ using switchyard::loader::PluginManager;
 constexpr uint32_t kHostMajor = SY_SDK_VERSION_MAJOR;
 constexpr uint32_t kHostMinor = SY_SDK_VERSION_MINOR;
 
-std::string version(uint32_t major, uint32_t minor) {
-  return std::to_string(major) + "." + std::to_string(minor);
-}
+std::string version(uint32_t major, uint32_t minor) { return std::to_string(major) + "." + std::to_string(minor); }
 
 std::string plugin_file(const std::string& name) {
   return std::string(SY_TEST_PLUGIN_DIR) + "/libswitchyard-" + name + ".so";
@@ -175,7 +173,7 @@ TEST(PluginAbi, RefusesPluginWhoseInitFailsWithItsMessage) {
 
 TEST(PluginAbi, RefusesDuplicatePluginName) {
   PluginManager pm;
-  pm.load_file(plugin_file("dup_a"));  // reports the name "dup"
+  pm.load_file(plugin_file("dup_a"));       // reports the name "dup"
   std::string path = plugin_file("dup_b");  // also "dup"
   std::string why = refusal(pm, path);
   EXPECT_NE(why.find(path), std::string::npos) << why;
@@ -210,7 +208,6 @@ TEST(PluginAbi, RefusalLeavesManagerUsable) {
   EXPECT_NE(pm.load_file(plugin_file("same_version")), nullptr);
   EXPECT_EQ(pm.plugins().size(), 1u);
 }
-
 
 // ---- a plugin of every earlier minor runs on this host ------------------------------
 

@@ -2,8 +2,8 @@
 // (SY_HostApi.parallel_for, SDK 1.1): every task once, slots private within a call,
 // exceptions, concurrent and nested callers, the serial paths, a 1.0 host with no pool,
 // and the host's chunking. Run under TSan too (the tsan preset).
-#include "util/intra_op_pool.hpp"
 #include "loader/host_api.hpp"
+#include "util/intra_op_pool.hpp"
 
 #include <switchyard/parallel.hpp>
 
@@ -295,16 +295,22 @@ TEST(Parallel, TheHostChunksDeterministically) {
   auto chunks_of = [](int64_t begin, int64_t end, int64_t grain) {
     std::mutex m;
     std::set<std::pair<int64_t, int64_t>> seen;
-    struct Ctx { std::mutex* m; std::set<std::pair<int64_t, int64_t>>* seen; } ctx{&m, &seen};
-    switchyard::threads::intra_op_parallel_for(begin, end, grain, [](void* c, int64_t b, int64_t e, int32_t) {
-      auto* x = static_cast<Ctx*>(c);
-      std::lock_guard<std::mutex> lock(*x->m);
-      x->seen->insert({b, e});
-    }, &ctx);
+    struct Ctx {
+      std::mutex* m;
+      std::set<std::pair<int64_t, int64_t>>* seen;
+    } ctx{&m, &seen};
+    switchyard::threads::intra_op_parallel_for(
+        begin, end, grain,
+        [](void* c, int64_t b, int64_t e, int32_t) {
+          auto* x = static_cast<Ctx*>(c);
+          std::lock_guard<std::mutex> lock(*x->m);
+          x->seen->insert({b, e});
+        },
+        &ctx);
     return seen;
   };
-  for (auto [begin, end, grain] : {std::tuple<int64_t, int64_t, int64_t>{0, 1000, 7}, {5, 100005, 1}, {-50, 50, 30},
-                                   {0, 10, 10}, {0, 3, 100}}) {
+  for (auto [begin, end, grain] :
+       {std::tuple<int64_t, int64_t, int64_t>{0, 1000, 7}, {5, 100005, 1}, {-50, 50, 30}, {0, 10, 10}, {0, 3, 100}}) {
     const auto a = chunks_of(begin, end, grain), b = chunks_of(begin, end, grain);
     EXPECT_EQ(a, b) << begin << ".." << end << " grain " << grain;
     int64_t next = begin;

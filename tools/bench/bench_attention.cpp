@@ -14,17 +14,17 @@
 // Prints a markdown table on stdout. A benchmark, not a test.
 //
 //   bench_attention --sizes 512,2048,8192 --heads 4 --dim 64 --runs 5 --threads 2
-#include "bench_util.hpp"
 #include "api/internal.hpp"
+#include "bench_util.hpp"
 #include "ir/graph.hpp"
 
 #include "../../plugins/attention/flash_attention.hpp"
 
 #include <switchyard/runtime.hpp>
 
-#include <CLI/CLI.hpp>
 #include <malloc.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -74,8 +74,7 @@ std::vector<Tensor> qkv(const Params& p, int64_t l) {
 }
 
 std::string config(const std::string& plugin, int threads) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("bench_attention_" + plugin + ".toml")).string();
+  const std::string path = (std::filesystem::temp_directory_path() / ("bench_attention_" + plugin + ".toml")).string();
   std::ofstream(path) << "[plugins]\nload = [\"" << plugin << "\"]\n[selection]\ndefault = [\"" << plugin
                       << "\"]\nstrict = true\n[runtime]\nintra_op_threads = " << threads << "\n";
   return path;
@@ -106,8 +105,8 @@ int child(const Params& p, const std::string& plugin, int64_t l, const std::stri
   std::ofstream("/proc/self/clear_refs") << "5";  // VmHWM := VmRSS
   Tensor out = model->run(inputs)[0];
   const double extra = status_bytes("VmHWM") - before;
-  std::ofstream(dump, std::ios::binary).write(static_cast<const char*>(out.contiguous().raw_data()),
-                                              static_cast<std::streamsize>(out.nbytes()));
+  std::ofstream(dump, std::ios::binary)
+      .write(static_cast<const char*>(out.contiguous().raw_data()), static_cast<std::streamsize>(out.nbytes()));
   out = Tensor();
   std::vector<double> ms;
   for (int i = 0; i < p.runs; ++i) ms.push_back(time_ms([&] { model->run(inputs); }));
@@ -165,9 +164,10 @@ int main(int argc, char** argv) {
   if (!child_plugin.empty()) return run_with_stack(64 << 20, [&] { return child(p, child_plugin, length, dump); });
 
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::printf("| L | aten ms | attention ms | aten / attention | aten peak extra MiB | attention peak extra MiB "
-              "| output MiB | aten [L, L] scores MiB | attention kernel scratch KiB | max diff |\n"
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| L | aten ms | attention ms | aten / attention | aten peak extra MiB | attention peak extra MiB "
+      "| output MiB | aten [L, L] scores MiB | attention kernel scratch KiB | max diff |\n"
+      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int64_t l : sizes) {
     Measured aten = spawn(p, self, "aten", l), ours = spawn(p, self, "attention", l);
     const std::vector<float> ref = read_floats(aten.dump), got = read_floats(ours.dump);
@@ -185,8 +185,8 @@ int main(int argc, char** argv) {
     prob.lq = prob.lk = l;
     prob.e = prob.ev = p.dim;
     prob.k.row = prob.v.row = p.dim;
-    const double scratch = static_cast<double>(sy_attention::scratch_bytes_per_thread(prob)) *
-                           sy_attention::threads_for(prob);
+    const double scratch =
+        static_cast<double>(sy_attention::scratch_bytes_per_thread(prob)) * sy_attention::threads_for(prob);
     const double out_bytes = static_cast<double>(p.batch * p.heads * l * p.dim) * sizeof(float);
     const double scores = static_cast<double>(p.batch * p.heads) * static_cast<double>(l) * l * sizeof(float);
     std::printf("| %lld | %s | %s | %s | %s | %s | %s | %s | %s | %.1e |\n", static_cast<long long>(l),
@@ -195,12 +195,13 @@ int main(int argc, char** argv) {
                 fmt(scores / kMiB, 1).c_str(), fmt(scratch / 1024.0, 1).c_str(), worst);
     std::fflush(stdout);
   }
-  std::printf("\naten::scaled_dot_product_attention, q/k/v [%lld, %lld, L, %lld] float32%s; median of %d runs "
-              "(whole model->run(), host overhead included); %d thread(s) for both. Peak extra = VmHWM - VmRSS "
-              "around the first run at L in a fresh process (after a warm-up at L=16), output included; Linux counts RSS per "
-              "thread in batches, so it does not resolve the kernel's ~100 KiB of scratch (its size comes from the "
-              "kernel's tiling).\n",
-              static_cast<long long>(p.batch), static_cast<long long>(p.heads), static_cast<long long>(p.dim),
-              p.causal ? ", causal" : "", p.runs, p.threads);
+  std::printf(
+      "\naten::scaled_dot_product_attention, q/k/v [%lld, %lld, L, %lld] float32%s; median of %d runs "
+      "(whole model->run(), host overhead included); %d thread(s) for both. Peak extra = VmHWM - VmRSS "
+      "around the first run at L in a fresh process (after a warm-up at L=16), output included; Linux counts RSS per "
+      "thread in batches, so it does not resolve the kernel's ~100 KiB of scratch (its size comes from the "
+      "kernel's tiling).\n",
+      static_cast<long long>(p.batch), static_cast<long long>(p.heads), static_cast<long long>(p.dim),
+      p.causal ? ", causal" : "", p.runs, p.threads);
   return 0;
 }

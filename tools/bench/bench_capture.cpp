@@ -51,18 +51,22 @@ int main(int argc, char** argv) {
 
   std::ifstream zoo_file(zoo + "/zoo.json");
   if (!zoo_file) {
-    std::fprintf(stderr, "error: %s/zoo.json not found (build the zoo: cmake --build BUILD --target zoo)\n", zoo.c_str());
+    std::fprintf(stderr, "error: %s/zoo.json not found (build the zoo: cmake --build BUILD --target zoo)\n",
+                 zoo.c_str());
     return 1;
   }
   const nlohmann::json index = nlohmann::json::parse(zoo_file);
   switchyard::torchscript::register_loader();
   const std::string all_file = dir + "/bench_capture.all.pt", stream_file = dir + "/bench_capture.stream.pt";
 
-  std::printf("Batch %d, %s. Median of %d timed runs after %d warm-ups, modes interleaved. \"all\" and \"stream\" "
-              "run unfused and without the activation arena (capture needs every node's tensors); the files go to "
-              "%s.\n\n", batch, config.c_str(), runs, warmup, dir.c_str());
-  std::printf("| model | none ms | all ms | all + save ms | stream ms | all / none | all + save / none | "
-              "stream / none | node_io file |\n|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "Batch %d, %s. Median of %d timed runs after %d warm-ups, modes interleaved. \"all\" and \"stream\" "
+      "run unfused and without the activation arena (capture needs every node's tensors); the files go to "
+      "%s.\n\n",
+      batch, config.c_str(), runs, warmup, dir.c_str());
+  std::printf(
+      "| model | none ms | all ms | all + save ms | stream ms | all / none | all + save / none | "
+      "stream / none | node_io file |\n|---|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
   const std::set<std::string> wanted(models.begin(), models.end());
   for (const auto& entry : index["models"]) {

@@ -12,8 +12,8 @@
 // stdout. A benchmark, not a test.
 //
 //   bench_conv --runs 30 --threads 1 --batch 1 --batch 4 [--filter stem]
-#include "bench_util.hpp"
 #include "api/internal.hpp"
+#include "bench_util.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -69,11 +69,16 @@ Case conv(const std::string& name, Shape x, Shape w, int64_t stride, int64_t pad
   const double fan_in = static_cast<double>(w[1] * w[2] * w[3]);
   ir::ValueId wt = g.add_constant("w", random(w, 2, static_cast<float>(1.0 / std::sqrt(fan_in))));
   ir::ValueId b = g.add_constant("b", random({w[0]}, 3, 0.1f));
-  ir::Attributes a = {{"stride", ints({stride, stride})},  {"padding", ints({pad, pad})},
-                      {"dilation", ints({1, 1})},          {"transposed", ir::Attribute::of_int(0)},
-                      {"output_padding", ints({0, 0})},    {"groups", ir::Attribute::of_int(groups)},
-                      {"benchmark", ir::Attribute::of_int(0)}, {"deterministic", ir::Attribute::of_int(0)},
-                      {"cudnn_enabled", ir::Attribute::of_int(1)}, {"allow_tf32", ir::Attribute::of_int(1)}};
+  ir::Attributes a = {{"stride", ints({stride, stride})},
+                      {"padding", ints({pad, pad})},
+                      {"dilation", ints({1, 1})},
+                      {"transposed", ir::Attribute::of_int(0)},
+                      {"output_padding", ints({0, 0})},
+                      {"groups", ir::Attribute::of_int(groups)},
+                      {"benchmark", ir::Attribute::of_int(0)},
+                      {"deterministic", ir::Attribute::of_int(0)},
+                      {"cudnn_enabled", ir::Attribute::of_int(1)},
+                      {"allow_tf32", ir::Attribute::of_int(1)}};
   g.add_node("conv", "aten::_convolution", {in, wt, b}, {"c"}, a);
   if (!activation.empty()) g.add_node("act", activation, {g.find_value("c")}, {"y"});
   g.outputs = {g.find_value(activation.empty() ? "c" : "y")};
@@ -104,15 +109,14 @@ std::vector<Case> cases(int64_t n) {
   out.push_back(conv("resnet50 layer4 3x3 + relu", {n, 512, 7, 7}, {512, 512, 3, 3}, 1, 1, 1, "aten::relu"));
   out.push_back(conv("mobilenet_v3 depthwise 3x3 s2", {n, 16, 112, 112}, {16, 1, 3, 3}, 2, 1, 16));
   out.push_back(conv("mobilenet_v3 depthwise 5x5", {n, 240, 14, 14}, {240, 1, 5, 5}, 1, 2, 240));
-  out.push_back(conv("mobilenet_v3 depthwise 5x5 + hardswish", {n, 240, 14, 14}, {240, 1, 5, 5}, 1, 2, 240,
-                     "aten::hardswish"));
+  out.push_back(
+      conv("mobilenet_v3 depthwise 5x5 + hardswish", {n, 240, 14, 14}, {240, 1, 5, 5}, 1, 2, 240, "aten::hardswish"));
   out.push_back(conv("mobilenet_v3 1x1 + hardswish", {n, 96, 7, 7}, {576, 96, 1, 1}, 1, 0, 1, "aten::hardswish"));
-  out.push_back(conv("mobilenet_v3 SE fc2 + hardsigmoid", {n, 144, 1, 1}, {576, 144, 1, 1}, 1, 0, 1,
-                     "aten::hardsigmoid"));
+  out.push_back(
+      conv("mobilenet_v3 SE fc2 + hardsigmoid", {n, 144, 1, 1}, {576, 144, 1, 1}, 1, 0, 1, "aten::hardsigmoid"));
   out.push_back(conv("vit patch embedding 16x16 s16", {n, 3, 224, 224}, {768, 3, 16, 16}, 16, 0));
   out.push_back(pool("resnet max_pool2d 3x3 s2", "aten::max_pool2d", {n, 64, 112, 112},
-                     {{"kernel_size", ints({3, 3})}, {"stride", ints({2, 2})}, {"padding", ints({1, 1})}},
-                     "k3 s2 p1"));
+                     {{"kernel_size", ints({3, 3})}, {"stride", ints({2, 2})}, {"padding", ints({1, 1})}}, "k3 s2 p1"));
   out.push_back(pool("resnet50 adaptive_avg_pool2d", "aten::adaptive_avg_pool2d", {n, 2048, 7, 7},
                      {{"output_size", ints({1, 1})}}, "-> 1x1"));
   out.push_back(pool("mobilenet_v3 SE adaptive_avg_pool2d", "aten::adaptive_avg_pool2d", {n, 576, 7, 7},
@@ -163,7 +167,7 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<switchyard::Runtime>> runtimes;
   for (const std::string& p : plugins)
     runtimes.push_back(std::make_unique<switchyard::Runtime>(with_config(strict_config(p))));
-  at::set_num_threads(threads);  // omp_set_num_threads on this thread: oneDNN reads the same setting
+  at::set_num_threads(threads);   // omp_set_num_threads on this thread: oneDNN reads the same setting
   set_openblas_threads(threads);  // ATen's non-mkldnn convolutions run on OpenBLAS's own pool
   std::fprintf(stderr, "threads: OpenMP %d (LibTorch says %d), OpenBLAS %d\n", threads, at::get_num_threads(),
                openblas_threads());
@@ -199,15 +203,15 @@ int main(int argc, char** argv) {
       const double w0 = median(wall[0]), w1 = median(wall[1]), c0 = median(cpu[0]), c1 = median(cpu[1]);
       std::printf("| %s | %lld | %s | %s | %s | %s |", c.name.c_str(), static_cast<long long>(n), c.shape.c_str(),
                   fmt(w0, 3).c_str(), fmt(w1, 3).c_str(), fmt(w0 / w1, 2).c_str());
-      if (threads == 1)
-        std::printf(" %s | %s | %s |", fmt(c0, 3).c_str(), fmt(c1, 3).c_str(), fmt(c0 / c1, 2).c_str());
+      if (threads == 1) std::printf(" %s | %s | %s |", fmt(c0, 3).c_str(), fmt(c1, 3).c_str(), fmt(c0 / c1, 2).c_str());
       std::printf("\n");
       std::fflush(stdout);
     }
   }
-  std::printf("\nmedian of %d runs (the two plugins interleaved) after %d warm-up runs; float32; %d OpenMP thread(s) for both; whole "
-              "model->run() of the graph (host overhead included for both); ms = wall clock%s. \"+ act\" rows: one fused "
-              "node on conv, two nodes on aten.\n", runs, warmup, threads,
-              threads == 1 ? ", CPU ms = this thread's CPU time (robust to a busy machine)" : "");
+  std::printf(
+      "\nmedian of %d runs (the two plugins interleaved) after %d warm-up runs; float32; %d OpenMP thread(s) for both; whole "
+      "model->run() of the graph (host overhead included for both); ms = wall clock%s. \"+ act\" rows: one fused "
+      "node on conv, two nodes on aten.\n",
+      runs, warmup, threads, threads == 1 ? ", CPU ms = this thread's CPU time (robust to a busy machine)" : "");
   return 0;
 }

@@ -12,8 +12,8 @@
 //   bench_conv_epilogue --batch 8 --ic 64 --oc 256 --hw 56 --threads 2
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <CLI/CLI.hpp>
 #include <omp.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -63,9 +63,16 @@ int main(int argc, char** argv) {
     }
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
-    dnnl::convolution_forward::primitive_desc pd(
-        {dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, w, b, dst, {1, 1}, {0, 0}, {0, 0}},
-        attr, eng);
+    dnnl::convolution_forward::primitive_desc pd({dnnl::prop_kind::forward_inference,
+                                                  dnnl::algorithm::convolution_direct,
+                                                  src,
+                                                  w,
+                                                  b,
+                                                  dst,
+                                                  {1, 1},
+                                                  {0, 0},
+                                                  {0, 0}},
+                                                 attr, eng);
     *impl = pd.impl_info_str();
     return pd;
   };
@@ -89,7 +96,8 @@ int main(int argc, char** argv) {
       dst->push_back(filled(pd.dst_desc()));
     }
     way.run = [=, &s](int set) {
-      conv->execute(s, {{DNNL_ARG_SRC, (*src)[set]}, {DNNL_ARG_WEIGHTS, *w}, {DNNL_ARG_BIAS, *b}, {DNNL_ARG_DST, (*dst)[set]}});
+      conv->execute(
+          s, {{DNNL_ARG_SRC, (*src)[set]}, {DNNL_ARG_WEIGHTS, *w}, {DNNL_ARG_BIAS, *b}, {DNNL_ARG_DST, (*dst)[set]}});
     };
     ways.push_back(std::move(way));
   };
@@ -142,7 +150,8 @@ int main(int argc, char** argv) {
   std::printf("| way | oneDNN implementation | median ms | min ms |\n|---|---|---|---|\n");
   for (Way& way : ways) {
     std::sort(way.ms.begin(), way.ms.end());
-    std::printf("| %s | %s | %.3f | %.3f |\n", way.name.c_str(), way.impl.c_str(), way.ms[way.ms.size() / 2], way.ms[0]);
+    std::printf("| %s | %s | %.3f | %.3f |\n", way.name.c_str(), way.impl.c_str(), way.ms[way.ms.size() / 2],
+                way.ms[0]);
   }
   return 0;
 }

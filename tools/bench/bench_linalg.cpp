@@ -7,14 +7,14 @@
 // A benchmark, not a test.
 //
 //   bench_linalg --runs 30 --warmup 5 --threads 2 [--filter ViT]
-#include "bench_util.hpp"
 #include "api/internal.hpp"
+#include "bench_util.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
 
-#include <CLI/CLI.hpp>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -53,8 +53,9 @@ Tensor transposed(Shape shape, uint32_t seed) {
 }
 
 std::string config(const std::string& plugin, int threads) {
-  std::string path = (std::filesystem::temp_directory_path() /
-                      ("bench-linalg-" + plugin + "-" + std::to_string(::getpid()) + ".toml")).string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("bench-linalg-" + plugin + "-" + std::to_string(::getpid()) + ".toml"))
+          .string();
   std::ofstream(path) << "[plugins]\nload = [\"linalg\", \"aten\"]\n[selection]\ndefault = [\"" << plugin
                       << "\"]\nstrict = true\n[runtime]\nintra_op_threads = " << threads << "\n";
   return path;
@@ -62,7 +63,7 @@ std::string config(const std::string& plugin, int threads) {
 
 struct Bench {
   std::string label;
-  std::vector<std::string> ops;      // a chain: ops[1] (if any) consumes ops[0]'s output
+  std::vector<std::string> ops;  // a chain: ops[1] (if any) consumes ops[0]'s output
   std::vector<Tensor> args;
   std::vector<bool> constant;
   ir::Attributes attrs;
@@ -91,9 +92,12 @@ std::vector<Bench> benches() {
   uint32_t seed = 1;
   auto linear = [&](std::string label, Shape x, int64_t n, bool gelu) {
     int64_t k = x.back();
-    list.push_back({std::move(label), gelu ? std::vector<std::string>{"aten::linear", "aten::gelu"}
-                                          : std::vector<std::string>{"aten::linear"},
-                    {random(x, seed++), random({n, k}, seed++), random({n}, seed++)}, {false, true, true}, {}});
+    list.push_back(
+        {std::move(label),
+         gelu ? std::vector<std::string>{"aten::linear", "aten::gelu"} : std::vector<std::string>{"aten::linear"},
+         {random(x, seed++), random({n, k}, seed++), random({n}, seed++)},
+         {false, true, true},
+         {}});
   };
   linear("BERT linear [96, 256] x [256, 1024] + bias", {96, 256}, 1024, false);
   linear("BERT linear+gelu [96, 256] x [256, 1024] (fused)", {96, 256}, 1024, true);
@@ -106,17 +110,30 @@ std::vector<Bench> benches() {
   linear("resnet50 fc [1, 2048] x [2048, 1000] + bias", {1, 2048}, 1000, false);
   linear("resnet50 fc [4, 2048] x [2048, 1000] + bias", {4, 2048}, 1000, false);
   linear("resnet18 fc [1, 512] x [512, 1000] + bias", {1, 512}, 1000, false);
-  list.push_back({"ViT bmm q @ k^T [12, 197, 64] x [12, 64, 197]", {"aten::bmm"},
-                  {random({12, 197, 64}, seed++), transposed({12, 64, 197}, seed++)}, {false, false}, {}});
-  list.push_back({"ViT bmm attn @ v [12, 197, 197] x [12, 197, 64]", {"aten::bmm"},
-                  {random({12, 197, 197}, seed++), random({12, 197, 64}, seed++)}, {false, false}, {}});
-  list.push_back({"BERT baddbmm [8, 48, 64] x [8, 64, 48] + mask [8, 1, 48]", {"aten::baddbmm"},
+  list.push_back({"ViT bmm q @ k^T [12, 197, 64] x [12, 64, 197]",
+                  {"aten::bmm"},
+                  {random({12, 197, 64}, seed++), transposed({12, 64, 197}, seed++)},
+                  {false, false},
+                  {}});
+  list.push_back({"ViT bmm attn @ v [12, 197, 197] x [12, 197, 64]",
+                  {"aten::bmm"},
+                  {random({12, 197, 197}, seed++), random({12, 197, 64}, seed++)},
+                  {false, false},
+                  {}});
+  list.push_back({"BERT baddbmm [8, 48, 64] x [8, 64, 48] + mask [8, 1, 48]",
+                  {"aten::baddbmm"},
                   {random({8, 1, 48}, seed++), random({8, 48, 64}, seed++), transposed({8, 64, 48}, seed++)},
-                  {false, false, false}, {{"alpha", ir::Attribute::of_float(0.125)}}});
-  list.push_back({"matmul [2, 48, 256] x [256, 768]", {"aten::matmul"},
-                  {random({2, 48, 256}, seed++), random({256, 768}, seed++)}, {false, true}, {}});
-  list.push_back({"einsum bhqd,bhkd->bhqk [1, 12, 197, 64]", {"aten::einsum"},
-                  {random({1, 12, 197, 64}, seed++), random({1, 12, 197, 64}, seed++)}, {false, false},
+                  {false, false, false},
+                  {{"alpha", ir::Attribute::of_float(0.125)}}});
+  list.push_back({"matmul [2, 48, 256] x [256, 768]",
+                  {"aten::matmul"},
+                  {random({2, 48, 256}, seed++), random({256, 768}, seed++)},
+                  {false, true},
+                  {}});
+  list.push_back({"einsum bhqd,bhkd->bhqk [1, 12, 197, 64]",
+                  {"aten::einsum"},
+                  {random({1, 12, 197, 64}, seed++), random({1, 12, 197, 64}, seed++)},
+                  {false, false},
                   {{"equation", ir::Attribute::of_string("bhqd,bhkd->bhqk")}}});
   return list;
 }
@@ -171,7 +188,8 @@ int main(int argc, char** argv) {
       t_linalg.push_back(time_ms([&] { mine->run(feeds); }));
     }
     const double a = median(t_aten), l = median(t_linalg);
-    std::printf("| %s | %s | %s | %s |\n", b.label.c_str(), fmt(a, 3).c_str(), fmt(l, 3).c_str(), fmt(a / l, 2).c_str());
+    std::printf("| %s | %s | %s | %s |\n", b.label.c_str(), fmt(a, 3).c_str(), fmt(l, 3).c_str(),
+                fmt(a / l, 2).c_str());
     std::fflush(stdout);
   }
   return failures > 0 ? 1 : 0;

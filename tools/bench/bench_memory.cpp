@@ -10,9 +10,9 @@
 #include "bench_util.hpp"
 
 #include <ATen/record_function.h>
-#include <CLI/CLI.hpp>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/version.h>
+#include <CLI/CLI.hpp>
 
 #include <malloc.h>
 
@@ -35,8 +35,7 @@ std::atomic<size_t> peak_in_use{0};
 void note_peak() {
   const size_t now = heap_in_use();
   size_t seen = peak_in_use.load();
-  while (now > seen && !peak_in_use.compare_exchange_weak(seen, now)) {
-  }
+  while (now > seen && !peak_in_use.compare_exchange_weak(seen, now)) {}
 }
 
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction&) { return nullptr; }
@@ -72,13 +71,15 @@ int main(int argc, char** argv) {
   app.add_option("--config", config, "switchyard's config")->capture_default_str()->check(CLI::ExistingFile);
   app.add_option("--models", models, "zoo stems to run (default: all)")->delimiter(',');
   app.add_option("--batches", batches, "batch sizes; one the zoo lacks repeats a smaller one's inputs")
-      ->delimiter(',')->capture_default_str();
+      ->delimiter(',')
+      ->capture_default_str();
   app.add_option("--threads", threads, "ATen intra-op threads for LibTorch")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   std::ifstream zoo_file(zoo + "/zoo.json");
   if (!zoo_file) {
-    std::fprintf(stderr, "error: %s/zoo.json not found (build the zoo: cmake --build BUILD --target zoo)\n", zoo.c_str());
+    std::fprintf(stderr, "error: %s/zoo.json not found (build the zoo: cmake --build BUILD --target zoo)\n",
+                 zoo.c_str());
     return 1;
   }
   const nlohmann::json index = nlohmann::json::parse(zoo_file);
@@ -86,12 +87,14 @@ int main(int argc, char** argv) {
   at::set_num_threads(threads);
   switchyard::Runtime runtime(with_config(config));
 
-  std::printf("LibTorch %s, frozen, %d ATen threads. Peak activation memory in MiB: malloc's bytes in use as each "
-              "op returns, less those before the forward (switchyard: each graph node, after a planning run and a warm-up run; "
-              "LibTorch: each ATen op, nested ones included, after a warm-up forward).\n\n",
-              TORCH_VERSION, at::get_num_threads());
-  std::printf("| model | batch | no reuse (sum of activations) | switchyard planned | switchyard measured | "
-              "LibTorch measured | switchyard / LibTorch | arena |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "LibTorch %s, frozen, %d ATen threads. Peak activation memory in MiB: malloc's bytes in use as each "
+      "op returns, less those before the forward (switchyard: each graph node, after a planning run and a warm-up run; "
+      "LibTorch: each ATen op, nested ones included, after a warm-up forward).\n\n",
+      TORCH_VERSION, at::get_num_threads());
+  std::printf(
+      "| model | batch | no reuse (sum of activations) | switchyard planned | switchyard measured | "
+      "LibTorch measured | switchyard / LibTorch | arena |\n|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
   const std::set<std::string> wanted(models.begin(), models.end());
   for (const auto& entry : index["models"]) {

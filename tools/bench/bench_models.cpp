@@ -11,10 +11,10 @@
 #include <switchyard/runtime.hpp>
 #include <switchyard/torchscript.hpp>
 
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/version.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <functional>
@@ -68,8 +68,8 @@ double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
 
 // One model at one batch size: every contender, interleaved; prints the table row.
 void bench_batch(const Args& args, const std::string& stem, int batch, const std::vector<switchyard::Tensor>& inputs,
-                 std::vector<std::pair<std::string, torch::jit::Module>>& variants, const switchyard::Model& sy_reference,
-                 const switchyard::Model& sy_default, int sy_blas) {
+                 std::vector<std::pair<std::string, torch::jit::Module>>& variants,
+                 const switchyard::Model& sy_reference, const switchyard::Model& sy_default, int sy_blas) {
   std::vector<c10::IValue> ivalues;
   for (const auto& t : inputs) ivalues.emplace_back(to_torch(t));
 
@@ -77,10 +77,14 @@ void bench_batch(const Args& args, const std::string& stem, int batch, const std
   for (auto& [vname, module] : variants)
     for (int blas : {1, 2}) {
       torch::jit::Module* m = &module;
-      all.push_back({vname + ", OpenBLAS " + std::to_string(blas), [m, &ivalues] {
+      all.push_back({vname + ", OpenBLAS " + std::to_string(blas),
+                     [m, &ivalues] {
                        c10::InferenceMode inference;  // LibTorch's fastest eval mode
                        m->forward(ivalues);
-                     }, blas, true, {}});
+                     },
+                     blas,
+                     true,
+                     {}});
     }
   switchyard::RunContext ref_ctx, def_ctx;
   all.push_back({"reference", [&] { sy_reference.run(inputs, ref_ctx); }, sy_blas, false, {}});
@@ -142,16 +146,22 @@ int main(int argc, char** argv) {
   app.add_option("--zoo", args.zoo, "model zoo directory (zoo.json)")->capture_default_str();
   app.add_option("--default-config", args.default_config)->capture_default_str()->check(CLI::ExistingFile);
   app.add_option("--reference-config", args.reference_config)->capture_default_str()->check(CLI::ExistingFile);
-  app.add_option("--runs", args.runs, "timed runs per contender (median)")->capture_default_str()->check(CLI::Range(1, 100000));
+  app.add_option("--runs", args.runs, "timed runs per contender (median)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   app.add_option("--warmup", args.warmup, "untimed runs first")->capture_default_str()->check(CLI::Range(1, 1000));
   app.add_option("--threads", args.threads, "ATen (intra-op) threads for LibTorch; switchyard's come from its configs")
-      ->capture_default_str()->check(CLI::Range(1, 256));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   app.add_option("--models", args.models, "zoo stems to run (default: all)")->delimiter(',');
-  app.add_option("--max-seconds", args.max_seconds, "skip a model and batch whose one forward (default config) takes "
-                                                    "longer than this; 0: no limit")->capture_default_str();
+  app.add_option("--max-seconds", args.max_seconds,
+                 "skip a model and batch whose one forward (default config) takes "
+                 "longer than this; 0: no limit")
+      ->capture_default_str();
   args.batches = {1, 8};
   app.add_option("--batches", args.batches, "batch sizes to run; one the zoo lacks repeats a smaller one's inputs")
-      ->delimiter(',')->capture_default_str();
+      ->delimiter(',')
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   std::ifstream zoo_file(args.zoo + "/zoo.json");
@@ -167,12 +177,14 @@ int main(int argc, char** argv) {
   switchyard::Runtime reference(with_config(args.reference_config));
   switchyard::Runtime fast(with_config(args.default_config));
   const int sy_blas = openblas_threads();  // as the configs set it
-  std::printf("LibTorch %s; ATen intra-op threads %d; OpenBLAS threads for switchyard %d (from its configs), for "
-              "LibTorch the better of 1 and 2; %s. Median of %d timed runs after %d warm-ups, interleaved.\n\n",
-              TORCH_VERSION, at::get_num_threads(), sy_blas, openblas_config().c_str(), args.runs, args.warmup);
+  std::printf(
+      "LibTorch %s; ATen intra-op threads %d; OpenBLAS threads for switchyard %d (from its configs), for "
+      "LibTorch the better of 1 and 2; %s. Median of %d timed runs after %d warm-ups, interleaved.\n\n",
+      TORCH_VERSION, at::get_num_threads(), sy_blas, openblas_config().c_str(), args.runs, args.warmup);
 
-  std::printf("| model | batch | LibTorch ms | reference ms | default ms | reference / LibTorch | "
-              "default / LibTorch | LibTorch's best variant | default max abs diff |\n");
+  std::printf(
+      "| model | batch | LibTorch ms | reference ms | default ms | reference / LibTorch | "
+      "default / LibTorch | LibTorch's best variant | default max abs diff |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
   const auto wanted_models = split_set(args.models);

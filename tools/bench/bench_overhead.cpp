@@ -6,14 +6,14 @@
 // Prints a markdown table on stdout. A benchmark, not a test.
 //
 //   bench_overhead --nodes 10000 --runs 20
-#include "bench_util.hpp"
 #include "api/internal.hpp"
+#include "bench_util.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
 
-#include <CLI/CLI.hpp>
 #include <torch/csrc/jit/passes/tensorexpr_fuser.h>
+#include <CLI/CLI.hpp>
 
 #include <functional>
 #include <sstream>
@@ -90,21 +90,28 @@ int bench(const Args& args) {
 
   auto sy_result = [](const std::vector<Tensor>& out) { return *out.at(0).data<float>(); };
   std::vector<Contender> all{
-      {"switchyard, example plugin (host-allocated outputs)", [&] { return sy_result(sy_example->run(inputs, plain)); }, {}},
+      {"switchyard, example plugin (host-allocated outputs)",
+       [&] { return sy_result(sy_example->run(inputs, plain)); },
+       {}},
       {"switchyard, example plugin, profiling on", [&] { return sy_result(sy_example->run(inputs, profiled)); }, {}},
       {"switchyard, aten plugin (kernel-produced outputs)", [&] { return sy_result(sy_aten->run(inputs, plain)); }, {}},
       {"switchyard, default.toml (add runs on " + default_backend + ")",
-       [&] { return sy_result(sy_default->run(inputs, plain)); }, {}},
-      {"LibTorch TorchScript interpreter", [&] {
+       [&] { return sy_result(sy_default->run(inputs, plain)); },
+       {}},
+      {"LibTorch TorchScript interpreter",
+       [&] {
          c10::InferenceMode inference;
          return chain.forward(ivalues).toTensor().item<float>();
-       }, {}},
-      {"LibTorch eager, C++ loop of at::add (no interpreter)", [&] {
+       },
+       {}},
+      {"LibTorch eager, C++ loop of at::add (no interpreter)",
+       [&] {
          c10::InferenceMode inference;
          at::Tensor v = tx;
          for (int i = 0; i < nodes; ++i) v = at::add(v, ty);
          return v.item<float>();
-       }, {}},
+       },
+       {}},
   };
   for (auto& c : all) {
     for (int i = 0; i < warmup; ++i) c.run();
@@ -131,7 +138,9 @@ int main(int argc, char** argv) {
   Args args;
   CLI::App app{"per-node host overhead: switchyard vs LibTorch's interpreter (markdown on stdout)"};
   app.add_option("--nodes", args.nodes, "chain length")->capture_default_str()->check(CLI::Range(1, 1000000));
-  app.add_option("--runs", args.runs, "timed runs per contender (median)")->capture_default_str()->check(CLI::Range(1, 100000));
+  app.add_option("--runs", args.runs, "timed runs per contender (median)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   app.add_option("--warmup", args.warmup, "untimed runs first")->capture_default_str()->check(CLI::Range(1, 1000));
   app.add_option("--threads", args.threads, "ATen threads")->capture_default_str()->check(CLI::Range(1, 256));
   app.add_option("--example-config", args.example_config)->capture_default_str()->check(CLI::ExistingFile);

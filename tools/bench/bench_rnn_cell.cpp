@@ -12,8 +12,8 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <CLI/CLI.hpp>
 #include <omp.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -108,15 +108,18 @@ VECTOR_CLONES void gru_gates(float* gx, const float* gh, const float* b_hn, floa
 
 double own_loop(bool lstm, int steps, int batch, int features, int hidden, int runs, std::mt19937& rng) {
   const int g = (lstm ? 4 : 3) * hidden;
-  const std::vector<float> w_ih = random(static_cast<size_t>(g * features), rng), w_hh = random(static_cast<size_t>(g * hidden), rng),
+  const std::vector<float> w_ih = random(static_cast<size_t>(g * features), rng),
+                           w_hh = random(static_cast<size_t>(g * hidden), rng),
                            bias = random(static_cast<size_t>(g), rng), b_hn = random(static_cast<size_t>(hidden), rng),
                            x = random(static_cast<size_t>(steps * batch * features), rng);
-  std::vector<float> pre(static_cast<size_t>(steps * batch * g)), h(static_cast<size_t>(batch * hidden)),
-      c(h.size()), gh(static_cast<size_t>(batch * g)), y(static_cast<size_t>(steps * batch * hidden)), tmp(static_cast<size_t>(hidden));
+  std::vector<float> pre(static_cast<size_t>(steps * batch * g)), h(static_cast<size_t>(batch * hidden)), c(h.size()),
+      gh(static_cast<size_t>(batch * g)), y(static_cast<size_t>(steps * batch * hidden)),
+      tmp(static_cast<size_t>(hidden));
   return p10_us(
       [&] {
         for (int r = 0; r < steps * batch; ++r) std::copy(bias.begin(), bias.end(), pre.begin() + r * g);
-        dnnl_sgemm('N', 'T', steps * batch, g, features, 1.f, x.data(), features, w_ih.data(), features, 1.f, pre.data(), g);
+        dnnl_sgemm('N', 'T', steps * batch, g, features, 1.f, x.data(), features, w_ih.data(), features, 1.f,
+                   pre.data(), g);
         std::fill(h.begin(), h.end(), 0.f);
         std::fill(c.begin(), c.end(), 0.f);
         for (int t = 0; t < steps; ++t) {
@@ -140,7 +143,8 @@ double onednn(bool lstm, int steps, int batch, int features, int hidden, int run
   const int gates = lstm ? 4 : 3;
   const memory::desc src({steps, batch, features}, kF32, tag::tnc), dst({steps, batch, hidden}, kF32, tag::tnc),
       iter({1, 1, batch, hidden}, kF32, tag::ldnc), bias({1, 1, 4, hidden}, kF32, tag::ldgo),
-      layer_any({1, 1, features, gates, hidden}, kF32, tag::any), iter_any({1, 1, hidden, gates, hidden}, kF32, tag::any);
+      layer_any({1, 1, features, gates, hidden}, kF32, tag::any),
+      iter_any({1, 1, hidden, gates, hidden}, kF32, tag::any);
   const auto dir = dnnl::rnn_direction::unidirectional_left2right;
   const auto inference = dnnl::prop_kind::forward_inference;
   dnnl::primitive prim;
@@ -155,11 +159,14 @@ double onednn(bool lstm, int steps, int batch, int features, int hidden, int run
     prim = dnnl::lbr_gru_forward(pd), layer_md = pd.weights_layer_desc(), iter_md = pd.weights_iter_desc();
   }
   std::vector<float> w_l = random(static_cast<size_t>(features * gates * hidden), rng),
-                     w_i = random(static_cast<size_t>(hidden * gates * hidden), rng), b = random(static_cast<size_t>(4 * hidden), rng),
-                     x = random(static_cast<size_t>(steps * batch * features), rng), y(static_cast<size_t>(steps * batch * hidden)),
-                     h0(static_cast<size_t>(batch * hidden)), hn(h0.size()), cn(h0.size());
+                     w_i = random(static_cast<size_t>(hidden * gates * hidden), rng),
+                     b = random(static_cast<size_t>(4 * hidden), rng),
+                     x = random(static_cast<size_t>(steps * batch * features), rng),
+                     y(static_cast<size_t>(steps * batch * hidden)), h0(static_cast<size_t>(batch * hidden)),
+                     hn(h0.size()), cn(h0.size());
   memory user_l({{1, 1, features, gates, hidden}, kF32, tag::ldigo}, eng, w_l.data()),
-      user_i({{1, 1, hidden, gates, hidden}, kF32, tag::ldigo}, eng, w_i.data()), packed_l(layer_md, eng), packed_i(iter_md, eng);
+      user_i({{1, 1, hidden, gates, hidden}, kF32, tag::ldigo}, eng, w_i.data()), packed_l(layer_md, eng),
+      packed_i(iter_md, eng);
   dnnl::reorder(user_l, packed_l).execute(s, user_l, packed_l);
   dnnl::reorder(user_i, packed_i).execute(s, user_i, packed_i);
   s.wait();
@@ -200,7 +207,8 @@ int main(int argc, char** argv) {
     for (int batch : batches) {
       const int hidden = lstm ? 48 : 40;  // the plain zoo's LstmTagger and GruSeq
       std::printf("| %s | %d | %d | %.0f | %.0f |\n", lstm ? "LSTM" : "GRU", hidden, batch,
-                  onednn(lstm, steps, batch, features, hidden, runs, rng), own_loop(lstm, steps, batch, features, hidden, runs, rng));
+                  onednn(lstm, steps, batch, features, hidden, runs, rng),
+                  own_loop(lstm, steps, batch, features, hidden, runs, rng));
     }
   return 0;
 }

@@ -8,8 +8,8 @@
 // markdown table on stdout. A benchmark, not a test.
 //
 //   bench_shape --runs 50
-#include "bench_util.hpp"
 #include "api/internal.hpp"
+#include "bench_util.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -80,7 +80,9 @@ std::vector<Case> cases() {
   for (int64_t b : {1, 4}) {
     const std::string bs = std::to_string(b);
     // ViT: cat([class_token.expand(B, 1, 768), patches [B, 196, 768]], dim=1)
-    out.push_back({"cat (ViT class token + patches)", "[" + bs + ",1,768] + [" + bs + ",196,768], dim 1", cat_graph(1),
+    out.push_back({"cat (ViT class token + patches)",
+                   "[" + bs + ",1,768] + [" + bs + ",196,768], dim 1",
+                   cat_graph(1),
                    {strided({1, 1, 768}, {b, 1, 768}, {0, 768, 1}), random({b, 196, 768}, 0.25f)}});
     // ViT: q = linear(x).chunk(3, -1)[0].contiguous(): [197, B, 768] of [197, B, 2304]
     add_contiguous("contiguous (QKV chunk)", "[197," + bs + ",768] of [197," + bs + ",2304]",
@@ -89,13 +91,17 @@ std::vector<Case> cases() {
     add_contiguous("contiguous (transposed bmm)", "[197," + std::to_string(12 * b) + ",64]",
                    strided({12 * b, 197, 64}, {197, 12 * b, 64}, {64, 197 * 64, 1}));
     // ViT: conv output [B, 768, 14*14] permute(0, 2, 1) -> [B, 196, 768] contiguous
-    out.push_back({"permute + contiguous (ViT patches)", "[" + bs + ",768,196] -> (0,2,1)",
-                   chain({{"aten::permute", {{"dims", ir::Attribute::of_ints({0, 2, 1})}}}, {"aten::contiguous", contiguous}}),
-                   {random({b, 768, 196}, 0.75f)}});
+    out.push_back(
+        {"permute + contiguous (ViT patches)",
+         "[" + bs + ",768,196] -> (0,2,1)",
+         chain({{"aten::permute", {{"dims", ir::Attribute::of_ints({0, 2, 1})}}}, {"aten::contiguous", contiguous}}),
+         {random({b, 768, 196}, 0.75f)}});
     // attention heads: [B, 197, 12, 64] permute(0, 2, 1, 3) -> contiguous
-    out.push_back({"permute + contiguous (heads)", "[" + bs + ",197,12,64] -> (0,2,1,3)",
-                   chain({{"aten::permute", {{"dims", ir::Attribute::of_ints({0, 2, 1, 3})}}}, {"aten::contiguous", contiguous}}),
-                   {random({b, 197, 12, 64}, 1.0f)}});
+    out.push_back(
+        {"permute + contiguous (heads)",
+         "[" + bs + ",197,12,64] -> (0,2,1,3)",
+         chain({{"aten::permute", {{"dims", ir::Attribute::of_ints({0, 2, 1, 3})}}}, {"aten::contiguous", contiguous}}),
+         {random({b, 197, 12, 64}, 1.0f)}});
     // the zoo's small encoder: a QKV chunk [48, B, 128] of [48, B, 384] and the heads'
     // bmm output [4B, 48, 32] transposed(0, 1) -> contiguous
     add_contiguous("contiguous (small QKV chunk)", "[48," + bs + ",128] of [48," + bs + ",384]",
@@ -151,8 +157,10 @@ int main(int argc, char** argv) {
       for (const auto& e : models[k]->plan(c.inputs))
         if (e.backend != plugins[k]) throw std::runtime_error(c.name + ": node " + e.node + " ran on " + e.backend);
       std::vector<uint8_t> got = bytes(models[k]->run(c.inputs)[0]);
-      if (k == 0) reference = got;
-      else if (got != reference) throw std::runtime_error(c.name + ": shape's result differs from aten's");
+      if (k == 0)
+        reference = got;
+      else if (got != reference)
+        throw std::runtime_error(c.name + ": shape's result differs from aten's");
       for (int i = 0; i < warmup; ++i) models[k]->run(c.inputs);
     }
     // Alternate the contenders run by run, so that both see the same machine load.
@@ -165,7 +173,9 @@ int main(int argc, char** argv) {
                 shape_only ? "-" : fmt(median_us[0], 1).c_str(), fmt(median_us[1], 1).c_str(),
                 shape_only ? "-" : fmt(median_us[0] / median_us[1], 2).c_str());
   }
-  std::printf("\nmedian of %d runs (the two plugins alternating) after %d warm-up runs; float32; whole "
-              "model->run() of the graph, host overhead included for both.\n", runs, warmup);
+  std::printf(
+      "\nmedian of %d runs (the two plugins alternating) after %d warm-up runs; float32; whole "
+      "model->run() of the graph, host overhead included for both.\n",
+      runs, warmup);
   return 0;
 }

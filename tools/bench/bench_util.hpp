@@ -2,23 +2,23 @@
 // same way for every contender), tensors between switchyard and LibTorch, markdown cells.
 #pragma once
 
-#include <switchyard/runtime.hpp>
 #include <switchyard/sdk.h>
+#include <switchyard/runtime.hpp>
 #include <switchyard/torchscript.hpp>
 
 #include <ATen/Parallel.h>
-#include <nlohmann/json.hpp>
 #include <torch/script.h>
+#include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
 #include <pthread.h>
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
-#include <stdexcept>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -108,12 +108,18 @@ inline std::string openblas_config() {
 inline at::Tensor to_torch(const switchyard::Tensor& t) {
   const DLDataType d = t.dtype();
   at::ScalarType type;
-  if (d.code == kDLFloat && d.bits == 32) type = at::kFloat;
-  else if (d.code == kDLFloat && d.bits == 64) type = at::kDouble;
-  else if (d.code == kDLInt && d.bits == 64) type = at::kLong;
-  else if (d.code == kDLInt && d.bits == 32) type = at::kInt;
-  else if (d.code == SY_DL_BOOL && d.bits == 8) type = at::kBool;
-  else throw std::runtime_error("bench: no LibTorch dtype for " + switchyard::dtype_name(d));
+  if (d.code == kDLFloat && d.bits == 32)
+    type = at::kFloat;
+  else if (d.code == kDLFloat && d.bits == 64)
+    type = at::kDouble;
+  else if (d.code == kDLInt && d.bits == 64)
+    type = at::kLong;
+  else if (d.code == kDLInt && d.bits == 32)
+    type = at::kInt;
+  else if (d.code == SY_DL_BOOL && d.bits == 8)
+    type = at::kBool;
+  else
+    throw std::runtime_error("bench: no LibTorch dtype for " + switchyard::dtype_name(d));
   return at::from_blob(t.raw_data(), t.shape(), t.strides(), at::TensorOptions().dtype(type));
 }
 

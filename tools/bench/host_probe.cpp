@@ -36,8 +36,7 @@ std::vector<double> round_trips_ns(int a, int b, int samples, int trips) {
   std::thread other([&] {
     pin(b);
     for (int64_t i = 0; i < total; ++i) {
-      while (turn.load(std::memory_order_acquire) != 2 * i + 1) {
-      }
+      while (turn.load(std::memory_order_acquire) != 2 * i + 1) {}
       turn.store(2 * i + 2, std::memory_order_release);
     }
   });
@@ -48,8 +47,7 @@ std::vector<double> round_trips_ns(int a, int b, int samples, int trips) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int k = 0; k < trips; ++k, ++i) {
       turn.store(2 * i + 1, std::memory_order_release);
-      while (turn.load(std::memory_order_acquire) != 2 * i + 2) {
-      }
+      while (turn.load(std::memory_order_acquire) != 2 * i + 2) {}
     }
     const double elapsed = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     if (s > 0) ns.push_back(elapsed / trips);
@@ -63,8 +61,12 @@ std::vector<double> round_trips_ns(int a, int b, int samples, int trips) {
 int main(int argc, char** argv) {
   int samples = 5, trips = 20000;
   CLI::App app{"the cross-core round trip between this process's first two CPUs, in ns (prints 'cross_core_ns: N')"};
-  app.add_option("--samples", samples, "measurements; the median is printed")->capture_default_str()->check(CLI::Range(1, 1000));
-  app.add_option("--trips", trips, "round trips per measurement")->capture_default_str()->check(CLI::Range(100, 100000000));
+  app.add_option("--samples", samples, "measurements; the median is printed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--trips", trips, "round trips per measurement")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 100000000));
   CLI11_PARSE(app, argc, argv);
 
   cpu_set_t allowed;

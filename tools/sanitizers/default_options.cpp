@@ -18,9 +18,7 @@
 SY_OPTIONS __asan_default_options() {
   return "detect_leaks=1:check_initialization_order=1:detect_stack_use_after_return=1:intercept_tls_get_addr=0";
 }
-SY_OPTIONS __lsan_default_options() {
-  return "suppressions=" SY_SANITIZER_DIR "/lsan.supp:print_suppressions=0";
-}
+SY_OPTIONS __lsan_default_options() { return "suppressions=" SY_SANITIZER_DIR "/lsan.supp:print_suppressions=0"; }
 SY_OPTIONS __ubsan_default_options() {
   return "suppressions=" SY_SANITIZER_DIR "/ubsan.supp:print_stacktrace=1:halt_on_error=1";
 }

@@ -45,14 +45,14 @@ struct GraphAccess;  // the host's own way in (host/src/api/internal.hpp)
 
 class Graph {
  public:
-  using ValueId = int32_t;                  // a value of this graph
-  static constexpr ValueId kNoValue = -1;   // an absent optional input (e.g. bias=None)
+  using ValueId = int32_t;                 // a value of this graph
+  static constexpr ValueId kNoValue = -1;  // an absent optional input (e.g. bias=None)
 
   Graph();
   ~Graph();
   Graph(Graph&&) noexcept;
   Graph& operator=(Graph&&) noexcept;
-  Graph(const Graph&);                      // shares the weights, copies the rest
+  Graph(const Graph&);  // shares the weights, copies the rest
   Graph& operator=(const Graph&);
 
   // Reads a model file by its extension (.json portable graph, or a registered format such

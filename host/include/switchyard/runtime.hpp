@@ -51,8 +51,8 @@ struct Rejected {
 
 struct PlanEntry {
   std::string node, op, module_path;
-  std::string backend;                     // "" if no backend accepted the node
-  std::string reason;                      // why it won, e.g. "rule #1 (x.toml:7:1)"
+  std::string backend;  // "" if no backend accepted the node
+  std::string reason;   // why it won, e.g. "rule #1 (x.toml:7:1)"
   std::vector<Rejected> rejected;
   // A fused node: the graph nodes its one kernel runs, e.g. {"fc", "fc.gelu"}; `op` is
   // then the fused op ("aten::linear+aten::gelu"). The consumer's own entry says
@@ -68,9 +68,9 @@ struct PlanEntry {
   // asked once per plan. False where the kernel has no `cost` or it failed (a warning
   // is logged); `flops` and `bytes` below then hold the host's estimate.
   bool has_kernel_cost = false;
-  double kernel_flops = 0;                 // a multiply-add counts 2
-  double kernel_bytes = 0;                 // read from and written to memory
-  size_t kernel_scratch_bytes = 0;         // temporary memory one run allocates
+  double kernel_flops = 0;          // a multiply-add counts 2
+  double kernel_bytes = 0;          // read from and written to memory
+  size_t kernel_scratch_bytes = 0;  // temporary memory one run allocates
   // The node's cost of one run at the planned shapes: its kernel's own where it reports
   // one, else the host's estimate from the op and its shapes (2 FLOPs per multiply-add in
   // linear, matmul, conv and attention; one per output element elsewhere; every input and
@@ -82,15 +82,15 @@ struct PlanEntry {
 // (SDK 1.1 storages). Storages are named "host" or "plugin/storage", e.g. "cuda/cuda".
 struct StorageCopy {
   std::string value, from, to;
-  std::string reader;                      // the node it is converted for ("" for a constant)
+  std::string reader;  // the node it is converted for ("" for a constant)
   size_t bytes = 0;
-  bool once = false;                       // a constant: converted when the plan was made
+  bool once = false;  // a constant: converted when the plan was made
 };
 
 // A value a plan keeps in a plugin's storage (a device, or a layout such as "conv/nhwc")
 // from its producer to all its readers, with no conversion between them.
 struct StoredValue {
-  std::string value, storage;              // storage named "plugin/storage"
+  std::string value, storage;  // storage named "plugin/storage"
 };
 
 struct RunStats {
@@ -98,9 +98,9 @@ struct RunStats {
   // True for the run that planned its input shapes: the first of each signature, or the
   // first after that signature's plan left the bounded cache ([runtime] plan_cache).
   bool planned = false;
-  size_t peak_live_tensors = 0;            // activations alive at once (inputs included)
-  size_t peak_live_bytes = 0;              // their sizes summed (a view counts its full size)
-  size_t arena_bytes = 0;                  // the activation arena this run used; 0: none
+  size_t peak_live_tensors = 0;  // activations alive at once (inputs included)
+  size_t peak_live_bytes = 0;    // their sizes summed (a view counts its full size)
+  size_t arena_bytes = 0;        // the activation arena this run used; 0: none
   // With RunContext::set_memory_measurement: the most heap bytes in use (malloc's count,
   // all threads) as any node returns, less those in use when the run began. 0 if off.
   size_t measured_peak_bytes = 0;
@@ -108,29 +108,29 @@ struct RunStats {
 
 // The memory plan of one input-shape signature (Model::memory_plan). Sizes in bytes.
 struct MemoryValue {
-  std::string value, producer;             // the value and the node that makes it
-  size_t bytes = 0;                        // its own bytes (0 for a view)
+  std::string value, producer;  // the value and the node that makes it
+  size_t bytes = 0;             // its own bytes (0 for a view)
   // "arena", "arena, at the end of X" (its bytes end where X's do: X's producer writes X
   // over it), "heap" (kernel-produced memory, or a host-allocated value that fits under the
   // heap's peak), "output" (a graph output or what one views, on the heap), "output, in
   // the arena" (the arena is no larger than it: holding it holds the arena), or "view of
   // X" (it owns nothing; X lives as long as it does).
   std::string placement;
-  int64_t offset = -1;                     // in the arena; -1 elsewhere
-  int32_t first = -1, last = -1;           // producing node and last reader (node indices;
-                                           // last = -1: never read; INT32_MAX: an output)
-  bool in_place = false;                   // a "view of X" that its producer wrote over X's
-                                           // buffer (in place), not a view a kernel returned
+  int64_t offset = -1;            // in the arena; -1 elsewhere
+  int32_t first = -1, last = -1;  // producing node and last reader (node indices;
+                                  // last = -1: never read; INT32_MAX: an output)
+  bool in_place = false;          // a "view of X" that its producer wrote over X's
+                                  // buffer (in place), not a view a kernel returned
 };
 
 struct MemoryReport {
-  bool arena_enabled = false;              // false: capture, parallel runs or config disabled it
-  size_t arena_bytes = 0;                  // the arena
-  size_t arena_values_bytes = 0;           // its values' sizes, summed (what they take unshared)
-  size_t heap_peak_bytes = 0;              // most bytes alive at once outside the arena
-  size_t estimated_peak_bytes = 0;         // arena + heap peak: peak activation memory
-  size_t total_activation_bytes = 0;       // every activation's size, summed (no reuse at all)
-  std::vector<MemoryValue> values;         // in graph value order, activations only
+  bool arena_enabled = false;         // false: capture, parallel runs or config disabled it
+  size_t arena_bytes = 0;             // the arena
+  size_t arena_values_bytes = 0;      // its values' sizes, summed (what they take unshared)
+  size_t heap_peak_bytes = 0;         // most bytes alive at once outside the arena
+  size_t estimated_peak_bytes = 0;    // arena + heap peak: peak activation memory
+  size_t total_activation_bytes = 0;  // every activation's size, summed (no reuse at all)
+  std::vector<MemoryValue> values;    // in graph value order, activations only
 };
 
 // One node of a profiled run (RunContext::set_profiling). Wall-clock milliseconds from
@@ -161,7 +161,7 @@ struct NodeEvent {
   const std::vector<Tensor>& inputs;
   const std::vector<Tensor>& outputs;
   const std::vector<std::string>* input_sources = nullptr;  // per input: its value's name ("" if absent)
-  size_t index = 0;                                          // the node's position in the graph
+  size_t index = 0;                                         // the node's position in the graph
   // (optional) A fused kernel's graph nodes, producer first: `node` is the first, and its
   // outputs are the last one's. Null for a node that ran alone.
   const std::vector<std::string>* fused_members = nullptr;
@@ -172,32 +172,32 @@ using NodeCallback = std::function<void(const NodeEvent&)>;
 
 // One [[rules]] entry of a config: the non-empty fields must all match a node.
 struct ConfigRule {
-  std::string op, node, module, family;    // exact op, node-name glob, module-path glob, op family
-  std::vector<std::string> backends;       // in order of preference
-  std::string where;                       // "file:line:column" of the rule
+  std::string op, node, module, family;  // exact op, node-name glob, module-path glob, op family
+  std::vector<std::string> backends;     // in order of preference
+  std::string where;                     // "file:line:column" of the rule
 };
 
 // A config as the runtime reads it (docs/config.md names every key): the file's values,
 // defaults where it is silent, and, from Runtime::config(), the Options that override it.
 struct RuntimeConfig {
-  std::string source;                      // the file ("" = built-in defaults)
-  std::vector<std::string> plugin_paths;   // [plugins] paths, resolved against the file's folder
-  std::vector<std::string> load;           // [plugins] load: names or .so paths; empty = all found
+  std::string source;                         // the file ("" = built-in defaults)
+  std::vector<std::string> plugin_paths;      // [plugins] paths, resolved against the file's folder
+  std::vector<std::string> load;              // [plugins] load: names or .so paths; empty = all found
   std::vector<std::string> default_backends;  // [selection] default (Runtime::config(): as resolved)
-  bool builtin_default = false;            // the config names no default: the built-in routing
-  bool strict = false;                     // [selection] strict
-  bool fuse = true;                        // [selection] fuse
-  std::vector<ConfigRule> rules;           // [[rules]], first match wins
-  int intra_op_threads = 0;                // [runtime]; 0 = the library default
-  int inter_op_threads = 1;                // [runtime]; > 1 runs independent nodes at once; 0 = all cores
-  bool deterministic = false;              // [runtime]
-  bool memory_planner = true;              // [runtime]
-  int plan_cache = 16;                     // [runtime] plans kept, one per input-shape signature
-  bool preflight = true;                   // [runtime] memory pre-flight (docs/reliability.md)
-  double copy_warning_share = 0.25;        // [runtime] warn when conversions move more of a run's bytes
-  std::string capture = "none";            // [runtime] node_io: none|outputs|all|stream
-  std::string log_level = "info";          // [runtime] log_level
-  std::vector<std::string> warnings;       // unknown keys, "file:line:column: ..."
+  bool builtin_default = false;               // the config names no default: the built-in routing
+  bool strict = false;                        // [selection] strict
+  bool fuse = true;                           // [selection] fuse
+  std::vector<ConfigRule> rules;              // [[rules]], first match wins
+  int intra_op_threads = 0;                   // [runtime]; 0 = the library default
+  int inter_op_threads = 1;                   // [runtime]; > 1 runs independent nodes at once; 0 = all cores
+  bool deterministic = false;                 // [runtime]
+  bool memory_planner = true;                 // [runtime]
+  int plan_cache = 16;                        // [runtime] plans kept, one per input-shape signature
+  bool preflight = true;                      // [runtime] memory pre-flight (docs/reliability.md)
+  double copy_warning_share = 0.25;           // [runtime] warn when conversions move more of a run's bytes
+  std::string capture = "none";               // [runtime] node_io: none|outputs|all|stream
+  std::string log_level = "info";             // [runtime] log_level
+  std::vector<std::string> warnings;          // unknown keys, "file:line:column: ..."
 };
 
 // Reads a config file without loading anything or logging (its warnings are returned).
@@ -211,16 +211,16 @@ bool set_log_level(const std::string& level);
 // ---- the runtime ---------------------------------------------------------------
 
 struct Options {
-  std::string config_path;                 // "" = built-in defaults (every plugin found)
-  std::vector<std::string> plugin_paths;   // searched before the config's and defaults
+  std::string config_path;                // "" = built-in defaults (every plugin found)
+  std::vector<std::string> plugin_paths;  // searched before the config's and defaults
   // overrides the config: none|outputs|all|stream. "stream" keeps nothing in node_io():
   // each node's record goes to the run's node callback, which must be set (Model::run
   // throws otherwise); torchscript::NodeIoStreamWriter writes them to a .pt file.
   std::string capture;
-  bool strict = false;                     // forces strict selection on
-  std::string log_level;                   // wins over $SWITCHYARD_LOG_LEVEL and the config
-  bool check_finite = false;               // fail at the first node that makes a NaN or Inf
-  bool no_preflight = false;               // turns the memory pre-flight off (CLI --no-preflight)
+  bool strict = false;        // forces strict selection on
+  std::string log_level;      // wins over $SWITCHYARD_LOG_LEVEL and the config
+  bool check_finite = false;  // fail at the first node that makes a NaN or Inf
+  bool no_preflight = false;  // turns the memory pre-flight off (CLI --no-preflight)
 };
 
 class Runtime;
@@ -302,10 +302,10 @@ class Model {
   std::vector<StorageCopy> storage_copies(const std::vector<Tensor>& inputs) const;
   // The values the plan for these inputs keeps in plugin storages, in value order.
   std::vector<StoredValue> stored_values(const std::vector<Tensor>& inputs) const;
-  const std::vector<NodeIO>& node_io() const;  // of the last run(inputs), per capture mode
-  const RunStats& last_stats() const;          // of the last run(inputs)
-  void set_node_callback(NodeCallback callback);  // for run(inputs)
-  void set_profiling(bool on);                    // for run(inputs); see RunContext
+  const std::vector<NodeIO>& node_io() const;       // of the last run(inputs), per capture mode
+  const RunStats& last_stats() const;               // of the last run(inputs)
+  void set_node_callback(NodeCallback callback);    // for run(inputs)
+  void set_profiling(bool on);                      // for run(inputs); see RunContext
   const std::vector<NodeProfile>& profile() const;  // of the last run(inputs)
 
   struct Impl;

@@ -14,9 +14,9 @@
 
 namespace switchyard {
 
-std::string dtype_name(DLDataType dtype);      // "float32", "int64", "bool", ...
+std::string dtype_name(DLDataType dtype);  // "float32", "int64", "bool", ...
 bool parse_dtype(const std::string& name, DLDataType* out);
-size_t dtype_size(DLDataType dtype);           // bytes per element
+size_t dtype_size(DLDataType dtype);  // bytes per element
 inline bool same_dtype(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
@@ -46,8 +46,7 @@ class Tensor {
   // Same, not zero-filled: for outputs a kernel is about to write in full.
   static Tensor uninitialized(DLDataType dtype, std::vector<int64_t> shape);
   // Wraps memory the caller owns; `release` (optional) runs when the last handle goes.
-  static Tensor from_blob(void* data, DLDataType dtype, std::vector<int64_t> shape,
-                          std::vector<int64_t> strides = {},
+  static Tensor from_blob(void* data, DLDataType dtype, std::vector<int64_t> shape, std::vector<int64_t> strides = {},
                           std::function<void()> release = nullptr);
   // Memory in a storage the host cannot read (a device, or a plugin's own format), with
   // its logical dtype and shape and no strides (sdk.h, "Storages").
@@ -62,14 +61,16 @@ class Tensor {
   DLDataType dtype() const { return dl().dtype; }
   DLDevice device() const { return dl().device; }
   const std::vector<int64_t>& shape() const;
-  std::vector<int64_t> strides() const;      // element strides, filled in if compact
+  std::vector<int64_t> strides() const;  // element strides, filled in if compact
   int64_t dim() const { return dl().ndim; }
   int64_t numel() const;
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype()); }
   bool is_contiguous() const;
-  void* raw_data() const;                    // data + byte_offset
+  void* raw_data() const;  // data + byte_offset
   template <typename T>
-  T* data() const { return static_cast<T*>(raw_data()); }
+  T* data() const {
+    return static_cast<T*>(raw_data());
+  }
 
   // A contiguous copy (or this tensor, if already contiguous).
   Tensor contiguous() const;

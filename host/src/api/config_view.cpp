@@ -29,7 +29,9 @@ RuntimeConfig to_public(const config::Config& cfg) {
   return out;
 }
 
-RuntimeConfig read_config(const std::string& path) { return to_public(config::load_config(path, /*log_warnings=*/false)); }
+RuntimeConfig read_config(const std::string& path) {
+  return to_public(config::load_config(path, /*log_warnings=*/false));
+}
 
 bool set_log_level(const std::string& level) { return log::set_level(level); }
 

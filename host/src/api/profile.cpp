@@ -23,8 +23,7 @@ void write_chrome_trace(const std::string& path, const std::vector<NodeProfile>&
   nlohmann::json trace = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
   std::ofstream out(path);
   if (out) out << trace.dump(1) << '\n';
-  if (!out)
-    throw Error(ErrorKind::Io, path + ": cannot write the trace file (" + std::strerror(errno) + ")");
+  if (!out) throw Error(ErrorKind::Io, path + ": cannot write the trace file (" + std::strerror(errno) + ")");
 }
 
 }  // namespace switchyard

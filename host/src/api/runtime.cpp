@@ -3,13 +3,13 @@
 
 #include "api/config_view.hpp"
 #include "api/internal.hpp"
-#include "ir/fold_batch_norm.hpp"
-#include "ir/input_spec.hpp"
 #include "config/config.hpp"
 #include "exec/executor.hpp"
 #include "exec/op_cost.hpp"
-#include "util/intra_op_pool.hpp"
+#include "ir/fold_batch_norm.hpp"
+#include "ir/input_spec.hpp"
 #include "loader/plugin_manager.hpp"
+#include "util/intra_op_pool.hpp"
 #include "util/log.hpp"
 
 #include <cstdlib>
@@ -55,11 +55,16 @@ Runtime::Runtime(const Options& options) : impl_(std::make_shared<Impl>()) {
   if (!options.log_level.empty() && !log::set_level(options.log_level))
     throw Error(ErrorKind::Config, "log level '" + options.log_level + "' is not trace|debug|info|warn|error|off");
   if (!options.capture.empty()) {
-    if (options.capture == "none") cfg.capture = config::CaptureMode::None;
-    else if (options.capture == "outputs") cfg.capture = config::CaptureMode::Outputs;
-    else if (options.capture == "all") cfg.capture = config::CaptureMode::All;
-    else if (options.capture == "stream") cfg.capture = config::CaptureMode::Stream;
-    else throw Error(ErrorKind::Config, "capture mode '" + options.capture + "' is not none, outputs, all or stream");
+    if (options.capture == "none")
+      cfg.capture = config::CaptureMode::None;
+    else if (options.capture == "outputs")
+      cfg.capture = config::CaptureMode::Outputs;
+    else if (options.capture == "all")
+      cfg.capture = config::CaptureMode::All;
+    else if (options.capture == "stream")
+      cfg.capture = config::CaptureMode::Stream;
+    else
+      throw Error(ErrorKind::Config, "capture mode '" + options.capture + "' is not none, outputs, all or stream");
   }
   if (options.strict) cfg.strict = true;
   if (options.no_preflight) cfg.preflight = false;
@@ -93,8 +98,8 @@ const RuntimeConfig& Runtime::config() const { return impl_->public_config; }
 std::vector<PluginInfo> Runtime::plugins() const {
   std::vector<PluginInfo> out;
   for (const auto& p : impl_->plugins.plugins()) {
-    PluginInfo info{p->name(), p->version(), p->vendor(), p->path(), p->sdk_major(), p->sdk_minor(), {}, {},
-                    p->attributes()};
+    PluginInfo info{p->name(),      p->version(), p->vendor(), p->path(),      p->sdk_major(),
+                    p->sdk_minor(), {},           {},          p->attributes()};
     const SY_Plugin& t = p->table();
     if (SY_STRUCT_HAS(&t, SY_Plugin, num_storages) && t.storages != nullptr)
       for (size_t k = 0; k < t.num_storages && k < SY_MAX_STORAGES; ++k)
@@ -102,7 +107,10 @@ std::vector<PluginInfo> Runtime::plugins() const {
           info.storages.push_back(p->name() + "/" + t.storages[k]->name);
     for (size_t i = 0; i < t.num_kernels; ++i) {
       const SY_KernelDef& k = *t.kernels[i];
-      KernelInfo ki{k.op, k.family != nullptr ? k.family : "", device_name(k.device_type), {},
+      KernelInfo ki{k.op,
+                    k.family != nullptr ? k.family : "",
+                    device_name(k.device_type),
+                    {},
                     k.output_mode == SY_OUTPUT_HOST_ALLOCATED};
       for (size_t d = 0; d < k.num_dtypes; ++d) ki.dtypes.push_back(dtype_name(k.dtypes[d]));
       info.kernels.push_back(std::move(ki));
@@ -120,7 +128,7 @@ struct Model::Impl {
   std::unique_ptr<exec::Executor> executor;
   exec::Capture capture = exec::Capture::None;
   bool stream = false;  // capture "stream": the node callback is the only sink, and required
-  RunContext context;  // of run(inputs), the single-caller form
+  RunContext context;   // of run(inputs), the single-caller form
   std::vector<std::string> input_names, output_names;
 };
 
@@ -238,18 +246,26 @@ MemoryReport Model::memory_plan(const std::vector<Tensor>& inputs) const {
     for (const exec::Plan::DeviceArena& d : plan.device_arenas)
       if (d.storage == plan.slot_storage[slot]) group = &d.memory;
     const int32_t producer = node_of(life.first);
-    MemoryValue mv{plan.slot_names[slot], producer >= 0 ? impl_->graph.nodes[static_cast<size_t>(producer)].name : "",
-                   life.bytes, "", group->offset.size() > slot ? group->offset[slot] : -1, producer,
-                   group->last.size() > slot ? node_of(group->last[slot]) : -1, in_place[slot] != 0};
+    MemoryValue mv{plan.slot_names[slot],
+                   producer >= 0 ? impl_->graph.nodes[static_cast<size_t>(producer)].name : "",
+                   life.bytes,
+                   "",
+                   group->offset.size() > slot ? group->offset[slot] : -1,
+                   producer,
+                   group->last.size() > slot ? node_of(group->last[slot]) : -1,
+                   in_place[slot] != 0};
     if (life.kind == exec::ValueLife::Kind::View)
-      mv.placement = life.view_of == ir::kNoValue ? "view of an input" : "view of " + plan.slot_names[static_cast<size_t>(life.view_of)];
+      mv.placement = life.view_of == ir::kNoValue ? "view of an input"
+                                                  : "view of " + plan.slot_names[static_cast<size_t>(life.view_of)];
     else if (mv.offset >= 0 && group->tail_host.size() > slot && group->tail_host[slot] >= 0)
       mv.placement = "arena, at the end of " + plan.slot_names[static_cast<size_t>(group->tail_host[slot])];
     else if (mv.offset >= 0)
-      mv.placement = group->last.size() > slot && group->last[slot] == exec::kForever ? "output, in the arena" : "arena";
+      mv.placement =
+          group->last.size() > slot && group->last[slot] == exec::kForever ? "output, in the arena" : "arena";
     else
       mv.placement = group->last.size() > slot && group->last[slot] == exec::kForever ? "output" : "heap";
-    if (plan.slot_storage[slot] != exec::kHost) mv.placement += " (" + impl_->executor->storages().name_of(plan.slot_storage[slot]) + ")";
+    if (plan.slot_storage[slot] != exec::kHost)
+      mv.placement += " (" + impl_->executor->storages().name_of(plan.slot_storage[slot]) + ")";
     r.values.push_back(std::move(mv));
   }
   return r;
@@ -268,7 +284,8 @@ std::vector<StoredValue> Model::stored_values(const std::vector<Tensor>& inputs)
   std::vector<StoredValue> out;
   for (size_t v = 0; v < plan->value_storage.size() && v < impl_->graph.values.size(); ++v)
     if (plan->value_storage[v] != exec::kHost)
-      out.push_back(StoredValue{impl_->graph.values[v].name, impl_->executor->storages().name_of(plan->value_storage[v])});
+      out.push_back(
+          StoredValue{impl_->graph.values[v].name, impl_->executor->storages().name_of(plan->value_storage[v])});
   return out;
 }
 
@@ -278,7 +295,9 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
   auto shape_of = [&](ir::ValueId v) {
     const auto i = static_cast<size_t>(v);
     const Tensor* constant = i < plan->value_constant.size() ? plan->value_constant[i].constant : nullptr;
-    return constant != nullptr ? constant->shape() : i < plan->record.infos.size() ? plan->record.infos[i].shape : std::vector<int64_t>{};
+    return constant != nullptr             ? constant->shape()
+           : i < plan->record.infos.size() ? plan->record.infos[i].shape
+                                           : std::vector<int64_t>{};
   };
   auto tensor_at = [&](ir::ValueId v) {
     exec::TensorShape t;
@@ -287,8 +306,8 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
     const ir::Value& value = impl_->graph.values[i];
     t.defined = true;
     t.dtype = value.kind == ir::ValueKind::Constant ? value.constant.dtype()
-              : plan->value_constant[i].constant  ? plan->value_constant[i].constant->dtype()
-                                                   : plan->record.infos[i].dtype;
+              : plan->value_constant[i].constant    ? plan->value_constant[i].constant->dtype()
+                                                    : plan->record.infos[i].dtype;
     t.shape = value.kind == ir::ValueKind::Constant ? value.constant.shape() : shape_of(v);
     return t;
   };
@@ -306,7 +325,8 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
     for (ir::ValueId v : node.inputs) e.inputs.push_back(v == ir::kNoValue ? "" : impl_->graph.values[v].name);
     for (ir::ValueId v : node.outputs) e.outputs.push_back(impl_->graph.values[v].name);
     for (ir::ValueId v : node.outputs)  // a value inside a fused chain is never made: no shape
-      if (np.folded_into < 0 || plan->record.infos[static_cast<size_t>(v)].produced) e.output_shapes.push_back(shape_of(v));
+      if (np.folded_into < 0 || plan->record.infos[static_cast<size_t>(v)].produced)
+        e.output_shapes.push_back(shape_of(v));
     if (np.fused) {
       e.op = np.fused->op;
       e.fused_from = {node.name};

@@ -90,13 +90,11 @@ std::string nearest_name(const std::string& word, const std::vector<std::string>
 }  // namespace
 
 void check_backends(const Config& cfg, const std::vector<std::string>& loaded_plugin_names) {
-  auto check_list = [&](const std::vector<std::string>& names,
-                        const std::vector<SourcePos>& positions, const SourcePos& fallback,
-                        const std::string& where) {
+  auto check_list = [&](const std::vector<std::string>& names, const std::vector<SourcePos>& positions,
+                        const SourcePos& fallback, const std::string& where) {
     for (size_t i = 0; i < names.size(); ++i) {
       const auto& name = names[i];
-      if (std::find(loaded_plugin_names.begin(), loaded_plugin_names.end(), name) !=
-          loaded_plugin_names.end())
+      if (std::find(loaded_plugin_names.begin(), loaded_plugin_names.end(), name) != loaded_plugin_names.end())
         continue;
       const SourcePos& pos = i < positions.size() ? positions[i] : fallback;
       std::string loaded;
@@ -112,8 +110,7 @@ void check_backends(const Config& cfg, const std::vector<std::string>& loaded_pl
   check_list(cfg.default_backends, cfg.default_backends_pos, file_pos, "[selection] default");
   for (size_t r = 0; r < cfg.rules.size(); ++r) {
     const Rule& rule = cfg.rules[r];
-    check_list(rule.backends, rule.backend_pos, rule.pos,
-               "[[rules]] #" + std::to_string(r + 1) + " backends");
+    check_list(rule.backends, rule.backend_pos, rule.pos, "[[rules]] #" + std::to_string(r + 1) + " backends");
   }
 }
 
@@ -127,19 +124,15 @@ class Reader {
 
   void read(const toml::table& root) {
     warn_unknown(root, {"plugins", "selection", "rules", "runtime"}, "the top level");
-    if (const toml::node* plugins = root.get("plugins"))
-      read_plugins(table_of(*plugins, "[plugins]"));
-    if (const toml::node* selection = root.get("selection"))
-      read_selection(table_of(*selection, "[selection]"));
+    if (const toml::node* plugins = root.get("plugins")) read_plugins(table_of(*plugins, "[plugins]"));
+    if (const toml::node* selection = root.get("selection")) read_selection(table_of(*selection, "[selection]"));
     if (const toml::node* rules = root.get("rules")) read_rules(*rules);
-    if (const toml::node* runtime = root.get("runtime"))
-      read_runtime(table_of(*runtime, "[runtime]"));
+    if (const toml::node* runtime = root.get("runtime")) read_runtime(table_of(*runtime, "[runtime]"));
   }
 
  private:
   SourcePos pos(const toml::source_region& region) const {
-    return SourcePos{source_, static_cast<int>(region.begin.line),
-                     static_cast<int>(region.begin.column)};
+    return SourcePos{source_, static_cast<int>(region.begin.line), static_cast<int>(region.begin.column)};
   }
   SourcePos pos(const toml::node& node) const { return pos(node.source()); }
 
@@ -167,13 +160,11 @@ class Reader {
     fail(node, label + ": expected a table, got " + type_name(node));
   }
 
-  void warn_unknown(const toml::table& table, const std::vector<std::string>& known,
-                    const std::string& where) {
+  void warn_unknown(const toml::table& table, const std::vector<std::string>& known, const std::string& where) {
     for (auto&& [key, value] : table) {
       std::string name(key.str());
       if (std::find(known.begin(), known.end(), name) != known.end()) continue;
-      std::string message =
-          pos(key.source()).str() + ": unknown key '" + name + "' in " + where + " (ignored)";
+      std::string message = pos(key.source()).str() + ": unknown key '" + name + "' in " + where + " (ignored)";
       std::string suggestion = nearest_name(name, known);
       if (!suggestion.empty()) message += "; did you mean '" + suggestion + "'?";
       if (log_warnings_) log::get().warn("{}", message);
@@ -194,11 +185,16 @@ class Reader {
     for (const auto& [key, value] : *table) {
       RuleOption o;
       o.key = std::string(key.str());
-      if (const auto* v = value.as_string()) o.kind = RuleOption::Kind::String, o.s = v->get();
-      else if (const auto* v = value.as_integer()) o.kind = RuleOption::Kind::Int, o.i = v->get();
-      else if (const auto* v = value.as_boolean()) o.kind = RuleOption::Kind::Int, o.i = v->get() ? 1 : 0;
-      else if (const auto* v = value.as_floating_point()) o.kind = RuleOption::Kind::Float, o.f = v->get();
-      else fail(value, label + " " + o.key + ": expected a string, number or boolean, got " + type_name(value));
+      if (const auto* v = value.as_string())
+        o.kind = RuleOption::Kind::String, o.s = v->get();
+      else if (const auto* v = value.as_integer())
+        o.kind = RuleOption::Kind::Int, o.i = v->get();
+      else if (const auto* v = value.as_boolean())
+        o.kind = RuleOption::Kind::Int, o.i = v->get() ? 1 : 0;
+      else if (const auto* v = value.as_floating_point())
+        o.kind = RuleOption::Kind::Float, o.f = v->get();
+      else
+        fail(value, label + " " + o.key + ": expected a string, number or boolean, got " + type_name(value));
       out.push_back(std::move(o));
     }
     return out;
@@ -212,9 +208,7 @@ class Reader {
     std::vector<std::string> out;
     for (const toml::node& element : *array) {
       const auto* value = element.as_string();
-      if (!value)
-        fail(element, label + ": expected an array of strings, but this entry is " +
-                          type_name(element));
+      if (!value) fail(element, label + ": expected an array of strings, but this entry is " + type_name(element));
       out.push_back(value->get());
       if (positions) positions->push_back(pos(element));
     }
@@ -226,22 +220,23 @@ class Reader {
     if (!value) fail(node, label + ": expected an integer, got " + type_name(node));
     int64_t v = value->get();
     if (v < 0) fail(node, label + ": must be >= 0, got " + std::to_string(v));
-    if (v > std::numeric_limits<int>::max())
-      fail(node, label + ": too large: " + std::to_string(v));
+    if (v > std::numeric_limits<int>::max()) fail(node, label + ": too large: " + std::to_string(v));
     return static_cast<int>(v);
   }
 
   double fraction_of(const toml::node& node, const std::string& label) const {
     double v = 0;
-    if (const auto* f = node.as_floating_point()) v = f->get();
-    else if (const auto* i = node.as_integer()) v = static_cast<double>(i->get());
-    else fail(node, label + ": expected a number, got " + type_name(node));
+    if (const auto* f = node.as_floating_point())
+      v = f->get();
+    else if (const auto* i = node.as_integer())
+      v = static_cast<double>(i->get());
+    else
+      fail(node, label + ": expected a number, got " + type_name(node));
     if (!(v >= 0.0 && v <= 1.0)) fail(node, label + ": must be between 0 and 1, got " + std::to_string(v));
     return v;
   }
 
-  std::string one_of(const toml::node& node, const std::string& label,
-                     const std::vector<std::string>& allowed) const {
+  std::string one_of(const toml::node& node, const std::string& label, const std::vector<std::string>& allowed) const {
     std::string value = string_of(node, label);
     if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return value;
     std::string list;
@@ -261,8 +256,7 @@ class Reader {
   void read_plugins(const toml::table& table) {
     warn_unknown(table, {"paths", "load"}, "[plugins]");
     if (const toml::node* paths = table.get("paths"))
-      for (auto& path : strings_of(*paths, "[plugins] paths"))
-        cfg_.plugin_paths.push_back(resolve_path(path));
+      for (auto& path : strings_of(*paths, "[plugins] paths")) cfg_.plugin_paths.push_back(resolve_path(path));
     if (const toml::node* load = table.get("load"))
       for (auto& entry : strings_of(*load, "[plugins] load"))
         // Names stay names; anything that looks like a path is resolved like `paths`.
@@ -272,8 +266,7 @@ class Reader {
   void read_selection(const toml::table& table) {
     warn_unknown(table, {"default", "strict", "fuse"}, "[selection]");
     if (const toml::node* list = table.get("default"))
-      cfg_.default_backends =
-          strings_of(*list, "[selection] default", &cfg_.default_backends_pos);
+      cfg_.default_backends = strings_of(*list, "[selection] default", &cfg_.default_backends_pos);
     if (const toml::node* strict = table.get("strict")) cfg_.strict = bool_of(*strict, "[selection] strict");
     if (const toml::node* fuse = table.get("fuse")) cfg_.fuse = bool_of(*fuse, "[selection] fuse");
   }
@@ -314,8 +307,9 @@ class Reader {
   }
 
   void read_runtime(const toml::table& table) {
-    warn_unknown(table, {"intra_op_threads", "inter_op_threads", "deterministic", "memory_planner", "node_io", "log_level",
-                         "plan_cache", "copy_warning_share", "preflight", "prefer_storage"},
+    warn_unknown(table,
+                 {"intra_op_threads", "inter_op_threads", "deterministic", "memory_planner", "node_io", "log_level",
+                  "plan_cache", "copy_warning_share", "preflight", "prefer_storage"},
                  "[runtime]");
     if (const toml::node* n = table.get("plan_cache")) {
       cfg_.plan_cache = non_negative_int_of(*n, "[runtime] plan_cache");
@@ -327,15 +321,14 @@ class Reader {
       cfg_.intra_op_threads = non_negative_int_of(*n, "[runtime] intra_op_threads");
     if (const toml::node* n = table.get("inter_op_threads"))
       cfg_.inter_op_threads = non_negative_int_of(*n, "[runtime] inter_op_threads");
-    if (const toml::node* n = table.get("deterministic"))
-      cfg_.deterministic = bool_of(*n, "[runtime] deterministic");
+    if (const toml::node* n = table.get("deterministic")) cfg_.deterministic = bool_of(*n, "[runtime] deterministic");
     if (const toml::node* n = table.get("memory_planner"))
       cfg_.memory_planner = bool_of(*n, "[runtime] memory_planner");
-    if (const toml::node* n = table.get("preflight"))
-      cfg_.preflight = bool_of(*n, "[runtime] preflight");
+    if (const toml::node* n = table.get("preflight")) cfg_.preflight = bool_of(*n, "[runtime] preflight");
     if (const toml::node* n = table.get("prefer_storage")) {
       const auto* s = n->as_string();
-      if (s == nullptr) fail(*n, "[runtime] prefer_storage: expected a string \"plugin/storage\", e.g. \"conv/nChw16c\"");
+      if (s == nullptr)
+        fail(*n, "[runtime] prefer_storage: expected a string \"plugin/storage\", e.g. \"conv/nChw16c\"");
       cfg_.prefer_storage = s->get();
       cfg_.prefer_storage_pos = pos(*n);
     }
@@ -347,8 +340,7 @@ class Reader {
                                          : CaptureMode::None;
     }
     if (const toml::node* n = table.get("log_level"))
-      cfg_.log_level =
-          one_of(*n, "[runtime] log_level", {"trace", "debug", "info", "warn", "error", "off"});
+      cfg_.log_level = one_of(*n, "[runtime] log_level", {"trace", "debug", "info", "warn", "error", "off"});
   }
 
   Config& cfg_;
@@ -363,8 +355,7 @@ Config parse_config(const std::string& toml_text, const std::string& source_name
   try {
     root = toml::parse(std::string_view(toml_text), std::string_view(source_name));
   } catch (const toml::parse_error& e) {
-    SourcePos at{source_name, static_cast<int>(e.source().begin.line),
-                 static_cast<int>(e.source().begin.column)};
+    SourcePos at{source_name, static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column)};
     throw Error(ErrorKind::Config, at.str() + ": " + std::string(e.description()));
   }
   Config cfg;

@@ -27,13 +27,13 @@ struct RuleOption {
 
 // One [[rules]] entry. Exactly the fields that are non-empty must all match a node.
 struct Rule {
-  std::string op;             // exact op name, e.g. "aten::linear"
-  std::string node;           // glob on the node name, e.g. "layer1.*"
-  std::string module;         // glob on the module path, e.g. "encoder.layers.*"
-  std::string family;         // op family as the plugins declare it, e.g. "linalg"
-  std::vector<std::string> backends;  // ordered plugin names
-  std::vector<RuleOption> options;    // options for the kernels of the nodes it routes
-  SourcePos pos;              // where the rule starts, for messages
+  std::string op;                      // exact op name, e.g. "aten::linear"
+  std::string node;                    // glob on the node name, e.g. "layer1.*"
+  std::string module;                  // glob on the module path, e.g. "encoder.layers.*"
+  std::string family;                  // op family as the plugins declare it, e.g. "linalg"
+  std::vector<std::string> backends;   // ordered plugin names
+  std::vector<RuleOption> options;     // options for the kernels of the nodes it routes
+  SourcePos pos;                       // where the rule starts, for messages
   std::vector<SourcePos> backend_pos;  // where each `backends` entry is, for check_backends
 };
 
@@ -43,26 +43,26 @@ enum class CaptureMode { None, Outputs, All, Stream };
 const char* capture_mode_name(CaptureMode mode);
 
 struct Config {
-  std::string source;                       // the file it came from ("" for defaults)
-  std::vector<std::string> plugin_paths;    // [plugins] paths, resolved against the file's dir
-  std::vector<std::string> load;            // [plugins] load: names or .so paths; empty = all found
-  std::vector<std::string> default_backends;  // [selection] default (empty: builtin_routing())
-  bool builtin_default = false;               // default_backends is the built-in routing
-  bool strict = false;                      // [selection] strict
-  bool fuse = true;                         // [selection] fuse: fused kernels where offered
-  std::vector<Rule> rules;                  // [[rules]], first match wins
-  int intra_op_threads = 0;                 // [runtime] 0 = leave the library default
-  int inter_op_threads = 1;                 // [runtime] > 1: independent nodes run at once; 0 = all cores
-  bool deterministic = false;               // [runtime] bit-identical across runs and schedules
-  bool memory_planner = true;               // [runtime] host-allocated activations share one arena
-  int plan_cache = 16;                      // [runtime] plans kept, one per input-shape signature
-  bool preflight = true;                    // [runtime] memory pre-flight before planning a new signature
-  double copy_warning_share = 0.25;         // [runtime] warn when conversions move more of a run's bytes
-  std::string prefer_storage;               // [runtime] "plugin/storage": keep values there wherever kernels allow
-  SourcePos prefer_storage_pos;             // where prefer_storage is set, for errors
-  CaptureMode capture = CaptureMode::None;  // [runtime] node_io = "none" | "outputs" | "all" | "stream"
-  std::string log_level = "info";           // [runtime] trace|debug|info|warn|error|off
-  std::vector<std::string> warnings;        // unknown keys, "file:line:column: ..." (also logged)
+  std::string source;                           // the file it came from ("" for defaults)
+  std::vector<std::string> plugin_paths;        // [plugins] paths, resolved against the file's dir
+  std::vector<std::string> load;                // [plugins] load: names or .so paths; empty = all found
+  std::vector<std::string> default_backends;    // [selection] default (empty: builtin_routing())
+  bool builtin_default = false;                 // default_backends is the built-in routing
+  bool strict = false;                          // [selection] strict
+  bool fuse = true;                             // [selection] fuse: fused kernels where offered
+  std::vector<Rule> rules;                      // [[rules]], first match wins
+  int intra_op_threads = 0;                     // [runtime] 0 = leave the library default
+  int inter_op_threads = 1;                     // [runtime] > 1: independent nodes run at once; 0 = all cores
+  bool deterministic = false;                   // [runtime] bit-identical across runs and schedules
+  bool memory_planner = true;                   // [runtime] host-allocated activations share one arena
+  int plan_cache = 16;                          // [runtime] plans kept, one per input-shape signature
+  bool preflight = true;                        // [runtime] memory pre-flight before planning a new signature
+  double copy_warning_share = 0.25;             // [runtime] warn when conversions move more of a run's bytes
+  std::string prefer_storage;                   // [runtime] "plugin/storage": keep values there wherever kernels allow
+  SourcePos prefer_storage_pos;                 // where prefer_storage is set, for errors
+  CaptureMode capture = CaptureMode::None;      // [runtime] node_io = "none" | "outputs" | "all" | "stream"
+  std::string log_level = "info";               // [runtime] trace|debug|info|warn|error|off
+  std::vector<std::string> warnings;            // unknown keys, "file:line:column: ..." (also logged)
   std::vector<SourcePos> default_backends_pos;  // where each [selection] default entry is
 };
 

@@ -23,12 +23,14 @@ Executor::Executor(const ir::Graph& graph, const config::Config& config, const l
   if (!config.prefer_storage.empty()) {
     preferred_storage_ = storages_.find(config.prefer_storage);
     if (preferred_storage_ == -2)
-      throw Error(ErrorKind::Config, config.prefer_storage_pos.str() + ": [runtime] prefer_storage: no loaded plugin declares '" +
+      throw Error(ErrorKind::Config, config.prefer_storage_pos.str() +
+                                         ": [runtime] prefer_storage: no loaded plugin declares '" +
                                          config.prefer_storage + "' (storages: " + storages_.names() + ")");
   }
   catalog_.kernels_for = [this](const std::string& op) {
     std::vector<select::Candidate> out;
-    for (const auto& ref : plugins_.kernels_for(op)) out.push_back(select::Candidate{ref.plugin->name(), ref.def, ref.def});
+    for (const auto& ref : plugins_.kernels_for(op))
+      out.push_back(select::Candidate{ref.plugin->name(), ref.def, ref.def});
     return out;
   };
   catalog_.families_for = [this](const std::string& op) {
@@ -92,14 +94,15 @@ void Executor::finalize(Plan& plan) const {
   if (runner_.parallel()) plan.schedule = std::make_unique<Schedule>(runner_.make_schedule(plan));
 }
 
-std::shared_ptr<const Plan> Executor::cached_plan(const std::vector<Tensor>& inputs) const { return cache_.find(inputs); }
+std::shared_ptr<const Plan> Executor::cached_plan(const std::vector<Tensor>& inputs) const {
+  return cache_.find(inputs);
+}
 
 std::string describe(const ir::Node& node) {
   std::string text = "node '" + node.name + "' (op " + node.op;
   if (!node.module_path.empty()) text += ", module " + node.module_path;
   return text + ")";
 }
-
 
 void Executor::check_inputs(const std::vector<Tensor>& inputs) const {
   if (inputs.size() != graph_.inputs.size())
@@ -113,7 +116,8 @@ void Executor::check_inputs(const std::vector<Tensor>& inputs) const {
     if (t.device().device_type != kDLCPU) throw Error(ErrorKind::Input, which + " must be a CPU tensor");
     // kAnyDtype: the model does not pin this input's dtype; its ops take (and promote) any.
     if (!accepts_dtype(decl.dtype, t.dtype()))
-      throw Error(ErrorKind::Input, which + ": expected dtype " + dtype_name(decl.dtype) + ", got " + dtype_name(t.dtype()));
+      throw Error(ErrorKind::Input,
+                  which + ": expected dtype " + dtype_name(decl.dtype) + ", got " + dtype_name(t.dtype()));
     // Shapes are checked once per signature, before planning (run()).
   }
 }

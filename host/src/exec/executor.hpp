@@ -78,13 +78,13 @@ class Executor {
   StorageTable storages_;
   int32_t preferred_storage_ = kHost;  // [runtime] prefer_storage; kHost: none
   select::Catalog catalog_;
-  std::vector<int32_t> rule_of_;    // per node: the rule routing it (select::match_rules), -1 none
-  std::vector<int32_t> last_use_;   // per value: last consuming node; -1 never; kForever output
-  std::vector<int32_t> fusable_;    // per node: the consumer it could be fused with, or -1
+  std::vector<int32_t> rule_of_;   // per node: the rule routing it (select::match_rules), -1 none
+  std::vector<int32_t> last_use_;  // per value: last consuming node; -1 never; kForever output
+  std::vector<int32_t> fusable_;   // per node: the consumer it could be fused with, or -1
   bool fuse_ = true;
   Runner runner_;
   PlanCache cache_;
-  std::mutex planning_mutex_;       // one new signature plans at a time
+  std::mutex planning_mutex_;  // one new signature plans at a time
 };
 
 }  // namespace switchyard::exec

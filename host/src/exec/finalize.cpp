@@ -84,16 +84,16 @@ class Finalizer {
   const ir::Graph& graph_;
   const StorageTable& storages_;
   const size_t num_values_;
-  std::vector<const Step*> kernels_;               // the planning run's kernel steps
-  std::vector<std::vector<Read>> readers_;         // per value
-  std::vector<int32_t> producer_;                  // per value: index in kernels_, or -1
-  std::vector<char> is_output_;                    // per value
-  std::vector<Step> steps_;                        // the executable steps, built here
+  std::vector<const Step*> kernels_;        // the planning run's kernel steps
+  std::vector<std::vector<Read>> readers_;  // per value
+  std::vector<int32_t> producer_;           // per value: index in kernels_, or -1
+  std::vector<char> is_output_;             // per value
+  std::vector<Step> steps_;                 // the executable steps, built here
   ConvertedCopies copies_;
-  std::vector<ir::ValueId> slot_value_;            // per slot: the value it holds
-  std::vector<int32_t> first_, last_, reads_;      // per slot: first step, last reader, readers
-  std::vector<char> viewed_, written_in_place_;    // per slot
-  std::vector<int64_t> buffer_bytes_;              // per slot: the bytes of the buffer it holds
+  std::vector<ir::ValueId> slot_value_;          // per slot: the value it holds
+  std::vector<int32_t> first_, last_, reads_;    // per slot: first step, last reader, readers
+  std::vector<char> viewed_, written_in_place_;  // per slot
+  std::vector<int64_t> buffer_bytes_;            // per slot: the bytes of the buffer it holds
 };
 
 void Finalizer::find_producers_and_readers() {
@@ -104,7 +104,8 @@ void Finalizer::find_producers_and_readers() {
   for (size_t k = 0; k < kernels_.size(); ++k) {
     const ir::Node& node = *kernels_[k]->run_node;
     for (size_t i = 0; i < node.inputs.size(); ++i)
-      if (node.inputs[i] != ir::kNoValue && constant_of(node.inputs[i]) == nullptr) readers_[at(node.inputs[i])].push_back(Read{k, i});
+      if (node.inputs[i] != ir::kNoValue && constant_of(node.inputs[i]) == nullptr)
+        readers_[at(node.inputs[i])].push_back(Read{k, i});
     if (!kernels_[k]->folded)
       for (ir::ValueId v : node.outputs) producer_[at(v)] = static_cast<int32_t>(k);
   }
@@ -127,7 +128,8 @@ int32_t Finalizer::storage_for(size_t v) const {
     if (!(writes & SY_STORAGE_MASK(k))) continue;
     bool all = true;
     for (const Read& r : readers_[v])
-      all = all && plugin_of(*kernels_[r.kernel]) == plugin && StorageTable::mask_has(kernels_[r.kernel]->kernel->input_reads[r.input], k);
+      all = all && plugin_of(*kernels_[r.kernel]) == plugin &&
+            StorageTable::mask_has(kernels_[r.kernel]->kernel->input_reads[r.input], k);
     if (all) return storages_.id_of(plugin, k);
   }
   return storages_.first_in(writes, plugin);
@@ -171,8 +173,9 @@ void Finalizer::route_inputs(Step& s) {
     const ir::ValueId v = node.inputs[i];
     if (v == ir::kNoValue) continue;
     const Tensor* constant = constant_of(v);
-    const StorageTable::InputPlace place = storages_.input_place(
-        constant ? kHost : plan_.value_storage[at(v)], s.kernel->input_reads[i], plugin, constant ? kHost : in_.preferred_storage);
+    const StorageTable::InputPlace place =
+        storages_.input_place(constant ? kHost : plan_.value_storage[at(v)], s.kernel->input_reads[i], plugin,
+                              constant ? kHost : in_.preferred_storage);
     s.input_storage[i] = place.local;
     if (constant != nullptr)
       s.inputs[i] = InputRef{-1, plan_.constant_in(place.storage, v, *constant, graph_, storages_), place.storage};
@@ -205,8 +208,8 @@ void Finalizer::lay_out_steps() {
   plan_.crossings.clear();
   plan_.crossing_bytes = plan_.moved_bytes = 0;
   for (auto& [key, tensor] : plan_.constant_copies)
-    plan_.crossings.push_back(Crossing{graph_.values[at(key.first)].name, "host", storages_.name_of(key.second), "",
-                                       tensor->nbytes(), true});
+    plan_.crossings.push_back(
+        Crossing{graph_.values[at(key.first)].name, "host", storages_.name_of(key.second), "", tensor->nbytes(), true});
   plan_.input_slots.assign(graph_.inputs.begin(), graph_.inputs.end());
   for (const Step* k : kernels_) {
     Step s = *k;  // the planning run's kernel step, with its inputs redirected
@@ -226,8 +229,11 @@ void Finalizer::lay_out_steps() {
   }
   plan_.outputs.clear();
   for (ir::ValueId v : graph_.outputs) {
-    if (const Tensor* constant = constant_of(v)) plan_.outputs.push_back(InputRef{-1, constant, kHost});
-    else plan_.outputs.push_back(InputRef{plan_.value_storage[at(v)] == kHost ? v : copies_.find(v, kHost), nullptr, kHost});
+    if (const Tensor* constant = constant_of(v))
+      plan_.outputs.push_back(InputRef{-1, constant, kHost});
+    else
+      plan_.outputs.push_back(
+          InputRef{plan_.value_storage[at(v)] == kHost ? v : copies_.find(v, kHost), nullptr, kHost});
   }
   plan_.num_slots = static_cast<int32_t>(plan_.slot_storage.size());
 }
@@ -278,7 +284,8 @@ void Finalizer::plan_lives() {
   }
   // Frees: each slot goes after its last reader (a slot nobody reads is never held).
   for (size_t slot = 0; slot < num_slots; ++slot)
-    if (last_[slot] >= 0 && last_[slot] != kForever) steps_[static_cast<size_t>(last_[slot])].frees.push_back(static_cast<int32_t>(slot));
+    if (last_[slot] >= 0 && last_[slot] != kForever)
+      steps_[static_cast<size_t>(last_[slot])].frees.push_back(static_cast<int32_t>(slot));
 }
 
 // ---- 4. in-place
@@ -289,11 +296,14 @@ void Finalizer::plan_lives() {
 bool Finalizer::dies_here(const Step& s, size_t i, const InputRef& r, size_t o) const {
   const auto src = static_cast<size_t>(r.slot);
   const ValueLife& sl = plan_.lives[src];
-  const bool owned = sl.kind == ValueLife::Kind::HostArena || sl.kind == ValueLife::Kind::Kernel || written_in_place_[src];
-  const auto here = std::count_if(s.inputs.begin(), s.inputs.end(), [&](const InputRef& x) { return x.slot == r.slot; });
-  return owned && here == 1 && !(in_.parallel && reads_[src] != 1) && last_[src] == static_cast<int32_t>(i) && !viewed_[src] &&
-         plan_.slot_storage[src] == s.outputs[o].storage &&
-         same_dtype(plan_.record.infos[at(slot_value_[src])].dtype, plan_.record.infos[static_cast<size_t>(s.outputs[o].slot)].dtype);
+  const bool owned =
+      sl.kind == ValueLife::Kind::HostArena || sl.kind == ValueLife::Kind::Kernel || written_in_place_[src];
+  const auto here =
+      std::count_if(s.inputs.begin(), s.inputs.end(), [&](const InputRef& x) { return x.slot == r.slot; });
+  return owned && here == 1 && !(in_.parallel && reads_[src] != 1) && last_[src] == static_cast<int32_t>(i) &&
+         !viewed_[src] && plan_.slot_storage[src] == s.outputs[o].storage &&
+         same_dtype(plan_.record.infos[at(slot_value_[src])].dtype,
+                    plan_.record.infos[static_cast<size_t>(s.outputs[o].slot)].dtype);
 }
 
 // An output takes a dying input's buffer where the kernel allows it. A value written in
@@ -365,13 +375,15 @@ void Finalizer::place_memory() {
   for (int32_t g : groups) {
     std::vector<ValueLife> lives = plan_.lives;
     for (size_t slot = 0; slot < num_slots; ++slot)
-      if (g == kHost ? !host_memory(plan_.slot_storage[slot]) : plan_.slot_storage[slot] != g) lives[slot].kind = ValueLife::Kind::Unused;
+      if (g == kHost ? !host_memory(plan_.slot_storage[slot]) : plan_.slot_storage[slot] != g)
+        lives[slot].kind = ValueLife::Kind::Unused;
     MemoryPlan m = plan_memory(std::move(lives), use_arena);
     for (size_t slot = 0; slot < num_slots; ++slot)
       if (m.offset[slot] >= 0) offset[slot] = m.offset[slot];
     if (g == kHost) {
       plan_.memory = std::move(m);
-      plan_.arena = use_arena && plan_.memory.arena_bytes > 0 ? std::make_unique<ArenaPool>(plan_.memory.arena_bytes) : nullptr;
+      plan_.arena =
+          use_arena && plan_.memory.arena_bytes > 0 ? std::make_unique<ArenaPool>(plan_.memory.arena_bytes) : nullptr;
       continue;
     }
     Plan::DeviceArena d;
@@ -421,9 +433,10 @@ void Finalizer::finish() {
     const bool asked = in_.preferred_storage != kHost;  // [runtime] prefer_storage makes conversions on purpose
     const double warn_share = in_.config.copy_warning_share;
     const auto level = share > warn_share && !asked ? spdlog::level::warn : spdlog::level::debug;
-    log::get().log(level, "{} conversion(s) between storages move {} bytes per run, {:.0f}% of the {} bytes the kernels write{}",
-                   plan_.crossings.size(), plan_.crossing_bytes, 100 * share, plan_.moved_bytes,
-                   share > warn_share ? " ([runtime] copy_warning_share; `switchyard plan` lists them)" : "");
+    log::get().log(
+        level, "{} conversion(s) between storages move {} bytes per run, {:.0f}% of the {} bytes the kernels write{}",
+        plan_.crossings.size(), plan_.crossing_bytes, 100 * share, plan_.moved_bytes,
+        share > warn_share ? " ([runtime] copy_warning_share; `switchyard plan` lists them)" : "");
   }
   log::get().debug("plan: {} steps, {} slots; host arena {} bytes for {} bytes of values; heap peak {} bytes",
                    plan_.steps.size(), plan_.num_slots, plan_.memory.arena_bytes, plan_.memory.arena_values_bytes,

@@ -59,8 +59,10 @@ Tensor Runner::guard_arena_view(const Step& step, size_t o, Tensor t, const RunS
   if (arena == nullptr || p < arena->data || p >= arena->data + st.plan->memory.arena_bytes) return t;
   const ir::ValueId expected = st.plan->record.infos[static_cast<size_t>(v)].view_of;
   if (expected != ir::kNoValue && points_into(t.raw_data(), st.slots[static_cast<size_t>(expected)])) return t;
-  log::get().warn("{}: plugin '{}' returned a view of arena memory that its planning run did not (output {}); "
-                  "copying it out", describe(*step.run_node), *step.backend, o);
+  log::get().warn(
+      "{}: plugin '{}' returned a view of arena memory that its planning run did not (output {}); "
+      "copying it out",
+      describe(*step.run_node), *step.backend, o);
   return copy_of(t);
 }
 

@@ -24,7 +24,8 @@ struct Placed {
 
 // The lowest offset where `bytes` fits between the blocks alive during [first, end].
 size_t lowest_fit(std::vector<const Placed*>& overlapping, size_t bytes) {
-  std::sort(overlapping.begin(), overlapping.end(), [](const Placed* a, const Placed* b) { return a->offset < b->offset; });
+  std::sort(overlapping.begin(), overlapping.end(),
+            [](const Placed* a, const Placed* b) { return a->offset < b->offset; });
   size_t candidate = 0;
   for (const Placed* p : overlapping) {
     if (p->offset >= candidate + bytes) break;  // the gap before p is large enough
@@ -42,7 +43,9 @@ std::vector<size_t> use_heap_headroom(const std::vector<ValueLife>& values, cons
                                       std::vector<size_t> arena, int32_t steps) {
   std::vector<bool> in_arena(values.size(), false);
   for (size_t v : arena) in_arena[v] = true;
-  auto span = [&](size_t v) { return std::make_pair(values[v].first, last[v] == kForever ? steps : end_of(values[v], last[v])); };
+  auto span = [&](size_t v) {
+    return std::make_pair(values[v].first, last[v] == kForever ? steps : end_of(values[v], last[v]));
+  };
   std::vector<int64_t> delta(static_cast<size_t>(steps) + 2, 0);  // heap bytes per node, as steps
   for (size_t v = 0; v < values.size(); ++v) {
     const ValueLife& life = values[v];
@@ -106,7 +109,8 @@ MemoryPlan place(const std::vector<ValueLife>& values, bool use_arena, bool tail
     plan.total_activation_bytes += life.bytes;
     steps = std::max(steps, life.first + 1);
     if (plan.last[v] != kForever) steps = std::max(steps, plan.last[v] + 1);
-    if (use_arena && life.kind == ValueLife::Kind::HostArena && (plan.last[v] != kForever || hosts_a_tail[v]) && life.bytes > 0)
+    if (use_arena && life.kind == ValueLife::Kind::HostArena && (plan.last[v] != kForever || hosts_a_tail[v]) &&
+        life.bytes > 0)
       arena.push_back(v);
   }
   std::stable_sort(arena.begin(), arena.end(), [&](size_t a, size_t b) {
@@ -159,7 +163,8 @@ MemoryPlan place(const std::vector<ValueLife>& values, bool use_arena, bool tail
     const ValueLife& life = values[v];
     if (life.kind == ValueLife::Kind::Unused || life.kind == ValueLife::Kind::View || plan.offset[v] >= 0) continue;
     delta[static_cast<size_t>(life.first)] += static_cast<int64_t>(life.bytes);
-    if (plan.last[v] != kForever) delta[static_cast<size_t>(end_of(life, plan.last[v])) + 1] -= static_cast<int64_t>(life.bytes);
+    if (plan.last[v] != kForever)
+      delta[static_cast<size_t>(end_of(life, plan.last[v])) + 1] -= static_cast<int64_t>(life.bytes);
   }
   int64_t live = 0;
   for (int64_t d : delta) {
@@ -194,8 +199,8 @@ ArenaPool::Buffer::Buffer(size_t bytes, const ArenaAllocator& allocate) {
     data = static_cast<char*>(p);
     return;
   }
-  data = static_cast<char*>(host_aligned_alloc_or_throw(kArenaAlignment, aligned(std::max<size_t>(bytes, 1)),
-                                                        "the activation arena"));
+  data = static_cast<char*>(
+      host_aligned_alloc_or_throw(kArenaAlignment, aligned(std::max<size_t>(bytes, 1)), "the activation arena"));
   owner = std::shared_ptr<void>(data, [](void* q) { std::free(q); });
 }
 

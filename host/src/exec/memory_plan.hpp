@@ -19,15 +19,15 @@ namespace switchyard::exec {
 // What the planner knows of one value; the executor fills one per graph value.
 struct ValueLife {
   enum class Kind {
-    Unused,        // a graph input, a constant, or never produced
-    HostArena,     // a host-allocated kernel output: may live in the arena
-    Kernel,        // memory a kernel produced (adopted as is; freed after its last reader)
-    View,          // a kernel output that points into `view_of`'s memory (owns nothing)
+    Unused,     // a graph input, a constant, or never produced
+    HostArena,  // a host-allocated kernel output: may live in the arena
+    Kernel,     // memory a kernel produced (adopted as is; freed after its last reader)
+    View,       // a kernel output that points into `view_of`'s memory (owns nothing)
   };
   Kind kind = Kind::Unused;
   size_t bytes = 0;
-  int32_t first = -1;            // the node that produces it
-  int32_t last = -1;             // its last reader; -1 none; kForever: a graph output
+  int32_t first = -1;  // the node that produces it
+  int32_t last = -1;   // its last reader; -1 none; kForever: a graph output
   ir::ValueId view_of = ir::kNoValue;
   // The value whose producer may write it over a buffer that ends with this one (SDK 1.2
   // output_inplace_tail; set on the buffer's owner). -1: none.

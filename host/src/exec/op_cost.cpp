@@ -15,7 +15,8 @@ double numel(const TensorShape& t) {
 double last_dim(const TensorShape& t) { return static_cast<double>(t.shape.back()); }
 
 // FLOPs of a matmul-like op, -1 when the op is not one (or its shapes say too little).
-double matmul_like_flops(const std::string& op, const std::vector<TensorShape>& in, const std::vector<TensorShape>& out) {
+double matmul_like_flops(const std::string& op, const std::vector<TensorShape>& in,
+                         const std::vector<TensorShape>& out) {
   if (out.empty() || !out[0].defined || in.empty() || !in[0].defined || in[0].shape.empty()) return -1;
   if (op == "aten::linear" || op == "aten::matmul" || op == "aten::mm" || op == "aten::bmm" || op == "aten::addmm") {
     if (op == "aten::addmm" && in.size() > 1 && in[1].defined && !in[1].shape.empty())
@@ -29,7 +30,7 @@ double matmul_like_flops(const std::string& op, const std::vector<TensorShape>& 
   }
   if (op == "aten::scaled_dot_product_attention" && in.size() >= 3 && in[1].defined && in[1].shape.size() >= 2) {
     const double s = static_cast<double>(in[1].shape[in[1].shape.size() - 2]);  // key length
-    return 2.0 * numel(in[0]) * s + 2.0 * numel(out[0]) * s;                       // QK^T, then PV
+    return 2.0 * numel(in[0]) * s + 2.0 * numel(out[0]) * s;                    // QK^T, then PV
   }
   return -1;
 }

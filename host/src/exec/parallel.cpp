@@ -8,9 +8,9 @@
 
 #include <switchyard/error.hpp>
 
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
-#include <tbb/enumerable_thread_specific.h>
 #include <tbb/task_group.h>
 
 #include <algorithm>
@@ -57,7 +57,8 @@ Schedule Runner::make_schedule(const Plan& plan) const {
   std::vector<int32_t> made_by(static_cast<size_t>(plan.num_slots), -1);
   for (size_t i = 0; i < num_steps; ++i) {
     const Step& st = plan.steps[i];
-    if (st.kind == Step::Kind::Convert) made_by[static_cast<size_t>(st.dst)] = static_cast<int32_t>(i);
+    if (st.kind == Step::Kind::Convert)
+      made_by[static_cast<size_t>(st.dst)] = static_cast<int32_t>(i);
     else
       for (const OutputPlan& o : st.outputs)
         if (o.slot >= 0) made_by[static_cast<size_t>(o.slot)] = static_cast<int32_t>(i);
@@ -66,7 +67,8 @@ Schedule Runner::make_schedule(const Plan& plan) const {
   for (size_t i = 0; i < num_steps; ++i) {
     const Step& st = plan.steps[i];
     read.clear();
-    if (st.kind == Step::Kind::Convert) read.push_back(st.src);
+    if (st.kind == Step::Kind::Convert)
+      read.push_back(st.src);
     else
       for (const InputRef& r : st.inputs)
         if (r.slot >= 0) read.push_back(r.slot);
@@ -86,8 +88,7 @@ Schedule Runner::make_schedule(const Plan& plan) const {
   return s;
 }
 
-RunResult Runner::run_parallel(const Plan& plan, const std::vector<Tensor>& inputs,
-                                     const RunOptions& options) const {
+RunResult Runner::run_parallel(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options) const {
   const Schedule& sched = *plan.schedule;
   const size_t num_steps = plan.steps.size();
   RunResult result;
@@ -120,7 +121,9 @@ RunResult Runner::run_parallel(const Plan& plan, const std::vector<Tensor>& inpu
     run_step(step, static_cast<size_t>(i), st, scratches.local());
     // The last reader of a slot frees it (its reads happened before every decrement).
     auto release = [&](int32_t slot) {
-      if (keep[static_cast<size_t>(slot)] || readers[static_cast<size_t>(slot)].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+      if (keep[static_cast<size_t>(slot)] ||
+          readers[static_cast<size_t>(slot)].fetch_sub(1, std::memory_order_acq_rel) != 1)
+        return;
       Tensor& t = st.slots[static_cast<size_t>(slot)];
       if (!t.defined()) return;
       st.dropped(t);
@@ -136,8 +139,8 @@ RunResult Runner::run_parallel(const Plan& plan, const std::vector<Tensor>& inpu
   std::function<void(int32_t)> run_node;
   auto task = [&](int32_t n) {
     return [&, n] {
-      started.load(std::memory_order_acquire);                              // the caller's setup
-      waiting[static_cast<size_t>(n)].load(std::memory_order_acquire);     // every producer's outputs
+      started.load(std::memory_order_acquire);                          // the caller's setup
+      waiting[static_cast<size_t>(n)].load(std::memory_order_acquire);  // every producer's outputs
       run_node(n);
     };
   };

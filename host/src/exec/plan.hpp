@@ -27,8 +27,8 @@ std::string describe(const ir::Node& node);
 struct BoundKernel {
   loader::KernelRef kernel;
   SY_KernelInstance* instance = nullptr;
-  std::vector<SY_TensorDesc> output_descs;   // from infer, where the kernel has one
-  std::vector<SY_StorageMask> input_reads;   // from `storage` (host only without it)
+  std::vector<SY_TensorDesc> output_descs;  // from infer, where the kernel has one
+  std::vector<SY_StorageMask> input_reads;  // from `storage` (host only without it)
   std::vector<SY_StorageMask> output_writes;
   std::vector<int32_t> output_inplace;       // per output: an input index, or -1
   std::vector<int32_t> output_inplace_tail;  // per output: an input its buffer may end with (1.2), or -1
@@ -46,12 +46,12 @@ struct BoundKernel {
 // What was decided for one graph node (for `plan` and error messages).
 struct NodePlan {
   std::unique_ptr<BoundKernel> bound;
-  std::string backend;                  // "host" for sym nodes
+  std::string backend;  // "host" for sym nodes
   select::Selection selection;
-  std::unique_ptr<ir::Node> resolved;   // (optional) the node with its bound attributes filled in
-  std::unique_ptr<ir::Node> fused;      // (optional) run in place of this node and the next one or two
-  int32_t fused_last = -1;              // with `fused`: the last node of the chain it runs
-  int32_t folded_into = -1;             // this node runs inside that node's fused kernel
+  std::unique_ptr<ir::Node> resolved;  // (optional) the node with its bound attributes filled in
+  std::unique_ptr<ir::Node> fused;     // (optional) run in place of this node and the next one or two
+  int32_t fused_last = -1;             // with `fused`: the last node of the chain it runs
+  int32_t folded_into = -1;            // this node runs inside that node's fused kernel
   // For node events and node_io, named once when the node is bound: the value names of
   // the inputs its kernel reads, and with `fused` the graph nodes it runs, this one first.
   std::vector<std::string> input_sources;
@@ -74,42 +74,42 @@ struct InputRef {
 struct ValueInfo {
   DLDataType dtype{kDLFloat, 32, 1};
   std::vector<int64_t> shape;
-  bool produced = false;          // a kernel made it
-  bool host_allocated = false;    // ... into memory the host gave it
+  bool produced = false;               // a kernel made it
+  bool host_allocated = false;         // ... into memory the host gave it
   ir::ValueId view_of = ir::kNoValue;  // a kernel output pointing into this node output's memory
-  bool view_of_outside = false;   // ... or into a graph input's or a constant's
+  bool view_of_outside = false;        // ... or into a graph input's or a constant's
 };
 
 struct OutputPlan {
-  int32_t slot = -1;                       // -1: nobody reads it; dropped at once
-  int32_t storage = kHost;                 // where it lives
-  SY_StorageIndex local = SY_STORAGE_HOST; // the same, as the kernel's plugin names it
-  int64_t arena_offset = -1;               // host-allocated outputs placed in the arena
-  int32_t inplace_input = -1;              // host-allocated: takes this input's buffer
-  bool holds_arena = false;                // a graph output in the arena: it keeps the arena alive
+  int32_t slot = -1;                        // -1: nobody reads it; dropped at once
+  int32_t storage = kHost;                  // where it lives
+  SY_StorageIndex local = SY_STORAGE_HOST;  // the same, as the kernel's plugin names it
+  int64_t arena_offset = -1;                // host-allocated outputs placed in the arena
+  int32_t inplace_input = -1;               // host-allocated: takes this input's buffer
+  bool holds_arena = false;                 // a graph output in the arena: it keeps the arena alive
 };
 
 // One step of a run: a kernel, or a conversion of a value between storages.
 struct Step {
   enum class Kind : uint8_t { Kernel, Convert };
   Kind kind = Kind::Kernel;
-  int32_t node = -1;                     // the graph node it runs (a conversion: the reader it serves)
+  int32_t node = -1;  // the graph node it runs (a conversion: the reader it serves)
   // Kernel
-  const ir::Node* run_node = nullptr;    // the node as run (resolved or fused)
+  const ir::Node* run_node = nullptr;  // the node as run (resolved or fused)
   const BoundKernel* kernel = nullptr;
   const std::string* backend = nullptr;
-  const NodePlan* decided = nullptr;     // what planning decided for the node (names for events)
+  const NodePlan* decided = nullptr;  // what planning decided for the node (names for events)
   std::vector<InputRef> inputs;
   std::vector<SY_StorageIndex> input_storage;  // per input, as the kernel's plugin names it
   std::vector<OutputPlan> outputs;
-  bool pass_storages = false;            // the kernel has `storage`: run args carry the above
-  bool folded = false;                   // planning: its inputs were all constants, so its
-                                         // outputs were kept as constants (no step in the plan)
+  bool pass_storages = false;  // the kernel has `storage`: run args carry the above
+  bool folded = false;         // planning: its inputs were all constants, so its
+                               // outputs were kept as constants (no step in the plan)
   // Convert
-  ir::ValueId value = ir::kNoValue;      // the value it converts
-  int32_t src = -1, dst = -1;            // slots
-  int32_t from = kHost, to = kHost;      // storages
-  int64_t arena_offset = -1;             // the converted copy's place in `to`'s arena
+  ir::ValueId value = ir::kNoValue;  // the value it converts
+  int32_t src = -1, dst = -1;        // slots
+  int32_t from = kHost, to = kHost;  // storages
+  int64_t arena_offset = -1;         // the converted copy's place in `to`'s arena
   // Both: slots whose last reader this step is.
   std::vector<int32_t> frees;
   // Outputs whose shapes sym nodes read when planning: checked each time this step runs.
@@ -169,11 +169,11 @@ struct Crossing {
 // Stage 1's product: what the planning run (planning_run.cpp, planner.cpp) learned by
 // running the graph once at this signature. The passes of finalize.cpp compile it.
 struct PlanningRecord {
-  std::vector<NodePlan> nodes;             // parallel to Graph::nodes: what was decided
-  std::vector<ir::Attribute> scalars;      // per value: scalar values as evaluated
-  std::vector<ValueInfo> infos;            // per value: dtype, shape, who made its memory
-  std::vector<Step> steps;                 // the planning run's own steps (cleared once compiled)
-  std::vector<ir::ValueId> shape_reads;    // values whose shapes sym nodes read
+  std::vector<NodePlan> nodes;           // parallel to Graph::nodes: what was decided
+  std::vector<ir::Attribute> scalars;    // per value: scalar values as evaluated
+  std::vector<ValueInfo> infos;          // per value: dtype, shape, who made its memory
+  std::vector<Step> steps;               // the planning run's own steps (cleared once compiled)
+  std::vector<ir::ValueId> shape_reads;  // values whose shapes sym nodes read
 };
 
 // One signature's plan: the planning record (kept for `plan`, reports and error messages)
@@ -181,28 +181,28 @@ struct PlanningRecord {
 // Steps point into the record's kernels and the constants, so the two live together.
 struct Plan {
   PlanningRecord record;
-  bool complete = false;                   // the passes ran: the steps below are laid out
+  bool complete = false;  // the passes ran: the steps below are laid out
   // Constants: the graph's, sym::tensor results, folded nodes' outputs and their
   // conversions. Steps read them by pointer, so a deque keeps their addresses.
   std::deque<Tensor> constants;
-  std::vector<InputRef> value_constant;    // per value: where its constant is, if it is one
+  std::vector<InputRef> value_constant;  // per value: where its constant is, if it is one
   std::map<std::pair<ir::ValueId, int32_t>, const Tensor*> constant_copies;  // (value, storage): converted once
   // The executable plan. Slot v < number of values holds value v; converted copies take
   // the slots after.
   std::vector<Step> steps;
   int32_t num_slots = 0;
-  std::vector<int32_t> input_slots;        // per graph input
-  std::vector<InputRef> outputs;           // per graph output (always plain host)
-  std::vector<int32_t> value_storage;      // per value: the storage it lives in
+  std::vector<int32_t> input_slots;                // per graph input
+  std::vector<InputRef> outputs;                   // per graph output (always plain host)
+  std::vector<int32_t> value_storage;              // per value: the storage it lives in
   std::vector<std::vector<int64_t>> guard_shapes;  // per shape_reads entry: the shape planned for
-  std::vector<int32_t> slot_storage;       // per slot
-  std::vector<std::string> slot_names;     // per slot: "x", or "x@cuda/cuda" for a copy
+  std::vector<int32_t> slot_storage;               // per slot
+  std::vector<std::string> slot_names;             // per slot: "x", or "x@cuda/cuda" for a copy
   std::vector<Crossing> crossings;
   uint64_t crossing_bytes = 0, moved_bytes = 0;  // per run: converted, and all values' bytes
   // Memory: each slot's life, the arena placement made from them, the arenas' buffers.
   std::vector<ValueLife> lives;
-  MemoryPlan memory;                       // the host arena
-  std::unique_ptr<ArenaPool> arena;        // (optional) host arena buffers
+  MemoryPlan memory;                 // the host arena
+  std::unique_ptr<ArenaPool> arena;  // (optional) host arena buffers
   struct DeviceArena {
     int32_t storage = kHost;
     MemoryPlan memory;

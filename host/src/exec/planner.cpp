@@ -31,7 +31,8 @@ template <typename Args>
 Args node_args(SY_CallContext* call, const ir::Node& node, const std::vector<const DLTensor*>& inputs) {
   static_assert(std::is_same_v<Args, SY_SupportsArgs> || std::is_same_v<Args, SY_KernelCreateArgs>);
   Args args{};
-  args.struct_size = std::is_same_v<Args, SY_SupportsArgs> ? SY_SupportsArgs_STRUCT_SIZE : SY_KernelCreateArgs_STRUCT_SIZE;
+  args.struct_size =
+      std::is_same_v<Args, SY_SupportsArgs> ? SY_SupportsArgs_STRUCT_SIZE : SY_KernelCreateArgs_STRUCT_SIZE;
   args.call = call;
   args.node_name = node.name.c_str();
   args.attributes = loader::as_sdk(node.attrs);
@@ -40,7 +41,6 @@ Args node_args(SY_CallContext* call, const ir::Node& node, const std::vector<con
   args.num_outputs = node.outputs.size();
   return args;
 }
-
 
 // Asks a 1.1 kernel for its cost of one run at these input shapes, once per plan. A
 // failure or a nonsensical number is a warning, never fatal: the roofline then uses the
@@ -59,7 +59,8 @@ void ask_cost(BoundKernel& bound, const std::string& node, const std::string& ba
   args.num_outputs = num_outputs;
   const SY_Status s = def->cost(def->context, &args);
   std::string problem;
-  if (s != SY_OK) problem = "its kernel's cost failed: " + loader::describe_failure(s, call);
+  if (s != SY_OK)
+    problem = "its kernel's cost failed: " + loader::describe_failure(s, call);
   else if (!std::isfinite(args.flops) || !std::isfinite(args.bytes) || args.flops < 0 || args.bytes < 0)
     problem = "its kernel's cost reported flops " + std::to_string(args.flops) + " and bytes " +
               std::to_string(args.bytes) + ", which are not counts";
@@ -129,8 +130,9 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
   bound->kernel.def = def;
   bound->kernel.plugin = plugins_.find(winner.backend);
   auto fail = [&](const std::string& what, SY_Status s, const SY_CallContext& call) {
-    throw Error(s == SY_ERROR_OUT_OF_MEMORY ? ErrorKind::OutOfMemory : ErrorKind::Kernel,
-                describe(node) + ": plugin '" + winner.backend + "' " + what + ": " + loader::describe_failure(s, call));
+    throw Error(
+        s == SY_ERROR_OUT_OF_MEMORY ? ErrorKind::OutOfMemory : ErrorKind::Kernel,
+        describe(node) + ": plugin '" + winner.backend + "' " + what + ": " + loader::describe_failure(s, call));
   };
 
   SY_CallContext call;
@@ -177,20 +179,23 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
     st.output_inplace_tail = bound->output_inplace_tail.data();
     s = def->storage(def->context, &st);
     if (s != SY_OK) fail("could not say which storages its kernel reads and writes", s, call);
-    const size_t declared = bound->kernel.plugin->table().struct_size >= offsetof(SY_Plugin, num_storages) + sizeof(size_t)
-                                ? bound->kernel.plugin->table().num_storages
-                                : 0;
+    const size_t declared =
+        bound->kernel.plugin->table().struct_size >= offsetof(SY_Plugin, num_storages) + sizeof(size_t)
+            ? bound->kernel.plugin->table().num_storages
+            : 0;
     const SY_StorageMask valid = static_cast<SY_StorageMask>((uint64_t{2} << declared) - 1);
     for (size_t i = 0; i < inputs.size(); ++i)
       if (bound->input_reads[i] == 0 || (bound->input_reads[i] & ~valid))
         throw Error(ErrorKind::Kernel, describe(node) + ": plugin '" + winner.backend + "' says input " +
                                            std::to_string(i) + " reads storage mask " +
-                                           std::to_string(bound->input_reads[i]) + ", which names no storage it declares");
+                                           std::to_string(bound->input_reads[i]) +
+                                           ", which names no storage it declares");
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       if (bound->output_writes[o] == 0 || (bound->output_writes[o] & ~valid))
         throw Error(ErrorKind::Kernel, describe(node) + ": plugin '" + winner.backend + "' says output " +
                                            std::to_string(o) + " writes storage mask " +
-                                           std::to_string(bound->output_writes[o]) + ", which names no storage it declares");
+                                           std::to_string(bound->output_writes[o]) +
+                                           ", which names no storage it declares");
       const int32_t i = bound->output_inplace[o];
       if (i < -1 || i >= static_cast<int32_t>(inputs.size()) || def->output_mode != SY_OUTPUT_HOST_ALLOCATED)
         bound->output_inplace[o] = -1;
@@ -232,7 +237,8 @@ void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
       if (!routed) continue;
       for (const select::Candidate& c : offers) {
         if (c.backend != backend) continue;
-        if (!select::dtype_mismatch(*c.def, fused_inputs).empty() || !catalog_.ask(c, fused, fused_inputs).empty()) continue;
+        if (!select::dtype_mismatch(*c.def, fused_inputs).empty() || !catalog_.ask(c, fused, fused_inputs).empty())
+          continue;
         np.bound = create_kernel(fused, c, fused_inputs);
         if (backend != np.backend) {
           np.selection.reason += "; '" + backend + "' offers " + op + " (" + np.backend + " does not)";
@@ -276,7 +282,8 @@ const ir::Node& Executor::prepare_node(size_t n, Plan& plan, const MetadataOf& m
   for (ir::ValueId v : run_node.inputs) np.input_sources.push_back(v == ir::kNoValue ? "" : graph_.values[v].name);
   if (np.fused)
     for (int32_t m = static_cast<int32_t>(n); m <= np.fused_last; ++m)
-      if (m == static_cast<int32_t>(n) || plan.record.nodes[static_cast<size_t>(m)].folded_into == static_cast<int32_t>(n))
+      if (m == static_cast<int32_t>(n) ||
+          plan.record.nodes[static_cast<size_t>(m)].folded_into == static_cast<int32_t>(n))
         np.fused_members.push_back(graph_.nodes[static_cast<size_t>(m)].name);
   // Asked of the kernel that runs (fused or not), after fusion decided.
   ask_cost(*np.bound, describe(run_node), np.backend, metadata(run_node.inputs), run_node.outputs.size());

@@ -52,15 +52,15 @@ class PlanningRun {
   const ir::Graph& graph_;
   const StorageTable& storages_;
   Plan& plan_;
-  std::vector<Step>& steps_;                             // plan_.record.steps
+  std::vector<Step>& steps_;  // plan_.record.steps
   RunResult result_;
   RunState st_;
   Scratch scratch_;
-  std::vector<int32_t> where_;                           // per value: the storage of slot v
+  std::vector<int32_t> where_;  // per value: the storage of slot v
   ConvertedCopies copies_;
-  std::vector<std::vector<int32_t>> slots_of_;           // per value: its copies' slots
-  std::vector<char> shape_read_;                         // per value: a sym node read its shape
-  std::vector<DLTensor> proxies_;                        // metadata of values not in host memory
+  std::vector<std::vector<int32_t>> slots_of_;  // per value: its copies' slots
+  std::vector<char> shape_read_;                // per value: a sym node read its shape
+  std::vector<DLTensor> proxies_;               // metadata of values not in host memory
 };
 
 PlanningRun::PlanningRun(Executor& ex, Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options)
@@ -87,16 +87,20 @@ PlanningRun::PlanningRun(Executor& ex, Plan& plan, const std::vector<Tensor>& in
 RunResult PlanningRun::run() {
   for (size_t n = 0; n < graph_.nodes.size(); ++n) {
     if (plan_.record.nodes[n].folded_into >= 0) continue;  // runs inside its producer's fused kernel
-    if (ir::is_sym_op(graph_.nodes[n].op)) run_sym_node(n);  // the host's own shape arithmetic
-    else run_kernel_node(n);
+    if (ir::is_sym_op(graph_.nodes[n].op))
+      run_sym_node(n);  // the host's own shape arithmetic
+    else
+      run_kernel_node(n);
   }
   for (size_t v = 0; v < graph_.values.size(); ++v)
     if (shape_read_[v]) plan_.record.shape_reads.push_back(static_cast<ir::ValueId>(v));
   result_.outputs.clear();
   for (ir::ValueId v : graph_.outputs) {
     const ir::Value& val = graph_.values[at(v)];
-    if (val.kind == ir::ValueKind::Constant) result_.outputs.push_back(val.constant);
-    else result_.outputs.push_back(storages_.to_host(storage_of(v), tensor_of(v), "output '" + val.name + "'"));
+    if (val.kind == ir::ValueKind::Constant)
+      result_.outputs.push_back(val.constant);
+    else
+      result_.outputs.push_back(storages_.to_host(storage_of(v), tensor_of(v), "output '" + val.name + "'"));
   }
   ex_.runner_.end_run(st_);
   return std::move(result_);
@@ -187,8 +191,8 @@ void PlanningRun::run_sym_node(size_t n) {
     if (graph_.values[at(v)].kind == ir::ValueKind::NodeOutput && plan_.value_constant[at(v)].constant == nullptr)
       shape_read_[at(v)] = 1;
     const Tensor& t = tensor_of(v);
-    host_copies.push_back(node.op == "sym::item" ? storages_.to_host(storage_of(v), t, "value '" + graph_.values[at(v)].name + "'")
-                                                 : t);
+    host_copies.push_back(
+        node.op == "sym::item" ? storages_.to_host(storage_of(v), t, "value '" + graph_.values[at(v)].name + "'") : t);
     args.push_back(ir::SymArg{nullptr, &host_copies.back()});
   }
   const ir::ValueId out = node.outputs[0];
@@ -247,11 +251,12 @@ Step PlanningRun::kernel_step(size_t n, const ir::Node& run_node, const BoundKer
     }
     // A constant (or sym::tensor) lives in host memory, and a copy elsewhere is made once.
     const bool constant = !is_slot(v);
-    const StorageTable::InputPlace place = storages_.input_place(
-        constant ? kHost : storage_of(v), bk.input_reads[i], plugin, constant ? kHost : ex_.preferred_storage_);
+    const StorageTable::InputPlace place = storages_.input_place(constant ? kHost : storage_of(v), bk.input_reads[i],
+                                                                 plugin, constant ? kHost : ex_.preferred_storage_);
     s.input_storage.push_back(place.local);
     if (constant)
-      s.inputs.push_back(InputRef{-1, plan_.constant_in(place.storage, v, tensor_of(v), graph_, storages_), place.storage});
+      s.inputs.push_back(
+          InputRef{-1, plan_.constant_in(place.storage, v, tensor_of(v), graph_, storages_), place.storage});
     else
       s.inputs.push_back(InputRef{copy_to(v, place.storage, static_cast<int32_t>(n)), nullptr, place.storage});
   }

@@ -102,8 +102,9 @@ uint64_t Executor::probe_peak(const std::vector<Tensor>& inputs, int64_t batch) 
 void Executor::preflight_first(const std::vector<Tensor>& inputs) {
   const int64_t batch = common_batch(inputs);
   if (batch < kProbeMinBatch) {
-    log::get().debug("memory pre-flight: first signature not checked ({})",
-                     batch < 0 ? "the inputs share no first dimension" : "a batch under " + std::to_string(kProbeMinBatch));
+    log::get().debug(
+        "memory pre-flight: first signature not checked ({})",
+        batch < 0 ? "the inputs share no first dimension" : "a batch under " + std::to_string(kProbeMinBatch));
     return;
   }
   if (memory_headroom().bytes == UINT64_MAX) return;  // no limit known
@@ -121,16 +122,16 @@ void Executor::preflight_first(const std::vector<Tensor>& inputs) {
   const double need_d = static_cast<double>(peak1) + per_item * static_cast<double>(batch - 1);
   const uint64_t need = need_d >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(need_d);
   if (need <= room.bytes) return;
-  const int64_t fits =
-      room.bytes < peak1 ? 0
-      : per_item == 0.0  ? batch
-                         : static_cast<int64_t>(std::floor(static_cast<double>(room.bytes - peak1) / per_item)) + 1;
-  std::string msg = "memory pre-flight: inputs " + describe_inputs(graph_, inputs) + " need about " +
-                    human_bytes(need) + " (" + std::to_string(need) +
-                    " bytes, extrapolated from planning runs on the inputs' first rows: batch 1 peaked at " +
-                    std::to_string(peak1) + " bytes, batch " + std::to_string(kProbeSlopeBatch) + " at " +
-                    std::to_string(peak2) + " bytes; memory taken as linear in the batch), but this process may use only " +
-                    human_bytes(room.bytes) + " (" + std::to_string(room.bytes) + " bytes) more (" + room.source + ")";
+  const int64_t fits = room.bytes < peak1 ? 0
+                       : per_item == 0.0
+                           ? batch
+                           : static_cast<int64_t>(std::floor(static_cast<double>(room.bytes - peak1) / per_item)) + 1;
+  std::string msg =
+      "memory pre-flight: inputs " + describe_inputs(graph_, inputs) + " need about " + human_bytes(need) + " (" +
+      std::to_string(need) + " bytes, extrapolated from planning runs on the inputs' first rows: batch 1 peaked at " +
+      std::to_string(peak1) + " bytes, batch " + std::to_string(kProbeSlopeBatch) + " at " + std::to_string(peak2) +
+      " bytes; memory taken as linear in the batch), but this process may use only " + human_bytes(room.bytes) + " (" +
+      std::to_string(room.bytes) + " bytes) more (" + room.source + ")";
   msg += fits >= 1 ? "; the largest batch that fits is about " + std::to_string(fits) : "; not even a batch of 1 fits";
   msg += ". Nothing ran at batch " + std::to_string(batch) +
          "; --no-preflight (or [runtime] preflight = false) skips this check";
@@ -156,7 +157,8 @@ void Executor::preflight(const std::vector<Tensor>& inputs) {
     if (nearest == nullptr || distance < nearest_distance) nearest = &c, nearest_distance = distance;
   }
   if (nearest == nullptr) return preflight_first(inputs);  // nothing measured to scale from
-  const double ratio = static_cast<double>(new_bytes) / static_cast<double>(input_bytes(nearest->dtypes, nearest->shapes));
+  const double ratio =
+      static_cast<double>(new_bytes) / static_cast<double>(input_bytes(nearest->dtypes, nearest->shapes));
   if (ratio <= 1.0) return;  // no bigger than a signature that already ran here
   const uint64_t peak = plan_need(*nearest->plan);
   const double need_d = static_cast<double>(peak) * ratio;
@@ -180,8 +182,8 @@ void Executor::preflight(const std::vector<Tensor>& inputs) {
   if (batch > 0) {
     const double per_item = need_d / static_cast<double>(batch);
     const auto fits = static_cast<int64_t>(std::floor(static_cast<double>(room.bytes) / per_item));
-    msg += fits >= 1 ? "; the largest batch that fits is about " + std::to_string(fits)
-                     : "; not even a batch of 1 fits";
+    msg +=
+        fits >= 1 ? "; the largest batch that fits is about " + std::to_string(fits) : "; not even a batch of 1 fits";
   }
   msg += ". Nothing ran; --no-preflight (or [runtime] preflight = false) skips this check";
   throw Error(ErrorKind::OutOfMemory, msg);

@@ -46,20 +46,20 @@ struct RunState {
   std::vector<Tensor> slots;
   std::shared_ptr<ArenaPool::Buffer> arena;                       // host arena, or null
   std::vector<std::shared_ptr<ArenaPool::Buffer>> device_arenas;  // per Plan::device_arenas
-  bool in_place = false;                   // outputs may take their inputs' buffers
-  bool parallel = false;                   // steps free slots by reader counts (parallel.cpp)
-  bool keep_inputs = false;                // node_io "all" or a callback: keep each node's inputs
-  size_t heap_base = 0;                    // measure_memory: bytes in use when the run began
+  bool in_place = false;                                          // outputs may take their inputs' buffers
+  bool parallel = false;                                          // steps free slots by reader counts (parallel.cpp)
+  bool keep_inputs = false;  // node_io "all" or a callback: keep each node's inputs
+  size_t heap_base = 0;      // measure_memory: bytes in use when the run began
   std::chrono::steady_clock::time_point start;
-  std::vector<int64_t> start_ns, end_ns;   // profile: per step
+  std::vector<int64_t> start_ns, end_ns;  // profile: per step
   std::vector<int32_t> lanes;
-  std::vector<NodeIO> records;             // per step (parallel runs keep graph order)
-  std::mutex callback_mutex;               // callbacks run one at a time
+  std::vector<NodeIO> records;  // per step (parallel runs keep graph order)
+  std::mutex callback_mutex;    // callbacks run one at a time
   // Counted with atomics: parallel runs take steps on several threads.
   std::atomic<size_t> nodes_run{0}, live_count{0}, live_bytes{0}, peak_count{0}, peak_bytes{0};
-  void hold(int32_t slot, Tensor t);       // puts t in a slot (none: slot < 0)
-  void held(const Tensor& t);              // a tensor entered a slot
-  void dropped(const Tensor& t);           // ... and left it
+  void hold(int32_t slot, Tensor t);  // puts t in a slot (none: slot < 0)
+  void held(const Tensor& t);         // a tensor entered a slot
+  void dropped(const Tensor& t);      // ... and left it
 };
 
 // Per-thread buffers for one step, reused from step to step.
@@ -105,7 +105,7 @@ class Runner {
 
   const ir::Graph& graph_;
   const StorageTable& storages_;
-  struct Parallel;                  // parallel.cpp: the oneTBB arena (null when sequential)
+  struct Parallel;  // parallel.cpp: the oneTBB arena (null when sequential)
   std::shared_ptr<Parallel> parallel_;
 };
 

@@ -32,8 +32,7 @@ const ArenaPool::Buffer* arena_for(const RunState& st, const StorageTable& stora
 
 void raise(std::atomic<size_t>& peak, size_t now) {
   size_t seen = peak.load(std::memory_order_relaxed);
-  while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
-  }
+  while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {}
 }
 
 }  // namespace
@@ -49,7 +48,7 @@ void RunState::dropped(const Tensor& t) {
 }
 
 void Runner::begin_run(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options, RunState& st,
-                         RunResult& result) const {
+                       RunResult& result) const {
   st.plan = &plan;
   st.options = &options;
   st.result = &result;
@@ -67,7 +66,8 @@ void Runner::begin_run(const Plan& plan, const std::vector<Tensor>& inputs, cons
       st.held(inputs[i]);
     }
     if (private_tensors && plan.arena) {  // a measured run takes fresh buffers, so that the arena counts
-      st.arena = options.measure_memory ? std::make_shared<ArenaPool::Buffer>(plan.memory.arena_bytes) : plan.arena->acquire();
+      st.arena =
+          options.measure_memory ? std::make_shared<ArenaPool::Buffer>(plan.memory.arena_bytes) : plan.arena->acquire();
       result.stats.arena_bytes = plan.memory.arena_bytes;
     }
     for (const Plan::DeviceArena& d : plan.device_arenas)
@@ -113,7 +113,8 @@ void Runner::end_run(RunState& st) const {
     }
   }
   if (!plan.complete) return;
-  for (const InputRef& r : plan.outputs) result.outputs.push_back(r.constant != nullptr ? *r.constant : st.slots[static_cast<size_t>(r.slot)]);
+  for (const InputRef& r : plan.outputs)
+    result.outputs.push_back(r.constant != nullptr ? *r.constant : st.slots[static_cast<size_t>(r.slot)]);
   st.slots.clear();
   // Every tensor placed in an arena is gone now: the next run may take the buffers.
   if (st.arena && !st.options->measure_memory) plan.arena->release(std::move(st.arena));
@@ -145,7 +146,9 @@ RunResult Runner::run(const Plan& plan, const std::vector<Tensor>& inputs, const
   return plan.schedule ? run_parallel(plan, inputs, options) : run_sequential(plan, inputs, options);
 }
 
-std::string Runner::describe_step(const Step& step) const { return describe(graph_.nodes[static_cast<size_t>(step.node)]); }
+std::string Runner::describe_step(const Step& step) const {
+  return describe(graph_.nodes[static_cast<size_t>(step.node)]);
+}
 
 // Out of memory anywhere in a step (host allocation, std::bad_alloc) is reported as that,
 // with the node, op and plugin it happened in; zero-cost when nothing throws.
@@ -250,7 +253,8 @@ void Runner::run_step_body(const Step& step, size_t index, RunState& st, Scratch
 
   // ---- the tail
   std::vector<Tensor>& outs = sc.outs;
-  for (size_t o = 0; o < step.outputs.size(); ++o) st.hold(step.outputs[o].slot, records ? outs[o] : std::move(outs[o]));
+  for (size_t o = 0; o < step.outputs.size(); ++o)
+    st.hold(step.outputs[o].slot, records ? outs[o] : std::move(outs[o]));
   ++st.nodes_run;
   if (records) record_step(step, index, st, sc);
   finish_step(step, index, st);
@@ -270,8 +274,15 @@ void Runner::record_step(const Step& step, size_t index, RunState& st, Scratch& 
   if (options.callback != nullptr && *options.callback) {
     std::lock_guard<std::mutex> lock(st.callback_mutex);  // one call at a time, in parallel runs too
     const NodePlan& np = *step.decided;
-    const NodeEvent ev{node.name,       node.op,  *step.backend, node.module_path, sc.in_tensors, host_outs,
-                       &np.input_sources, static_cast<size_t>(step.node), np.fused ? &np.fused_members : nullptr};
+    const NodeEvent ev{node.name,
+                       node.op,
+                       *step.backend,
+                       node.module_path,
+                       sc.in_tensors,
+                       host_outs,
+                       &np.input_sources,
+                       static_cast<size_t>(step.node),
+                       np.fused ? &np.fused_members : nullptr};
     (*options.callback)(ev);
   }
   if (options.capture != Capture::None) {
@@ -301,7 +312,8 @@ void Runner::host_outputs(const Step& step, RunState& st, Scratch& sc) const {
     } else if (const ArenaPool::Buffer* a = op.arena_offset >= 0 ? arena_for(st, storages_, op.storage) : nullptr) {
       // A graph output in the arena keeps it: the next run takes another buffer.
       std::shared_ptr<void> keeps = op.holds_arena && st.arena ? std::shared_ptr<void>(st.arena, a->data) : nullptr;
-      sc.outs.push_back(storages_.place(op.storage, a->data + op.arena_offset, d.dtype, std::move(shape), std::move(keeps)));
+      sc.outs.push_back(
+          storages_.place(op.storage, a->data + op.arena_offset, d.dtype, std::move(shape), std::move(keeps)));
     } else {
       sc.outs.push_back(storages_.allocate(op.storage, d.dtype, shape));
     }
@@ -315,17 +327,18 @@ void Runner::kernel_failed(const Step& step, SY_Status s, const SY_CallContext& 
     if (m != nullptr && m->deleter != nullptr) m->deleter(m);
   const BoundKernel& bk = *step.kernel;
   if (s != SY_ERROR_OUT_OF_MEMORY)
-    throw Error(ErrorKind::Kernel,
-                describe_step(step) + " failed in plugin '" + *step.backend + "': " + loader::describe_failure(s, call));
+    throw Error(ErrorKind::Kernel, describe_step(step) + " failed in plugin '" + *step.backend +
+                                       "': " + loader::describe_failure(s, call));
   uint64_t out_bytes = 0;
   for (const SY_TensorDesc& d : bk.output_descs) {
     uint64_t n = dtype_size(d.dtype);
     for (int32_t k = 0; k < d.ndim; ++k) n *= static_cast<uint64_t>(std::max<int64_t>(d.shape[k], 0));
     out_bytes += n;
   }
-  throw Error(ErrorKind::OutOfMemory,
-              describe_step(step) + " on plugin '" + *step.backend + "': " + loader::describe_failure(s, call) +
-                  (bk.output_descs.empty() ? std::string() : " (its outputs take " + std::to_string(out_bytes) + " bytes)"));
+  throw Error(
+      ErrorKind::OutOfMemory,
+      describe_step(step) + " on plugin '" + *step.backend + "': " + loader::describe_failure(s, call) +
+          (bk.output_descs.empty() ? std::string() : " (its outputs take " + std::to_string(out_bytes) + " bytes)"));
 }
 
 // The tensors a kernel-allocated kernel returned, adopted; a view of an input keeps that
@@ -401,8 +414,8 @@ void Runner::run_kernel(const Step& step, RunState& st, Scratch& sc) const {
 void Runner::check_outputs(const Step& step, const std::vector<Tensor>& outs) const {
   const BoundKernel& bk = *step.kernel;
   auto fail = [&](size_t o, const std::string& what) {
-    throw Error(ErrorKind::Kernel, describe_step(step) + ": plugin '" + *step.backend + "' " +
-                                       what + " (output " + std::to_string(o) + ")");
+    throw Error(ErrorKind::Kernel, describe_step(step) + ": plugin '" + *step.backend + "' " + what + " (output " +
+                                       std::to_string(o) + ")");
   };
   for (size_t o = 0; o < outs.size(); ++o) {
     const DLTensor& dl = outs[o].dl();
@@ -412,12 +425,14 @@ void Runner::check_outputs(const Step& step, const std::vector<Tensor>& outs) co
     if (storage == kHost ? !host_like : dl.device.device_type != want_device.device_type)
       fail(o, "produced a tensor on device type " + std::to_string(dl.device.device_type) + " where " +
                   storages_.name_of(storage) + " memory was expected");
-    if (dl.ndim < 0 || dl.ndim > SY_MAX_DIMS) fail(o, "produced a tensor with " + std::to_string(dl.ndim) + " dimensions");
+    if (dl.ndim < 0 || dl.ndim > SY_MAX_DIMS)
+      fail(o, "produced a tensor with " + std::to_string(dl.ndim) + " dimensions");
     if (dl.data == nullptr && outs[o].numel() > 0) fail(o, "produced a tensor with no data");
     if (bk.output_descs.empty()) continue;
     const SY_TensorDesc& want = bk.output_descs[o];
     // Compared in place: this runs after every node, and vectors would cost two allocations.
-    if (!same_dtype(dl.dtype, want.dtype) || dl.ndim != want.ndim || !std::equal(want.shape, want.shape + want.ndim, dl.shape))
+    if (!same_dtype(dl.dtype, want.dtype) || dl.ndim != want.ndim ||
+        !std::equal(want.shape, want.shape + want.ndim, dl.shape))
       fail(o, "produced " + dtype_name(dl.dtype) + " " + shape_string({dl.shape, dl.shape + dl.ndim}) +
                   " but its infer promised " + dtype_name(want.dtype) + " " +
                   shape_string({want.shape, want.shape + want.ndim}));
@@ -437,8 +452,8 @@ void Runner::check_finite(const Step& step, const std::vector<Tensor>& outs) con
       for (int64_t i = 0, e = t.numel(); i < e && bad < 0; ++i) bad = std::isfinite(p[i]) ? -1 : i;
     }
     if (bad >= 0)
-      throw Error(ErrorKind::Kernel, "check-finite: " + describe_step(step) + " on plugin '" +
-                                         *step.backend + "' is the first node to produce a non-finite value (output " +
+      throw Error(ErrorKind::Kernel, "check-finite: " + describe_step(step) + " on plugin '" + *step.backend +
+                                         "' is the first node to produce a non-finite value (output " +
                                          std::to_string(o) + ", element " + std::to_string(bad) + ")");
   }
 }

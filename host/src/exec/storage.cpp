@@ -35,8 +35,8 @@ int32_t StorageTable::id_of(const loader::LoadedPlugin* plugin, SY_StorageIndex 
   if (local == SY_STORAGE_HOST) return kHost;
   for (size_t i = 0; i < kinds_.size(); ++i)
     if (kinds_[i].plugin.get() == plugin && kinds_[i].local == local) return static_cast<int32_t>(i);
-  throw Error(ErrorKind::Plugin, "plugin '" + plugin->name() + "' named storage " + std::to_string(local) +
-                                     ", which it does not declare");
+  throw Error(ErrorKind::Plugin,
+              "plugin '" + plugin->name() + "' named storage " + std::to_string(local) + ", which it does not declare");
 }
 
 int32_t StorageTable::find(const std::string& name) const {
@@ -91,7 +91,8 @@ std::shared_ptr<void> StorageTable::allocate_bytes(int32_t id, uint64_t bytes, v
   const SY_Status s = k.def->alloc(k.def->context, &args);
   if (s == SY_ERROR_OUT_OF_MEMORY || (s == SY_OK && args.data == nullptr))
     throw Error(ErrorKind::OutOfMemory, out_of_memory_message("storage '" + k.name + "'", bytes) + " (" +
-                                            (s != SY_OK ? loader::describe_failure(s, call) : "it returned no memory") + ")");
+                                            (s != SY_OK ? loader::describe_failure(s, call) : "it returned no memory") +
+                                            ")");
   if (s != SY_OK)
     throw Error(ErrorKind::Kernel, "storage '" + k.name + "' could not allocate " + std::to_string(bytes) +
                                        " bytes: " + loader::describe_failure(s, call));

@@ -53,9 +53,9 @@ class StorageTable {
   // itself, else the first storage in `reads`. The one rule both the planning run and the
   // final plan route inputs by.
   struct InputPlace {
-    int32_t storage = kHost;             // where the kernel reads it
+    int32_t storage = kHost;                  // where the kernel reads it
     SY_StorageIndex local = SY_STORAGE_HOST;  // the same, as `plugin` names it
-    bool converted = false;              // storage != from: a converted copy
+    bool converted = false;                   // storage != from: a converted copy
   };
   InputPlace input_place(int32_t from, SY_StorageMask reads, const loader::LoadedPlugin* plugin,
                          int32_t preferred) const {
@@ -82,8 +82,7 @@ class StorageTable {
   // One buffer of `bytes` in storage `id` (for an arena), freed when the result goes.
   std::shared_ptr<void> allocate_bytes(int32_t id, uint64_t bytes, void** data) const;
   // A tensor of storage `id` at `data` (inside a buffer `owner` keeps alive).
-  Tensor place(int32_t id, void* data, DLDataType dtype, std::vector<int64_t> shape,
-               std::shared_ptr<void> owner) const;
+  Tensor place(int32_t id, void* data, DLDataType dtype, std::vector<int64_t> shape, std::shared_ptr<void> owner) const;
   // Conversions. `what` names the value in errors. `dst` (optional) is where to write;
   // otherwise a tensor of its own is allocated.
   Tensor to_host(int32_t from, const Tensor& src, const std::string& what, Tensor dst = {}) const;

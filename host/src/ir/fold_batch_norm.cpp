@@ -21,7 +21,8 @@ int64_t int_attr(const Node& n, const char* name, int64_t fallback) {
 }
 
 bool is_foldable_conv(const Graph& g, const Node& conv) {
-  static const char* kOps[] = {"aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::convolution", "aten::_convolution"};
+  static const char* kOps[] = {"aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::convolution",
+                               "aten::_convolution"};
   bool known = false;
   for (const char* op : kOps) known = known || conv.op == op;
   if (!known || conv.outputs.size() != 1 || conv.inputs.size() < 2 || int_attr(conv, "transposed", 0) != 0)
@@ -79,7 +80,8 @@ void fold_into(Graph& g, Node& conv, const Stats& stats) {
   const Tensor bias = has_bias ? g.values[static_cast<size_t>(conv.inputs[2])].constant.contiguous() : Tensor();
   for (int64_t c = 0; c < channels; ++c) {
     const double b0 = has_bias ? bias.data<float>()[c] : 0.0;
-    b.data<float>()[c] = static_cast<float>(b0 * stats.scale[static_cast<size_t>(c)] + stats.shift[static_cast<size_t>(c)]);
+    b.data<float>()[c] =
+        static_cast<float>(b0 * stats.scale[static_cast<size_t>(c)] + stats.shift[static_cast<size_t>(c)]);
   }
   const std::string base = conv.name.empty() ? "conv" : conv.name;
   const ValueId wv = g.add_constant(base + ".weight.bn_folded", w);

@@ -51,8 +51,7 @@ ValueId Graph::add_constant(std::string name, Tensor weight) {
 }
 
 int32_t Graph::add_node(std::string name, std::string op, std::vector<ValueId> node_inputs,
-                        std::vector<std::string> output_names, Attributes attrs,
-                        std::string module_path) {
+                        std::vector<std::string> output_names, Attributes attrs, std::string module_path) {
   const auto index = static_cast<int32_t>(nodes.size());
   Node node;
   node.name = std::move(name);
@@ -80,8 +79,8 @@ ValueId Graph::add_sym(std::string name, std::string op, std::vector<ValueId> no
                        std::string output_name) {
   const bool makes_tensor = op == "sym::tensor";
   if (output_name.empty()) output_name = name;
-  const int32_t n = add_node(std::move(name), std::move(op), std::move(node_inputs), {std::move(output_name)},
-                             std::move(attrs));
+  const int32_t n =
+      add_node(std::move(name), std::move(op), std::move(node_inputs), {std::move(output_name)}, std::move(attrs));
   const ValueId out = nodes[static_cast<size_t>(n)].outputs[0];
   values[static_cast<size_t>(out)].type = makes_tensor ? ValueType::Tensor : ValueType::Scalar;
   return out;

@@ -37,23 +37,48 @@ struct Attribute {
   bool bound() const { return ref >= 0; }
 
   static Attribute none() { return {}; }
-  static Attribute of_int(int64_t v) { Attribute a; a.kind = AttrKind::Int; a.i = v; return a; }
-  static Attribute of_float(double v) { Attribute a; a.kind = AttrKind::Float; a.f = v; return a; }
+  static Attribute of_int(int64_t v) {
+    Attribute a;
+    a.kind = AttrKind::Int;
+    a.i = v;
+    return a;
+  }
+  static Attribute of_float(double v) {
+    Attribute a;
+    a.kind = AttrKind::Float;
+    a.f = v;
+    return a;
+  }
   static Attribute of_string(std::string v) {
-    Attribute a; a.kind = AttrKind::String; a.s = std::move(v); return a;
+    Attribute a;
+    a.kind = AttrKind::String;
+    a.s = std::move(v);
+    return a;
   }
   static Attribute of_ints(std::vector<int64_t> v) {
-    Attribute a; a.kind = AttrKind::Ints; a.ints = std::move(v); return a;
+    Attribute a;
+    a.kind = AttrKind::Ints;
+    a.ints = std::move(v);
+    return a;
   }
   static Attribute of_floats(std::vector<double> v) {
-    Attribute a; a.kind = AttrKind::Floats; a.floats = std::move(v); return a;
+    Attribute a;
+    a.kind = AttrKind::Floats;
+    a.floats = std::move(v);
+    return a;
   }
   static Attribute of_tensor(Tensor v) {
-    Attribute a; a.kind = AttrKind::Tensor; a.tensor = std::move(v); return a;
+    Attribute a;
+    a.kind = AttrKind::Tensor;
+    a.tensor = std::move(v);
+    return a;
   }
   // Bound to scalar value `value`, which must hold (or convert to) `expected`.
   static Attribute of_ref(int32_t value, AttrKind expected) {
-    Attribute a; a.kind = expected; a.ref = value; return a;
+    Attribute a;
+    a.kind = expected;
+    a.ref = value;
+    return a;
   }
 };
 
@@ -78,11 +103,11 @@ struct Value {
   std::string name;
   ValueKind kind = ValueKind::NodeOutput;
   ValueType type = ValueType::Tensor;  // Scalar: a NodeOutput of a sym:: node
-  Tensor constant;              // ValueKind::Constant only: the weight, shared not copied
-  int32_t producer = -1;        // NodeOutput only: index into Graph::nodes
-  DLDataType dtype{kDLFloat, 32, 1};  // declared dtype of inputs and constants
-  std::vector<int64_t> shape;   // declared shape of inputs (-1 = any size); may be empty
-  bool rank_known = false;      // inputs: `shape` gives the rank even where it is empty (0-D)
+  Tensor constant;                     // ValueKind::Constant only: the weight, shared not copied
+  int32_t producer = -1;               // NodeOutput only: index into Graph::nodes
+  DLDataType dtype{kDLFloat, 32, 1};   // declared dtype of inputs and constants
+  std::vector<int64_t> shape;          // declared shape of inputs (-1 = any size); may be empty
+  bool rank_known = false;             // inputs: `shape` gives the rank even where it is empty (0-D)
   // Inputs: a name per dimension for messages and `plan` ("B", "S"); "" where none.
   std::vector<std::string> dim_names;
   // Inputs: per dimension, the sizes it may take (empty, or one per dimension); a run
@@ -94,9 +119,9 @@ struct Value {
 };
 
 struct Node {
-  std::string name;             // unique, e.g. "layer1.0.conv1" or "add_3"
-  std::string op;               // e.g. "aten::linear"
-  std::string module_path;      // e.g. "layer1.0" (may be empty)
+  std::string name;         // unique, e.g. "layer1.0.conv1" or "add_3"
+  std::string op;           // e.g. "aten::linear"
+  std::string module_path;  // e.g. "layer1.0" (may be empty)
   Attributes attrs;
   std::vector<ValueId> inputs;  // kNoValue for an absent optional input
   std::vector<ValueId> outputs;
@@ -123,9 +148,8 @@ struct Graph {
   ValueId add_input(std::string name, DLDataType dtype, std::vector<int64_t> shape = {});
   ValueId add_constant(std::string name, Tensor weight);
   // Appends a node; creates its output values named `output_names`. Returns its index.
-  int32_t add_node(std::string name, std::string op, std::vector<ValueId> inputs,
-                   std::vector<std::string> output_names, Attributes attrs = {},
-                   std::string module_path = {});
+  int32_t add_node(std::string name, std::string op, std::vector<ValueId> inputs, std::vector<std::string> output_names,
+                   Attributes attrs = {}, std::string module_path = {});
   ValueId find_value(const std::string& name) const;  // kNoValue if absent
   // Appends a sym:: node (ir/sym.hpp) whose one output is a scalar value (or, for
   // sym::tensor, a tensor). Returns the output.

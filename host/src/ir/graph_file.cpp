@@ -79,14 +79,12 @@ class GraphFileReader : private JsonFieldReader {
 
   void check_format(const Json& root) {
     auto format = root.find("format");
-    if (format == root.end() || !format->is_string() ||
-        format->get_ref<const std::string&>() != kFormatName)
+    if (format == root.end() || !format->is_string() || format->get_ref<const std::string&>() != kFormatName)
       fail_io(std::string("not a switchyard graph file (expected \"format\": \"") + kFormatName + "\")");
     const int64_t version = as_int(field(root, "version", "graph file"), "field 'version'");
     if (version > kGraphFormatVersion)
-      fail_io("graph format version " + std::to_string(version) +
-              " is newer than this switchyard reads (version " + std::to_string(kGraphFormatVersion) +
-              "); upgrade switchyard or re-export the model as version " +
+      fail_io("graph format version " + std::to_string(version) + " is newer than this switchyard reads (version " +
+              std::to_string(kGraphFormatVersion) + "); upgrade switchyard or re-export the model as version " +
               std::to_string(kGraphFormatVersion));
     if (version < 1) fail_io("invalid graph format version " + std::to_string(version));
     version_ = version;
@@ -101,8 +99,7 @@ class GraphFileReader : private JsonFieldReader {
     std::error_code error;
     const bool regular = std::filesystem::is_regular_file(weights_path_, error);
     const uintmax_t size = regular ? std::filesystem::file_size(weights_path_, error) : 0;
-    if (!regular || error)
-      fail_io("cannot open weights file '" + weights_path_ + "' (missing or not a regular file)");
+    if (!regular || error) fail_io("cannot open weights file '" + weights_path_ + "' (missing or not a regular file)");
     std::ifstream in(weights_path_, std::ios::binary);
     if (!in) fail_io("cannot open weights file '" + weights_path_ + "'");
     const auto end = static_cast<std::streamsize>(size);
@@ -130,16 +127,16 @@ class GraphFileReader : private JsonFieldReader {
           (dim != 0 && __builtin_mul_overflow(elements, dim, &elements)))
         fail_io(what + ": shape " + shape_string(shape) + " is too large");
     if (expected != nbytes)
-      fail_io(what + ": nbytes is " + std::to_string(nbytes) + " but " + dtype_name(dtype) + " " +
-              shape_string(shape) + " needs " + std::to_string(expected));
+      fail_io(what + ": nbytes is " + std::to_string(nbytes) + " but " + dtype_name(dtype) + " " + shape_string(shape) +
+              " needs " + std::to_string(expected));
     if (offset % kWeightsAlignment != 0)
       fail_io(what + ": offset " + std::to_string(offset) + " is not a multiple of " +
               std::to_string(kWeightsAlignment));
     if (!weights_) fail_io(what + " needs a weights file, but the graph file has no 'weights' field");
     if (offset > weights_->size || nbytes > weights_->size - offset)
       fail_io(what + ": bytes " + std::to_string(offset) + ".." + std::to_string(offset + nbytes) +
-              " lie beyond the end of weights file '" + weights_path_ + "' (" +
-              std::to_string(weights_->size) + " bytes; truncated?)");
+              " lie beyond the end of weights file '" + weights_path_ + "' (" + std::to_string(weights_->size) +
+              " bytes; truncated?)");
     char* data = static_cast<char*>(weights_->data) + offset;
     std::shared_ptr<AlignedBuffer> owner = weights_;
     return Tensor::from_blob(data, dtype, std::move(shape), {}, [owner] {});
@@ -148,12 +145,10 @@ class GraphFileReader : private JsonFieldReader {
   // --- graph sections ---
 
   // Registers a value name, rejecting one already defined (saying what defined it first).
-  void define(const std::string& name, ValueId id, const std::string& where, const char* role,
-              std::string origin) {
+  void define(const std::string& name, ValueId id, const std::string& where, const char* role, std::string origin) {
     if (name.empty()) fail_graph(where + role + " has an empty name");
     auto [it, inserted] = names_.emplace(name, std::make_pair(id, std::move(origin)));
-    if (!inserted)
-      fail_graph(where + role + " '" + name + "' is already defined as " + it->second.second);
+    if (!inserted) fail_graph(where + role + " '" + name + "' is already defined as " + it->second.second);
   }
 
   void read_inputs(const Json& root, Graph& graph) {
@@ -186,8 +181,8 @@ class GraphFileReader : private JsonFieldReader {
       if (auto it = input.find("example_shape"); it != input.end()) {
         value.example_shape = as_shape(*it, what + ": field 'example_shape'", 0);
         if (value.rank_known && value.example_shape.size() != value.shape.size())
-          fail_io(what + ": field 'example_shape' " + shape_string(value.example_shape) + " does not have the rank of " +
-                  "its shape " + shape_string(value.shape));
+          fail_io(what + ": field 'example_shape' " + shape_string(value.example_shape) +
+                  " does not have the rank of " + "its shape " + shape_string(value.shape));
       }
       define(name, id, "", "graph input", "a graph input");
     }
@@ -262,8 +257,7 @@ class GraphFileReader : private JsonFieldReader {
     }
     if (kind == "floats") {
       std::vector<double> floats;
-      for (const Json& v : as_array(value, value_what))
-        floats.push_back(as_float(v, value_what + " entry"));
+      for (const Json& v : as_array(value, value_what)) floats.push_back(as_float(v, value_what + " entry"));
       return Attribute::of_floats(std::move(floats));
     }
     if (kind == "tensor") return Attribute::of_tensor(read_tensor(value, value_what));
@@ -301,11 +295,9 @@ class GraphFileReader : private JsonFieldReader {
       for (const Json& output : as_array(field(node, "outputs", what), what + ": field 'outputs'"))
         output_names.push_back(as_string(output, what + ": output name"));
       node_inputs.push_back(&as_array(field(node, "inputs", what), what + ": field 'inputs'"));
-      const int32_t index =
-          graph.add_node(name, op, {}, output_names, std::move(attrs), std::move(module_path));
+      const int32_t index = graph.add_node(name, op, {}, output_names, std::move(attrs), std::move(module_path));
       for (ValueId id : graph.nodes[static_cast<size_t>(index)].outputs)
-        define(graph.values[static_cast<size_t>(id)].name, id, what + ": ", "output",
-               "an output of " + what);
+        define(graph.values[static_cast<size_t>(id)].name, id, what + ": ", "output", "an output of " + what);
     }
     for (size_t n = 0; n < nodes.size(); ++n) {
       Node& node = graph.nodes[n];
@@ -316,8 +308,7 @@ class GraphFileReader : private JsonFieldReader {
         }
         const std::string name = as_string(input, "node '" + node.name + "': input name (or null)");
         auto it = names_.find(name);
-        if (it == names_.end())
-          fail_graph("node '" + node.name + "': input '" + name + "' is not defined");
+        if (it == names_.end()) fail_graph("node '" + node.name + "': input '" + name + "' is not defined");
         node.inputs.push_back(it->second.first);
       }
     }
@@ -386,9 +377,7 @@ class GraphFileWriter {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& message) const {
-    throw Error(ErrorKind::Io, path_ + ": " + message);
-  }
+  [[noreturn]] void fail(const std::string& message) const { throw Error(ErrorKind::Io, path_ + ": " + message); }
 
   const Value& value(ValueId id, const std::string& what) const {
     if (id < 0 || static_cast<size_t>(id) >= graph_.values.size())
@@ -399,8 +388,7 @@ class GraphFileWriter {
   std::string dtype_string(DLDataType dtype, const std::string& what) const {
     const std::string name = dtype_name(dtype);
     DLDataType parsed{};
-    if (!parse_dtype(name, &parsed) || !same_dtype(parsed, dtype))
-      fail(what + ": unsupported dtype " + name);
+    if (!parse_dtype(name, &parsed) || !same_dtype(parsed, dtype)) fail(what + ": unsupported dtype " + name);
     return name;
   }
 
@@ -414,12 +402,10 @@ class GraphFileWriter {
     Json desc;
     desc["dtype"] = dtype_string(data.dtype(), what);
     desc["shape"] = data.shape();
-    const auto key =
-        std::make_tuple(static_cast<const void*>(data.raw_data()), nbytes, dtype_name(data.dtype()));
+    const auto key = std::make_tuple(static_cast<const void*>(data.raw_data()), nbytes, dtype_name(data.dtype()));
     auto it = offsets_.find(key);
     if (it == offsets_.end()) {
-      weights_.resize((weights_.size() + kWeightsAlignment - 1) / kWeightsAlignment * kWeightsAlignment,
-                      '\0');
+      weights_.resize((weights_.size() + kWeightsAlignment - 1) / kWeightsAlignment * kWeightsAlignment, '\0');
       it = offsets_.emplace(key, weights_.size()).first;
       if (nbytes > 0) weights_.append(static_cast<const char*>(data.raw_data()), nbytes);
     }

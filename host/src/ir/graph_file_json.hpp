@@ -16,9 +16,8 @@
 
 namespace switchyard::ir::graph_file_detail {
 
-using Json = nlohmann::ordered_json;  // keeps attribute order as written
-inline constexpr int kMaxJsonDepth =
-    64;  // real files nest 5 deep; the cap bounds recursion on hostile input
+using Json = nlohmann::ordered_json;      // keeps attribute order as written
+inline constexpr int kMaxJsonDepth = 64;  // real files nest 5 deep; the cap bounds recursion on hostile input
 
 // Line and column (both from 1) of the byte at 1-based position `byte` in `text`.
 inline std::string line_column(const std::string& text, size_t byte) {
@@ -47,9 +46,7 @@ class JsonFieldReader {
   explicit JsonFieldReader(std::string path) : path_(std::move(path)) {}
 
  protected:
-  [[noreturn]] void fail_io(const std::string& message) const {
-    throw Error(ErrorKind::Io, path_ + ": " + message);
-  }
+  [[noreturn]] void fail_io(const std::string& message) const { throw Error(ErrorKind::Io, path_ + ": " + message); }
 
   Json parse_json(const std::string& text) const {
     std::vector<std::vector<std::string>> open_objects;  // keys seen in each open object
@@ -62,8 +59,7 @@ class JsonFieldReader {
       if (event == Event::key && !open_objects.empty() && parsed.is_string()) {
         const auto& key = parsed.get_ref<const std::string&>();
         auto& keys = open_objects.back();
-        if (std::find(keys.begin(), keys.end(), key) != keys.end())
-          fail_io("duplicate JSON key '" + key + "'");
+        if (std::find(keys.begin(), keys.end(), key) != keys.end()) fail_io("duplicate JSON key '" + key + "'");
         keys.push_back(key);
       }
       return true;
@@ -71,8 +67,8 @@ class JsonFieldReader {
     try {
       return Json::parse(text, check);
     } catch (const nlohmann::json::parse_error& e) {
-      throw Error(ErrorKind::Io, path_ + ":" + line_column(text, e.byte) +
-                                     ": JSON syntax error: " + parse_error_reason(e.what()));
+      throw Error(ErrorKind::Io,
+                  path_ + ":" + line_column(text, e.byte) + ": JSON syntax error: " + parse_error_reason(e.what()));
     } catch (const nlohmann::json::exception& e) {
       fail_io(std::string("JSON error: ") + e.what());
     }
@@ -124,9 +120,8 @@ class JsonFieldReader {
     const std::string name = as_string(j, what);
     DLDataType dtype{};
     if (!parse_dtype(name, &dtype))
-      fail_io(
-          what + ": unknown dtype '" + name +
-          "' (expected float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8 or bool)");
+      fail_io(what + ": unknown dtype '" + name +
+              "' (expected float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8 or bool)");
     return dtype;
   }
 

@@ -42,11 +42,14 @@ std::string by(const Value* weight, const Node& n) { return weight != nullptr ? 
 // Ops whose output has their first input's shape (element-wise with scalars, activations).
 bool keeps_shape(const Graph& g, const Node& n, size_t position) {
   static const std::unordered_set<std::string> unary = {
-      "aten::relu", "aten::relu_", "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::hardswish",
-      "aten::hardsigmoid", "aten::leaky_relu", "aten::elu", "aten::dropout", "aten::feature_dropout",
-      "aten::contiguous", "aten::clone", "aten::to", "aten::type_as", "aten::neg", "aten::abs", "aten::exp",
-      "aten::hardtanh", "aten::relu6", "aten::masked_fill", "aten::masked_fill_", "aten::detach", "aten::alias"};
-  static const std::unordered_set<std::string> with_scalar = {"aten::mul", "aten::add", "aten::sub", "aten::div",
+      "aten::relu",       "aten::relu_",       "aten::gelu",         "aten::silu",
+      "aten::sigmoid",    "aten::tanh",        "aten::hardswish",    "aten::hardsigmoid",
+      "aten::leaky_relu", "aten::elu",         "aten::dropout",      "aten::feature_dropout",
+      "aten::contiguous", "aten::clone",       "aten::to",           "aten::type_as",
+      "aten::neg",        "aten::abs",         "aten::exp",          "aten::hardtanh",
+      "aten::relu6",      "aten::masked_fill", "aten::masked_fill_", "aten::detach",
+      "aten::alias"};
+  static const std::unordered_set<std::string> with_scalar = {"aten::mul",  "aten::add",  "aten::sub",  "aten::div",
                                                               "aten::mul_", "aten::add_", "aten::sub_", "aten::div_"};
   if (position != 0 || n.outputs.empty()) return false;
   if (unary.count(n.op)) return true;
@@ -107,8 +110,8 @@ Fix fix_of(const Graph& g, const Use& u) {
   } else if (op == "aten::group_norm" && u.position == 0) {
     if (const Value* w = constant_at(g, n, 1); w != nullptr && w->constant.dim() == 1)
       dim(1, w->constant.shape()[0], w->name);
-  } else if ((op == "aten::batch_norm" || op == "aten::instance_norm" || op == "aten::_native_batch_norm_legit_no_training" ||
-              op == "aten::native_batch_norm") &&
+  } else if ((op == "aten::batch_norm" || op == "aten::instance_norm" ||
+              op == "aten::_native_batch_norm_legit_no_training" || op == "aten::native_batch_norm") &&
              u.position == 0) {
     for (size_t i : {size_t{1}, size_t{3}})  // weight, else running_mean
       if (const Value* w = constant_at(g, n, i); w != nullptr && w->constant.dim() == 1) {
@@ -291,7 +294,8 @@ std::string format(const InputSpec& spec) {
     const bool ranged = d < static_cast<int64_t>(spec.ranges.size()) && spec.ranges[static_cast<size_t>(d)].bounded();
     if (fixed || !ranged || std::find(seen.begin(), seen.end(), text) != seen.end()) continue;
     seen.push_back(text);
-    ranges.push_back((text.empty() ? "dim " + std::to_string(d) : text) + " " + range_string(spec.ranges[static_cast<size_t>(d)]));
+    ranges.push_back((text.empty() ? "dim " + std::to_string(d) : text) + " " +
+                     range_string(spec.ranges[static_cast<size_t>(d)]));
   }
   s += "]";
   for (size_t k = 0; k < ranges.size(); ++k) s += (k ? ", " : " with ") + ranges[k];
@@ -318,9 +322,8 @@ std::string check_input_shape(const Graph& graph, size_t input_index, const std:
     const int64_t d = f.dim < 0 ? f.dim + rank : f.dim;
     if (d < 0 || d >= rank)
       return refuse("at least " + std::to_string(f.dim < 0 ? -f.dim : f.dim + 1) +
-                    (f.dim == -1 || f.dim == 0 ? " dimension" : " dimensions") +
-                    ", since dim " + std::to_string(f.dim) + " is fixed to " + std::to_string(f.size) + " by " +
-                    fixed_by(f.by));
+                    (f.dim == -1 || f.dim == 0 ? " dimension" : " dimensions") + ", since dim " +
+                    std::to_string(f.dim) + " is fixed to " + std::to_string(f.size) + " by " + fixed_by(f.by));
     if (shape[static_cast<size_t>(d)] != f.size)
       return refuse("dim " + std::to_string(d) + " is fixed to " + std::to_string(f.size) + " by " + fixed_by(f.by));
   }

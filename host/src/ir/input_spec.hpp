@@ -20,7 +20,7 @@ struct InputSpec {
   int64_t rank = -1;    // -1: any rank
   std::string rank_by;  // what fixes the rank ("conv1.weight"); empty when declared
   struct Fixed {
-    int64_t dim;     // >= 0 from the front; < 0 from the back (-1 = the last), where the rank is unknown
+    int64_t dim;  // >= 0 from the front; < 0 from the back (-1 = the last), where the rank is unknown
     int64_t size;
     std::string by;  // "conv1.weight", "encoder.norm", or empty when declared
   };

@@ -2,8 +2,8 @@
 // its evaluation.
 #include "ir/sym.hpp"
 
-#include <switchyard/error.hpp>
 #include <switchyard/sdk.h>
+#include <switchyard/error.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -121,11 +121,13 @@ AttrKind always_float(const Node& node, const Kinds& k) {
 }
 
 OpDef compare(std::function<bool(double, double)> f) {
-  return binary([f](const Node&, const Attribute& a, const Attribute& b) {
-    if (a.kind == AttrKind::Int && b.kind == AttrKind::Int)
-      return Attribute::of_int(f(static_cast<double>(a.i), static_cast<double>(b.i)) ? 1 : 0);
-    return Attribute::of_int(f(as_double(a), as_double(b)) ? 1 : 0);
-  }, always_int);
+  return binary(
+      [f](const Node&, const Attribute& a, const Attribute& b) {
+        if (a.kind == AttrKind::Int && b.kind == AttrKind::Int)
+          return Attribute::of_int(f(static_cast<double>(a.i), static_cast<double>(b.i)) ? 1 : 0);
+        return Attribute::of_int(f(as_double(a), as_double(b)) ? 1 : 0);
+      },
+      always_int);
 }
 
 AttrKind list_arg_kind(const Node& node, const Kinds& k) {
@@ -186,7 +188,8 @@ void add_tensor_ops(Table& t) {
                       const DLDataType d = x.dtype();
                       const void* p = x.raw_data();
                       if (d.code == kDLFloat && d.bits == 32) return Attribute::of_float(*static_cast<const float*>(p));
-                      if (d.code == kDLFloat && d.bits == 64) return Attribute::of_float(*static_cast<const double*>(p));
+                      if (d.code == kDLFloat && d.bits == 64)
+                        return Attribute::of_float(*static_cast<const double*>(p));
                       if (d.code == kDLInt && d.bits == 64) return Attribute::of_int(*static_cast<const int64_t*>(p));
                       if (d.code == kDLInt && d.bits == 32) return Attribute::of_int(*static_cast<const int32_t*>(p));
                       if ((d.code == kDLUInt || d.code == SY_DL_BOOL) && d.bits == 8)
@@ -199,7 +202,6 @@ void add_tensor_ops(Table& t) {
                         return AttrKind::Tensor;
                       },
                       [](const Node& n, const Args&) -> Attribute { bad_graph(n, "is evaluated by eval_sym_tensor"); }};
-
 }
 
 // Arithmetic, comparisons and conversions on ints and floats.
@@ -228,10 +230,12 @@ void add_number_ops(Table& t) {
     }
     return Attribute::of_float(as_double(a) * as_double(b));
   });
-  t["sym::div"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
-    if (as_double(b) == 0.0 && a.kind == AttrKind::Int && b.kind == AttrKind::Int) bad_input(n, "division by zero");
-    return Attribute::of_float(as_double(a) / as_double(b));
-  }, always_float);
+  t["sym::div"] = binary(
+      [](const Node& n, const Attribute& a, const Attribute& b) {
+        if (as_double(b) == 0.0 && a.kind == AttrKind::Int && b.kind == AttrKind::Int) bad_input(n, "division by zero");
+        return Attribute::of_float(as_double(a) / as_double(b));
+      },
+      always_float);
   t["sym::floordiv"] = binary([](const Node& n, const Attribute& a, const Attribute& b) {
     if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) return Attribute::of_int(floor_div(n, a.i, b.i));
     return Attribute::of_float(std::floor(as_double(a) / as_double(b)));
@@ -243,9 +247,9 @@ void add_number_ops(Table& t) {
     if (r != 0 && ((r < 0) != (y < 0))) r += y;
     return Attribute::of_float(r);
   });
-  t["sym::pow"] = binary([](const Node&, const Attribute& a, const Attribute& b) {
-    return Attribute::of_float(std::pow(as_double(a), as_double(b)));
-  }, always_float);
+  t["sym::pow"] = binary([](const Node&, const Attribute& a,
+                            const Attribute& b) { return Attribute::of_float(std::pow(as_double(a), as_double(b))); },
+                         always_float);
   t["sym::min"] = binary([](const Node&, const Attribute& a, const Attribute& b) {
     if (a.kind == AttrKind::Int && b.kind == AttrKind::Int) return Attribute::of_int(std::min(a.i, b.i));
     return Attribute::of_float(std::min(as_double(a), as_double(b)));
@@ -264,89 +268,98 @@ void add_number_ops(Table& t) {
   t["sym::or"] = compare([](double x, double y) { return x != 0 || y != 0; });
 
   auto same = [](const Node& n, const Kinds& k) { return numeric_result(n, k); };
-  t["sym::neg"] = unary([](const Node& n, const Attribute& a) {
-    if (a.kind == AttrKind::Int) return Attribute::of_int(negated(n, a.i));
-    return Attribute::of_float(-a.f);
-  }, same);
-  t["sym::abs"] = unary([](const Node& n, const Attribute& a) {
-    if (a.kind == AttrKind::Int) return Attribute::of_int(a.i < 0 ? negated(n, a.i) : a.i);
-    return Attribute::of_float(std::fabs(a.f));
-  }, same);
+  t["sym::neg"] = unary(
+      [](const Node& n, const Attribute& a) {
+        if (a.kind == AttrKind::Int) return Attribute::of_int(negated(n, a.i));
+        return Attribute::of_float(-a.f);
+      },
+      same);
+  t["sym::abs"] = unary(
+      [](const Node& n, const Attribute& a) {
+        if (a.kind == AttrKind::Int) return Attribute::of_int(a.i < 0 ? negated(n, a.i) : a.i);
+        return Attribute::of_float(std::fabs(a.f));
+      },
+      same);
   auto to_int = [](const Node& n, double v) {
     if (!std::isfinite(v) || v < -9.2e18 || v > 9.2e18) bad_input(n, "the value does not fit an int");
     return Attribute::of_int(static_cast<int64_t>(v));
   };
-  t["sym::floor"] = unary([to_int](const Node& n, const Attribute& a) {
-    return a.kind == AttrKind::Int ? a : to_int(n, std::floor(a.f));
-  }, always_int);
-  t["sym::ceil"] = unary([to_int](const Node& n, const Attribute& a) {
-    return a.kind == AttrKind::Int ? a : to_int(n, std::ceil(a.f));
-  }, always_int);
-  t["sym::int"] = unary([to_int](const Node& n, const Attribute& a) {
-    return a.kind == AttrKind::Int ? a : to_int(n, std::trunc(a.f));
-  }, always_int);
-  t["sym::round"] = unary([](const Node&, const Attribute& a) {
-    return Attribute::of_float(std::nearbyint(as_double(a)));  // half to even, as Python
-  }, always_float);
-  t["sym::sqrt"] = unary([](const Node&, const Attribute& a) { return Attribute::of_float(std::sqrt(as_double(a))); },
-                         always_float);
-  t["sym::float"] = unary([](const Node&, const Attribute& a) { return Attribute::of_float(as_double(a)); },
-                          always_float);
-  t["sym::not"] = unary([](const Node&, const Attribute& a) { return Attribute::of_int(as_double(a) == 0 ? 1 : 0); },
-                        always_int);
-  t["sym::bool"] = unary([](const Node&, const Attribute& a) { return Attribute::of_int(as_double(a) != 0 ? 1 : 0); },
-                         always_int);
-
+  t["sym::floor"] = unary(
+      [to_int](const Node& n, const Attribute& a) { return a.kind == AttrKind::Int ? a : to_int(n, std::floor(a.f)); },
+      always_int);
+  t["sym::ceil"] = unary(
+      [to_int](const Node& n, const Attribute& a) { return a.kind == AttrKind::Int ? a : to_int(n, std::ceil(a.f)); },
+      always_int);
+  t["sym::int"] = unary(
+      [to_int](const Node& n, const Attribute& a) { return a.kind == AttrKind::Int ? a : to_int(n, std::trunc(a.f)); },
+      always_int);
+  t["sym::round"] = unary(
+      [](const Node&, const Attribute& a) {
+        return Attribute::of_float(std::nearbyint(as_double(a)));  // half to even, as Python
+      },
+      always_float);
+  t["sym::sqrt"] =
+      unary([](const Node&, const Attribute& a) { return Attribute::of_float(std::sqrt(as_double(a))); }, always_float);
+  t["sym::float"] =
+      unary([](const Node&, const Attribute& a) { return Attribute::of_float(as_double(a)); }, always_float);
+  t["sym::not"] =
+      unary([](const Node&, const Attribute& a) { return Attribute::of_int(as_double(a) == 0 ? 1 : 0); }, always_int);
+  t["sym::bool"] =
+      unary([](const Node&, const Attribute& a) { return Attribute::of_int(as_double(a) != 0 ? 1 : 0); }, always_int);
 }
 
 // Lists of ints or floats.
 void add_list_ops(Table& t) {
-  t["sym::list"] = {0, 64,
-                    [](const Node& n, const Kinds& k) {
-                      const AttrKind e = numeric_result(n, k);
-                      return e == AttrKind::None ? AttrKind::None : e == AttrKind::Int ? AttrKind::Ints : AttrKind::Floats;
-                    },
-                    [](const Node& n, const Args& a) {
-                      bool all_int = true;
-                      for (size_t i = 0; i < a.size(); ++i) all_int = all_int && scalar_arg(n, a, i).kind == AttrKind::Int;
-                      std::vector<int64_t> ints;
-                      std::vector<double> floats;
-                      for (size_t i = 0; i < a.size(); ++i) {
-                        const Attribute& x = scalar_arg(n, a, i);
-                        if (!is_number(x.kind)) bad_graph(n, "list elements must be numbers");
-                        ints.push_back(x.i);
-                        floats.push_back(as_double(x));
-                      }
-                      return all_int ? Attribute::of_ints(std::move(ints)) : Attribute::of_floats(std::move(floats));
-                    }};
-  t["sym::get"] = {1, 2,
-                   [](const Node& n, const Kinds& k) {
-                     const AttrKind l = list_arg_kind(n, k);
-                     if (k.size() > 1 && k[1] != AttrKind::Int) bad_graph(n, "the index must be an int");
-                     return l == AttrKind::Ints ? AttrKind::Int : l == AttrKind::None ? AttrKind::None : AttrKind::Float;
-                   },
-                   [](const Node& n, const Args& a) {
-                     const Attribute& l = scalar_arg(n, a, 0);
-                     int64_t i = 0;
-                     if (!int_operand(n, a, 1, "index", &i)) bad_graph(n, "needs an index input or attribute");
-                     const int64_t size = static_cast<int64_t>(l.kind == AttrKind::Ints ? l.ints.size() : l.floats.size());
-                     if (i < -size || i >= size)
-                       bad_input(n, "index " + std::to_string(i) + " is out of range for " + scalar_string(l));
-                     const size_t at = static_cast<size_t>(i < 0 ? i + size : i);
-                     return l.kind == AttrKind::Ints ? Attribute::of_int(l.ints[at]) : Attribute::of_float(l.floats[at]);
-                   }};
-  t["sym::len"] = {1, 1,
-                   [](const Node& n, const Kinds& k) {
-                     list_arg_kind(n, k);
-                     return AttrKind::Int;
-                   },
-                   [](const Node& n, const Args& a) {
-                     const Attribute& l = scalar_arg(n, a, 0);
-                     return Attribute::of_int(static_cast<int64_t>(l.kind == AttrKind::Ints ? l.ints.size() : l.floats.size()));
-                   }};
+  t["sym::list"] = {
+      0, 64,
+      [](const Node& n, const Kinds& k) {
+        const AttrKind e = numeric_result(n, k);
+        return e == AttrKind::None ? AttrKind::None : e == AttrKind::Int ? AttrKind::Ints : AttrKind::Floats;
+      },
+      [](const Node& n, const Args& a) {
+        bool all_int = true;
+        for (size_t i = 0; i < a.size(); ++i) all_int = all_int && scalar_arg(n, a, i).kind == AttrKind::Int;
+        std::vector<int64_t> ints;
+        std::vector<double> floats;
+        for (size_t i = 0; i < a.size(); ++i) {
+          const Attribute& x = scalar_arg(n, a, i);
+          if (!is_number(x.kind)) bad_graph(n, "list elements must be numbers");
+          ints.push_back(x.i);
+          floats.push_back(as_double(x));
+        }
+        return all_int ? Attribute::of_ints(std::move(ints)) : Attribute::of_floats(std::move(floats));
+      }};
+  t["sym::get"] = {
+      1, 2,
+      [](const Node& n, const Kinds& k) {
+        const AttrKind l = list_arg_kind(n, k);
+        if (k.size() > 1 && k[1] != AttrKind::Int) bad_graph(n, "the index must be an int");
+        return l == AttrKind::Ints ? AttrKind::Int : l == AttrKind::None ? AttrKind::None : AttrKind::Float;
+      },
+      [](const Node& n, const Args& a) {
+        const Attribute& l = scalar_arg(n, a, 0);
+        int64_t i = 0;
+        if (!int_operand(n, a, 1, "index", &i)) bad_graph(n, "needs an index input or attribute");
+        const int64_t size = static_cast<int64_t>(l.kind == AttrKind::Ints ? l.ints.size() : l.floats.size());
+        if (i < -size || i >= size)
+          bad_input(n, "index " + std::to_string(i) + " is out of range for " + scalar_string(l));
+        const size_t at = static_cast<size_t>(i < 0 ? i + size : i);
+        return l.kind == AttrKind::Ints ? Attribute::of_int(l.ints[at]) : Attribute::of_float(l.floats[at]);
+      }};
+  t["sym::len"] = {
+      1, 1,
+      [](const Node& n, const Kinds& k) {
+        list_arg_kind(n, k);
+        return AttrKind::Int;
+      },
+      [](const Node& n, const Args& a) {
+        const Attribute& l = scalar_arg(n, a, 0);
+        return Attribute::of_int(static_cast<int64_t>(l.kind == AttrKind::Ints ? l.ints.size() : l.floats.size()));
+      }};
   t["sym::slice"] = {1, 1, list_arg_kind, [](const Node& n, const Args& a) {
                        const Attribute& l = scalar_arg(n, a, 0);
-                       const int64_t size = static_cast<int64_t>(l.kind == AttrKind::Ints ? l.ints.size() : l.floats.size());
+                       const int64_t size =
+                           static_cast<int64_t>(l.kind == AttrKind::Ints ? l.ints.size() : l.floats.size());
                        int64_t step = 1;
                        int_operand(n, {}, 0, "step", &step);
                        if (step <= 0) bad_graph(n, "step must be positive");
@@ -361,8 +374,10 @@ void add_list_ops(Table& t) {
                        out.ints.clear();
                        out.floats.clear();
                        for (int64_t i = start; i < end; i += step) {
-                         if (l.kind == AttrKind::Ints) out.ints.push_back(l.ints[static_cast<size_t>(i)]);
-                         else out.floats.push_back(l.floats[static_cast<size_t>(i)]);
+                         if (l.kind == AttrKind::Ints)
+                           out.ints.push_back(l.ints[static_cast<size_t>(i)]);
+                         else
+                           out.floats.push_back(l.floats[static_cast<size_t>(i)]);
                        }
                        return out;
                      }};
@@ -429,36 +444,44 @@ Attribute eval_sym(const Node& node, const std::vector<SymArg>& args) { return d
 
 Tensor eval_sym_tensor(const Node& node, const Attribute& value) {
   DLDataType dtype = value.kind == AttrKind::Int || value.kind == AttrKind::Ints ? DLDataType{kDLInt, 64, 1}
-                                                                                  : DLDataType{kDLFloat, 64, 1};
+                                                                                 : DLDataType{kDLFloat, 64, 1};
   if (const Attribute* d = find_attr(node.attrs, "dtype"); d != nullptr && d->kind == AttrKind::String)
     if (!parse_dtype(d->s, &dtype)) bad_graph(node, "unknown dtype '" + d->s + "'");
   const bool list = is_list(value.kind);
   const size_t n = list ? (value.kind == AttrKind::Ints ? value.ints.size() : value.floats.size()) : 1;
   Tensor t = Tensor::empty(dtype, list ? std::vector<int64_t>{static_cast<int64_t>(n)} : std::vector<int64_t>{});
   for (size_t i = 0; i < n; ++i) {
-    const double v = list ? (value.kind == AttrKind::Ints ? static_cast<double>(value.ints[i]) : value.floats[i])
-                          : as_double(value);
+    const double v =
+        list ? (value.kind == AttrKind::Ints ? static_cast<double>(value.ints[i]) : value.floats[i]) : as_double(value);
     const int64_t iv = list ? (value.kind == AttrKind::Ints ? value.ints[i] : static_cast<int64_t>(v))
                             : (value.kind == AttrKind::Int ? value.i : static_cast<int64_t>(v));
     char* p = static_cast<char*>(t.raw_data()) + i * dtype_size(dtype);
-    if (dtype.code == kDLFloat && dtype.bits == 32) *reinterpret_cast<float*>(p) = static_cast<float>(v);
-    else if (dtype.code == kDLFloat && dtype.bits == 64) *reinterpret_cast<double*>(p) = v;
-    else if (dtype.code == kDLInt && dtype.bits == 64) *reinterpret_cast<int64_t*>(p) = iv;
-    else if (dtype.code == kDLInt && dtype.bits == 32) *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(iv);
-    else if (dtype.code == SY_DL_BOOL && dtype.bits == 8) *reinterpret_cast<uint8_t*>(p) = v != 0;
-    else bad_graph(node, "cannot make a " + dtype_name(dtype) + " tensor");
+    if (dtype.code == kDLFloat && dtype.bits == 32)
+      *reinterpret_cast<float*>(p) = static_cast<float>(v);
+    else if (dtype.code == kDLFloat && dtype.bits == 64)
+      *reinterpret_cast<double*>(p) = v;
+    else if (dtype.code == kDLInt && dtype.bits == 64)
+      *reinterpret_cast<int64_t*>(p) = iv;
+    else if (dtype.code == kDLInt && dtype.bits == 32)
+      *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(iv);
+    else if (dtype.code == SY_DL_BOOL && dtype.bits == 8)
+      *reinterpret_cast<uint8_t*>(p) = v != 0;
+    else
+      bad_graph(node, "cannot make a " + dtype_name(dtype) + " tensor");
   }
   return t;
 }
 
 Attribute bind_scalar(const Attribute& value, AttrKind expected, const Node& node, const std::string& attr) {
   if (value.kind == expected) return value;
-  if (expected == AttrKind::Float && value.kind == AttrKind::Int) return Attribute::of_float(static_cast<double>(value.i));
+  if (expected == AttrKind::Float && value.kind == AttrKind::Int)
+    return Attribute::of_float(static_cast<double>(value.i));
   if (expected == AttrKind::Ints && value.kind == AttrKind::Int) return Attribute::of_ints({value.i});
   if (expected == AttrKind::Floats && value.kind == AttrKind::Ints)
     return Attribute::of_floats(std::vector<double>(value.ints.begin(), value.ints.end()));
   if (expected == AttrKind::Floats && value.kind == AttrKind::Float) return Attribute::of_floats({value.f});
-  if (expected == AttrKind::Floats && value.kind == AttrKind::Int) return Attribute::of_floats({static_cast<double>(value.i)});
+  if (expected == AttrKind::Floats && value.kind == AttrKind::Int)
+    return Attribute::of_floats({static_cast<double>(value.i)});
   throw Error(ErrorKind::Graph, "node '" + node.name + "' (" + node.op + "): attribute '" + attr + "' expects " +
                                     attr_kind_name(expected) + " but its value " + scalar_string(value) + " is " +
                                     attr_kind_name(value.kind));

@@ -33,9 +33,7 @@ std::string value_label(const Graph& graph, ValueId id) {
   return "'" + value.name + "'";
 }
 
-bool in_range(const Graph& graph, ValueId id) {
-  return id >= 0 && static_cast<size_t>(id) < graph.values.size();
-}
+bool in_range(const Graph& graph, ValueId id) { return id >= 0 && static_cast<size_t>(id) < graph.values.size(); }
 
 std::string out_of_range(const Graph& graph, ValueId id) {
   return "value id " + std::to_string(id) + ", which is out of range (the graph has " +
@@ -46,16 +44,14 @@ void check_graph_inputs(const Graph& graph) {
   std::unordered_set<ValueId> seen;
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
     const ValueId id = graph.inputs[i];
-    if (!in_range(graph, id))
-      fail("graph input #" + std::to_string(i) + " refers to " + out_of_range(graph, id));
+    if (!in_range(graph, id)) fail("graph input #" + std::to_string(i) + " refers to " + out_of_range(graph, id));
     const Value& value = graph.values[static_cast<size_t>(id)];
-    if (value.kind != ValueKind::Input)
-      fail("graph input " + value_label(graph, id) + " is not a value of kind Input");
+    if (value.kind != ValueKind::Input) fail("graph input " + value_label(graph, id) + " is not a value of kind Input");
     if (!seen.insert(id).second) fail("graph input " + value_label(graph, id) + " is listed twice");
     for (int64_t dim : value.shape)
       if (dim < -1)
-        fail("graph input " + value_label(graph, id) + " has invalid dimension " + std::to_string(dim) +
-             " in shape " + shape_string(value.shape));
+        fail("graph input " + value_label(graph, id) + " has invalid dimension " + std::to_string(dim) + " in shape " +
+             shape_string(value.shape));
   }
   for (size_t v = 0; v < graph.values.size(); ++v) {
     const auto id = static_cast<ValueId>(v);
@@ -107,13 +103,11 @@ std::vector<int32_t> check_nodes(const Graph& graph) {
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       const ValueId id = node.outputs[o];
       if (!in_range(graph, id))
-        fail(node_label(graph, n) + ": output #" + std::to_string(o) + " refers to " +
-             out_of_range(graph, id));
+        fail(node_label(graph, n) + ": output #" + std::to_string(o) + " refers to " + out_of_range(graph, id));
       const Value& value = graph.values[static_cast<size_t>(id)];
       if (value.kind != ValueKind::NodeOutput)
         fail(node_label(graph, n) + ": output " + value_label(graph, id) + " is a graph " +
-             (value.kind == ValueKind::Input ? "input" : "constant") +
-             " and cannot be produced by a node");
+             (value.kind == ValueKind::Input ? "input" : "constant") + " and cannot be produced by a node");
       int32_t& producer = producers[static_cast<size_t>(id)];
       if (producer >= 0)
         fail("value " + value_label(graph, id) + " is produced twice: by " +
@@ -139,12 +133,11 @@ void check_value_names(const Graph& graph, const std::vector<int32_t>& producers
   for (size_t v = 0; v < graph.values.size(); ++v) {
     const std::string& name = graph.values[v].name;
     if (name.empty())
-      fail("value #" + std::to_string(v) + " (" + value_origin(graph, producers, v) +
-           ") has an empty name");
+      fail("value #" + std::to_string(v) + " (" + value_origin(graph, producers, v) + ") has an empty name");
     auto [it, inserted] = names.emplace(name, v);
     if (!inserted)
-      fail("duplicate value name '" + name + "': " + value_origin(graph, producers, it->second) +
-           " and " + value_origin(graph, producers, v));
+      fail("duplicate value name '" + name + "': " + value_origin(graph, producers, it->second) + " and " +
+           value_origin(graph, producers, v));
   }
 }
 
@@ -155,12 +148,10 @@ void check_node_inputs(const Graph& graph, const std::vector<int32_t>& producers
       const ValueId id = node.inputs[i];
       if (id == kNoValue) continue;  // an absent optional input
       if (!in_range(graph, id))
-        fail(node_label(graph, n) + ": input #" + std::to_string(i) + " refers to " +
-             out_of_range(graph, id));
+        fail(node_label(graph, n) + ": input #" + std::to_string(i) + " refers to " + out_of_range(graph, id));
       const auto v = static_cast<size_t>(id);
       if (graph.values[v].kind == ValueKind::NodeOutput && producers[v] < 0)
-        fail(node_label(graph, n) + ": input " + value_label(graph, id) +
-             " is never produced (dangling value)");
+        fail(node_label(graph, n) + ": input " + value_label(graph, id) + " is never produced (dangling value)");
     }
     for (const auto& [name, attr] : node.attrs)  // bound attributes, range-checked already
       if (attr.bound() && (graph.values[static_cast<size_t>(attr.ref)].kind != ValueKind::NodeOutput ||
@@ -203,7 +194,8 @@ void check_types(const Graph& graph, const std::vector<int32_t>& order) {
     if (is_sym_op(node.op)) {
       std::vector<AttrKind> in;
       for (size_t i = 0; i < node.inputs.size(); ++i) {
-        if (node.inputs[i] == kNoValue) fail(who + ": sym ops take no absent inputs (input #" + std::to_string(i) + ")");
+        if (node.inputs[i] == kNoValue)
+          fail(who + ": sym ops take no absent inputs (input #" + std::to_string(i) + ")");
         in.push_back(kinds[static_cast<size_t>(node.inputs[i])]);
       }
       const AttrKind out = sym_result_kind(node, in);
@@ -228,13 +220,13 @@ void check_types(const Graph& graph, const std::vector<int32_t>& order) {
              ", which is a tensor, not a scalar");
       const AttrKind have = kinds[static_cast<size_t>(attr.ref)], want = attr.kind;
       // AttrKind::None: a number known only at run time (sym::item); bind_scalar checks it then.
-      const bool fits = have == want || have == AttrKind::None ||
-                        (want == AttrKind::Float && have == AttrKind::Int) ||
-                        (want == AttrKind::Ints && have == AttrKind::Int) ||
-                        (want == AttrKind::Floats && (have == AttrKind::Ints || have == AttrKind::Int || have == AttrKind::Float));
+      const bool fits =
+          have == want || have == AttrKind::None || (want == AttrKind::Float && have == AttrKind::Int) ||
+          (want == AttrKind::Ints && have == AttrKind::Int) ||
+          (want == AttrKind::Floats && (have == AttrKind::Ints || have == AttrKind::Int || have == AttrKind::Float));
       if (!fits)
         fail(who + ": attribute '" + name + "' expects " + attr_kind_name(want) + " but " +
-               value_label(graph, attr.ref) + " is " + attr_kind_name(have));
+             value_label(graph, attr.ref) + " is " + attr_kind_name(have));
     }
   }
   for (size_t i = 0; i < graph.outputs.size(); ++i)
@@ -245,8 +237,7 @@ void check_types(const Graph& graph, const std::vector<int32_t>& order) {
 void check_graph_outputs(const Graph& graph, const std::vector<int32_t>& producers) {
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     const ValueId id = graph.outputs[i];
-    if (!in_range(graph, id))
-      fail("graph output #" + std::to_string(i) + " refers to " + out_of_range(graph, id));
+    if (!in_range(graph, id)) fail("graph output #" + std::to_string(i) + " refers to " + out_of_range(graph, id));
     const auto v = static_cast<size_t>(id);
     if (graph.values[v].kind == ValueKind::NodeOutput && producers[v] < 0)
       fail("graph output " + value_label(graph, id) + " is never produced");

@@ -1,7 +1,7 @@
 #include "loader/host_api.hpp"
 
-#include "util/intra_op_pool.hpp"
 #include "util/host_alloc.hpp"
+#include "util/intra_op_pool.hpp"
 #include "util/log.hpp"
 
 #include <cstdlib>
@@ -9,9 +9,7 @@
 namespace switchyard::loader {
 namespace {
 
-const ir::Attributes& attrs_of(const SY_Attributes* a) {
-  return *reinterpret_cast<const ir::Attributes*>(a);
-}
+const ir::Attributes& attrs_of(const SY_Attributes* a) { return *reinterpret_cast<const ir::Attributes*>(a); }
 
 const ir::Attribute* lookup(const SY_Attributes* a, const char* name, ir::AttrKind kind) {
   if (a == nullptr || name == nullptr) return nullptr;
@@ -27,9 +25,8 @@ void report(SY_CallContext* call, SY_Status status, const char* message) {
 
 void log_message(void* host_context, SY_LogLevel level, const char* message) {
   const auto* label = static_cast<const std::string*>(host_context);
-  static constexpr spdlog::level::level_enum kLevels[] = {
-      spdlog::level::trace, spdlog::level::debug, spdlog::level::info, spdlog::level::warn,
-      spdlog::level::err};
+  static constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::trace, spdlog::level::debug,
+                                                          spdlog::level::info, spdlog::level::warn, spdlog::level::err};
   auto lvl = (level >= SY_LOG_TRACE && level <= SY_LOG_ERROR) ? kLevels[level] : spdlog::level::info;
   log::get().log(lvl, "[{}] {}", *label, message != nullptr ? message : "");
 }
@@ -166,8 +163,8 @@ const char* status_name(SY_Status status) {
 }
 
 std::string describe_failure(SY_Status returned, const SY_CallContext& call) {
-  std::string text = std::string(status_name(returned)) + " (status " +
-                     std::to_string(static_cast<int>(returned)) + ")";
+  std::string text =
+      std::string(status_name(returned)) + " (status " + std::to_string(static_cast<int>(returned)) + ")";
   if (call.message.empty()) return text + ", and the plugin reported no message";
   return text + ": " + call.message;
 }

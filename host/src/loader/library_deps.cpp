@@ -4,8 +4,8 @@
 #include <elf.h>
 #include <link.h>
 
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace switchyard::loader {
@@ -44,7 +44,8 @@ std::vector<std::string> needed_libraries(const std::string& path) {
     if (strtab.sh_size > (1u << 26)) continue;
     std::vector<Elf64_Dyn> dyn(s.sh_size / sizeof(Elf64_Dyn));
     std::string strings(strtab.sh_size, '\0');
-    if (!read_at(in, s.sh_offset, dyn.data(), dyn.size()) || !read_at(in, strtab.sh_offset, strings.data(), strings.size()))
+    if (!read_at(in, s.sh_offset, dyn.data(), dyn.size()) ||
+        !read_at(in, strtab.sh_offset, strings.data(), strings.size()))
       return out;
     for (const Elf64_Dyn& d : dyn) {
       if (d.d_tag == DT_NULL) break;

@@ -41,8 +41,7 @@ std::string version_string(uint32_t major, uint32_t minor) {
 }
 
 bool is_plugin_file_name(const std::string& file) {
-  return file.size() > std::char_traits<char>::length(kFilePrefix) + 3 &&
-         file.rfind(kFilePrefix, 0) == 0 &&
+  return file.size() > std::char_traits<char>::length(kFilePrefix) + 3 && file.rfind(kFilePrefix, 0) == 0 &&
          file.compare(file.size() - 3, 3, kFileSuffix) == 0;
 }
 
@@ -129,7 +128,8 @@ void skip_extensions(const std::string& path, const SY_Plugin& table) {
   constexpr int kMaxLinks = 256;
   int link = 0;
   for (const SY_Extension* e = table.extension_start; e != nullptr; e = e->next) {
-    if (++link > kMaxLinks) fail(path, "extension chain longer than " + std::to_string(kMaxLinks) + " links (a cycle?)");
+    if (++link > kMaxLinks)
+      fail(path, "extension chain longer than " + std::to_string(kMaxLinks) + " links (a cycle?)");
     if (e->struct_size < SY_Extension_STRUCT_SIZE)
       fail(path, "extension " + std::to_string(link) + " has struct_size " + std::to_string(e->struct_size) +
                      ", smaller than SY_Extension's");
@@ -139,16 +139,14 @@ void skip_extensions(const std::string& path, const SY_Plugin& table) {
 
 }  // namespace
 
-std::string check_version(uint32_t plugin_major, uint32_t plugin_minor, uint32_t host_major,
-                          uint32_t host_minor) {
+std::string check_version(uint32_t plugin_major, uint32_t plugin_minor, uint32_t host_major, uint32_t host_minor) {
   const std::string plugin = version_string(plugin_major, plugin_minor);
   const std::string host = version_string(host_major, host_minor);
   if (plugin_major != host_major)
-    return "built for SDK " + plugin + ", but this host speaks SDK " + host +
-           " (the major version must match)";
+    return "built for SDK " + plugin + ", but this host speaks SDK " + host + " (the major version must match)";
   if (plugin_minor > host_minor)
-    return "built for SDK " + plugin + ", newer than this host's SDK " + host +
-           " (rebuild the plugin against SDK " + host + " or upgrade the host)";
+    return "built for SDK " + plugin + ", newer than this host's SDK " + host + " (rebuild the plugin against SDK " +
+           host + " or upgrade the host)";
   return "";
 }
 
@@ -183,25 +181,23 @@ std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) 
   SharedHostApis& apis = shared_host_apis();
   std::unique_lock<std::mutex> lock(apis.mutex);  // until the table is relabelled
   bool fresh_table = false;
-  plugin->host_api_ = apis.get(library->native(), fs::path(path).filename().string(), host_major_,
-                               host_minor_, &fresh_table);
+  plugin->host_api_ =
+      apis.get(library->native(), fs::path(path).filename().string(), host_major_, host_minor_, &fresh_table);
   args.host = plugin->host_api_.get();
   SY_Status status = init(&args);
   if (status != SY_OK) fail(path, "initialisation failed: " + describe_failure(status, call));
   const SY_Plugin* table = args.plugin;
   if (table == nullptr) fail(path, "initialisation returned no plugin table");
   if (!SY_STRUCT_HAS(table, SY_Plugin, sdk_version_minor))
-    fail(path, "plugin table is too small to carry a version (struct_size " +
-                   std::to_string(table->struct_size) + ")");
+    fail(path, "plugin table is too small to carry a version (struct_size " + std::to_string(table->struct_size) + ")");
 
-  std::string version_problem = check_version(table->sdk_version_major, table->sdk_version_minor,
-                                              host_major_, host_minor_);
+  std::string version_problem =
+      check_version(table->sdk_version_major, table->sdk_version_minor, host_major_, host_minor_);
   // Another major may have moved the field: its attributes are read only for this one.
   if (table->sdk_version_major == host_major_) plugin->attributes_ = read_attributes(path, *table);
   if (!version_problem.empty()) fail(path, "refused: " + version_problem + built_with(plugin->attributes_));
   if (!SY_STRUCT_HAS(table, SY_Plugin, shutdown))
-    fail(path, "plugin table struct_size " + std::to_string(table->struct_size) +
-                   " is smaller than SDK 1.0's");
+    fail(path, "plugin table struct_size " + std::to_string(table->struct_size) + " is smaller than SDK 1.0's");
   plugin->table_ = table;      // from here on the destructor calls shutdown
   plugin->library_ = library;  // and unloads the library after it
   if (table->name == nullptr || *table->name == '\0') fail(path, "plugin declares no name");
@@ -223,9 +219,8 @@ std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) 
   if (auto existing = find(plugin->name_))
     fail(path, "a plugin named '" + plugin->name_ + "' is already loaded from " + existing->path());
 
-  log::get().debug("loaded plugin '{}' {} (SDK {}) from {} with {} kernels", plugin->name_,
-                   plugin->version_, version_string(plugin->sdk_major_, plugin->sdk_minor_), path,
-                   table->num_kernels);
+  log::get().debug("loaded plugin '{}' {} (SDK {}) from {} with {} kernels", plugin->name_, plugin->version_,
+                   version_string(plugin->sdk_major_, plugin->sdk_minor_), path, table->num_kernels);
   plugins_.push_back(plugin);
   return plugin;
 }
@@ -254,15 +249,14 @@ std::vector<std::string> PluginManager::discover(const std::vector<std::string>&
   return found;
 }
 
-void PluginManager::load_all(const std::vector<std::string>& dirs,
-                             const std::vector<std::string>& load) {
+void PluginManager::load_all(const std::vector<std::string>& dirs, const std::vector<std::string>& load) {
   if (load.empty()) {
     for (const std::string& path : discover(dirs)) load_file(path);
     return;
   }
   for (const std::string& item : load) {
-    bool is_path = item.find('/') != std::string::npos ||
-                   (item.size() > 3 && item.compare(item.size() - 3, 3, kFileSuffix) == 0);
+    bool is_path =
+        item.find('/') != std::string::npos || (item.size() > 3 && item.compare(item.size() - 3, 3, kFileSuffix) == 0);
     if (is_path) {
       load_file(item);
       continue;

@@ -40,8 +40,7 @@ class LoadedPlugin {
 
 // The negotiation rule: same major, and a minor no newer than the host's. Returns "" if
 // a plugin built for plugin_major.plugin_minor may load, else the reason.
-std::string check_version(uint32_t plugin_major, uint32_t plugin_minor, uint32_t host_major,
-                          uint32_t host_minor);
+std::string check_version(uint32_t plugin_major, uint32_t plugin_minor, uint32_t host_major, uint32_t host_minor);
 
 struct KernelRef {
   std::shared_ptr<LoadedPlugin> plugin;
@@ -51,8 +50,7 @@ struct KernelRef {
 class PluginManager {
  public:
   // The SDK version this host speaks; tests pretend to be a newer host to load older plugins.
-  explicit PluginManager(uint32_t host_major = SY_SDK_VERSION_MAJOR,
-                         uint32_t host_minor = SY_SDK_VERSION_MINOR)
+  explicit PluginManager(uint32_t host_major = SY_SDK_VERSION_MAJOR, uint32_t host_minor = SY_SDK_VERSION_MINOR)
       : host_major_(host_major), host_minor_(host_minor) {}
 
   // Loads one library. Throws Error(ErrorKind::Plugin) naming the file and, for version

@@ -1,11 +1,11 @@
 // Reading a .pt2 file's program and tensors (see archive.hpp).
 #include "pt2/archive.hpp"
+#include "ir/graph_file_json.hpp"
 #include "pt2/torch_pickle.hpp"
 #include "pt2/zip_reader.hpp"
-#include "ir/graph_file_json.hpp"
 
-#include <switchyard/error.hpp>
 #include <switchyard/sdk.h>
+#include <switchyard/error.hpp>
 
 #include <memory>
 
@@ -15,16 +15,16 @@ using ir::graph_file_detail::Json;
 
 bool dtype_from_schema(int64_t code, DLDataType* out) {
   switch (code) {
-    case 1: *out = {kDLUInt, 8, 1}; return true;     // BYTE
-    case 2: *out = {kDLInt, 8, 1}; return true;      // CHAR
-    case 3: *out = {kDLInt, 16, 1}; return true;     // SHORT
-    case 4: *out = {kDLInt, 32, 1}; return true;     // INT
-    case 5: *out = {kDLInt, 64, 1}; return true;     // LONG
-    case 6: *out = {kDLFloat, 16, 1}; return true;   // HALF
-    case 7: *out = {kDLFloat, 32, 1}; return true;   // FLOAT
-    case 8: *out = {kDLFloat, 64, 1}; return true;   // DOUBLE
-    case 12: *out = {SY_DL_BOOL, 8, 1}; return true;    // BOOL
-    case 13: *out = {kDLBfloat, 16, 1}; return true; // BFLOAT16
+    case 1: *out = {kDLUInt, 8, 1}; return true;      // BYTE
+    case 2: *out = {kDLInt, 8, 1}; return true;       // CHAR
+    case 3: *out = {kDLInt, 16, 1}; return true;      // SHORT
+    case 4: *out = {kDLInt, 32, 1}; return true;      // INT
+    case 5: *out = {kDLInt, 64, 1}; return true;      // LONG
+    case 6: *out = {kDLFloat, 16, 1}; return true;    // HALF
+    case 7: *out = {kDLFloat, 32, 1}; return true;    // FLOAT
+    case 8: *out = {kDLFloat, 64, 1}; return true;    // DOUBLE
+    case 12: *out = {SY_DL_BOOL, 8, 1}; return true;  // BOOL
+    case 13: *out = {kDLBfloat, 16, 1}; return true;  // BFLOAT16
     default: return false;
   }
 }
@@ -60,9 +60,9 @@ class ArchiveReader : private ir::graph_file_detail::JsonFieldReader {
               out.model + "'");
     out.program_entry = kLegacyProgram;
     out.program = zip_.read(kLegacyProgram);
-    for (const auto& [entry, target] : {std::pair<const char*, std::map<std::string, Tensor>*>{
-                                            "serialized_state_dict.pt", &out.weights},
-                                        {"serialized_constants.pt", &out.constants}}) {
+    for (const auto& [entry, target] :
+         {std::pair<const char*, std::map<std::string, Tensor>*>{"serialized_state_dict.pt", &out.weights},
+          {"serialized_constants.pt", &out.constants}}) {
       if (!zip_.has(entry)) continue;
       auto bytes = std::make_shared<const std::string>(zip_.read(entry));
       for (auto& [name, tensor] : load_tensor_dict(bytes, path_ + ": " + entry)) (*target)[name] = tensor;
@@ -73,8 +73,7 @@ class ArchiveReader : private ir::graph_file_detail::JsonFieldReader {
   Archive read_pt2(Archive& out, const std::string& root) {
     out.layout = "PT2 archive";
     const std::string format = zip_.read(root + "archive_format");
-    if (format.rfind("pt2", 0) != 0)
-      fail_io(root + "archive_format says '" + format.substr(0, 32) + "', not 'pt2'");
+    if (format.rfind("pt2", 0) != 0) fail_io(root + "archive_format says '" + format.substr(0, 32) + "', not 'pt2'");
     out.program_entry = root + "models/" + out.model + ".json";
     if (!zip_.has(out.program_entry)) {
       std::string models;
@@ -152,7 +151,8 @@ class ArchiveReader : private ir::graph_file_detail::JsonFieldReader {
     for (size_t d = 0; d < shape.size(); ++d) {
       empty = empty || shape[d] == 0;
       uint64_t span;
-      if (__builtin_mul_overflow(static_cast<uint64_t>(shape[d] > 0 ? shape[d] - 1 : 0), static_cast<uint64_t>(strides[d]), &span) ||
+      if (__builtin_mul_overflow(static_cast<uint64_t>(shape[d] > 0 ? shape[d] - 1 : 0),
+                                 static_cast<uint64_t>(strides[d]), &span) ||
           __builtin_add_overflow(last, span, &last))
         fail_io(what + ": its size overflows");
     }

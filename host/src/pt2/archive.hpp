@@ -18,11 +18,11 @@
 namespace switchyard::pt2 {
 
 struct Archive {
-  std::string path;          // the .pt2 file
-  std::string layout;        // "torch 2.6 layout" or "PT2 archive"
-  std::string model;         // the model read ("model")
-  std::string program_entry; // the zip entry with the program's JSON
-  std::string program;       // that JSON's text
+  std::string path;                         // the .pt2 file
+  std::string layout;                       // "torch 2.6 layout" or "PT2 archive"
+  std::string model;                        // the model read ("model")
+  std::string program_entry;                // the zip entry with the program's JSON
+  std::string program;                      // that JSON's text
   std::map<std::string, Tensor> weights;    // parameters and persistent buffers, by FQN
   std::map<std::string, Tensor> constants;  // non-persistent buffers and lifted constants
 };

@@ -50,8 +50,10 @@ std::string quote_python_literals(const std::string& text) {
     const char c = text[i];
     if (in_string) {
       out += c;
-      if (c == '\\' && i + 1 < text.size()) out += text[++i];
-      else if (c == '"') in_string = false;
+      if (c == '\\' && i + 1 < text.size())
+        out += text[++i];
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') in_string = true;
@@ -108,17 +110,33 @@ void Lowerer::run() {
 // bool, the data input of an op with weights has the weights' dtype. Otherwise any dtype
 // goes (kAnyDtype). The walk follows views and stops at conversions.
 void Lowerer::relax_input_dtypes() {
-  static const std::map<std::string, size_t> kPins = {  // op -> the IR input it pins
+  static const std::map<std::string, size_t> kPins = {
+      // op -> the IR input it pins
       {"aten::embedding", 1}, {"aten::embedding_bag", 1}, {"aten::index_select", 1}, {"aten::gather", 1},
-      {"aten::one_hot", 0}, {"aten::masked_fill", 1}, {"aten::where", 0}};
-  static const std::set<std::string> kWeighted = {
-      "aten::convolution", "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::conv_transpose1d",
-      "aten::conv_transpose2d", "aten::linear", "aten::matmul", "aten::mm", "aten::bmm", "aten::addmm",
-      "aten::batch_norm", "aten::layer_norm", "aten::group_norm", "aten::instance_norm", "aten::lstm",
-      "aten::gru", "aten::rnn_tanh", "aten::rnn_relu", "aten::prelu"};
-  static const std::set<std::string> kViews = {"aten::reshape", "aten::slice", "aten::select", "aten::unsqueeze",
-                                               "aten::squeeze", "aten::permute", "aten::transpose", "aten::expand",
-                                               "aten::flatten", "aten::contiguous", "aten::clone", "aten::alias"};
+      {"aten::one_hot", 0},   {"aten::masked_fill", 1},   {"aten::where", 0}};
+  static const std::set<std::string> kWeighted = {"aten::convolution",
+                                                  "aten::conv1d",
+                                                  "aten::conv2d",
+                                                  "aten::conv3d",
+                                                  "aten::conv_transpose1d",
+                                                  "aten::conv_transpose2d",
+                                                  "aten::linear",
+                                                  "aten::matmul",
+                                                  "aten::mm",
+                                                  "aten::bmm",
+                                                  "aten::addmm",
+                                                  "aten::batch_norm",
+                                                  "aten::layer_norm",
+                                                  "aten::group_norm",
+                                                  "aten::instance_norm",
+                                                  "aten::lstm",
+                                                  "aten::gru",
+                                                  "aten::rnn_tanh",
+                                                  "aten::rnn_relu",
+                                                  "aten::prelu"};
+  static const std::set<std::string> kViews = {
+      "aten::reshape",   "aten::slice",  "aten::select",  "aten::unsqueeze",  "aten::squeeze", "aten::permute",
+      "aten::transpose", "aten::expand", "aten::flatten", "aten::contiguous", "aten::clone",   "aten::alias"};
   std::vector<std::vector<std::pair<size_t, size_t>>> readers(g_.values.size());  // value -> (node, input)
   for (size_t k = 0; k < g_.nodes.size(); ++k)
     for (size_t i = 0; i < g_.nodes[k].inputs.size(); ++i)
@@ -143,10 +161,12 @@ void Lowerer::check_version(const Json& root) {
   const int64_t minor = as_int(field(v, "minor", "schema_version"), "schema_version.minor");
   if (major != kSchemaMajor || minor < kSchemaMinorMin || minor > kSchemaMinorMax) {
     std::string torch;
-    if (auto it = root.find("torch_version"); it != root.end() && it->is_string()) torch = ", written by torch " + it->get<std::string>();
+    if (auto it = root.find("torch_version"); it != root.end() && it->is_string())
+      torch = ", written by torch " + it->get<std::string>();
     fail_io("ExportedProgram schema version " + std::to_string(major) + "." + std::to_string(minor) + torch +
-            " is not supported; switchyard reads " + std::to_string(kSchemaMajor) + "." + std::to_string(kSchemaMinorMin) +
-            " to " + std::to_string(kSchemaMajor) + "." + std::to_string(kSchemaMinorMax) + " (torch 2.6 to 2.15)");
+            " is not supported; switchyard reads " + std::to_string(kSchemaMajor) + "." +
+            std::to_string(kSchemaMinorMin) + " to " + std::to_string(kSchemaMajor) + "." +
+            std::to_string(kSchemaMinorMax) + " (torch 2.6 to 2.15)");
   }
 }
 
@@ -191,12 +211,12 @@ void Lowerer::read_signature(const Json& module, const Json& graph) {
     if (kind == "user_input") {
       add_user_input(v, graph);
     } else if (kind == "parameter") {
-      add_lifted(as_string(field(field(v, "arg", kind), "name", kind), kind), as_string(field(v, "parameter_name", kind), kind),
-                 "parameter", false);
+      add_lifted(as_string(field(field(v, "arg", kind), "name", kind), kind),
+                 as_string(field(v, "parameter_name", kind), kind), "parameter", false);
     } else if (kind == "buffer") {
       const bool persistent = !v.contains("persistent") || !v["persistent"].is_boolean() || v["persistent"].get<bool>();
-      add_lifted(as_string(field(field(v, "arg", kind), "name", kind), kind), as_string(field(v, "buffer_name", kind), kind),
-                 "buffer", !persistent);
+      add_lifted(as_string(field(field(v, "arg", kind), "name", kind), kind),
+                 as_string(field(v, "buffer_name", kind), kind), "buffer", !persistent);
     } else if (kind == "tensor_constant") {
       add_lifted(as_string(field(field(v, "arg", kind), "name", kind), kind),
                  as_string(field(v, "tensor_constant_name", kind), kind), "constant", true);
@@ -205,8 +225,8 @@ void Lowerer::read_signature(const Json& module, const Json& graph) {
       // carry the value inline, so there is nothing to bind.
       continue;
     } else {
-      throw Error(ErrorKind::Unsupported, path_ + ": the program takes a " + kind +
-                                              " input (tokens and script objects are not supported)");
+      throw Error(ErrorKind::Unsupported,
+                  path_ + ": the program takes a " + kind + " input (tokens and script objects are not supported)");
     }
   }
 }
@@ -237,7 +257,8 @@ void Lowerer::add_user_input(const Json& spec, const Json& graph) {
       input.example_shape.push_back(input.shape.back());
       continue;
     }
-    if (how != "as_expr") fail_io("input '" + name + "': dim " + std::to_string(d) + " is neither an int nor an expression");
+    if (how != "as_expr")
+      fail_io("input '" + name + "': dim " + std::to_string(d) + " is neither an int nor an expression");
     const std::string symbol = symbol_of(as_string(field(*size, "expr_str", "size"), "expr_str"));
     input.shape.push_back(-1);
     input.dim_names.push_back(symbol);
@@ -245,7 +266,8 @@ void Lowerer::add_user_input(const Json& spec, const Json& graph) {
     if (auto r = ranges_.find(symbol); r != ranges_.end()) range = {r->second.first, r->second.second};
     input.dim_ranges.push_back(range);
     int64_t hint = range.min > 0 ? range.min : 1;
-    if (auto h = size->find("hint"); h != size->end() && h->is_object() && h->contains("as_int") && (*h)["as_int"].is_number_integer())
+    if (auto h = size->find("hint");
+        h != size->end() && h->is_object() && h->contains("as_int") && (*h)["as_int"].is_number_integer())
       hint = (*h)["as_int"].get<int64_t>();
     input.example_shape.push_back(hint);
     if (!symbol.empty()) symbol_dims_.emplace(symbol, std::make_pair(id, static_cast<int64_t>(d)));
@@ -253,7 +275,8 @@ void Lowerer::add_user_input(const Json& spec, const Json& graph) {
   tensors_[name] = id;
 }
 
-void Lowerer::add_lifted(const std::string& placeholder, const std::string& fqn, const char* kind, bool prefer_constants) {
+void Lowerer::add_lifted(const std::string& placeholder, const std::string& fqn, const char* kind,
+                         bool prefer_constants) {
   const std::map<std::string, Tensor>* first = prefer_constants ? &archive_.constants : &archive_.weights;
   const std::map<std::string, Tensor>* second = prefer_constants ? &archive_.weights : &archive_.constants;
   auto it = first->find(fqn);
@@ -275,17 +298,20 @@ void Lowerer::read_outputs(const Json& module) {
     std::string arg = value->contains("arg") ? (*value)["arg"].dump() : "";
     if (kind == "buffer_mutation" || kind == "user_input_mutation") {
       const char* key = kind == "buffer_mutation" ? "buffer_name" : "user_input_name";
-      const std::string target = value->contains(key) && (*value)[key].is_string() ? (*value)[key].get<std::string>() : "?";
+      const std::string target =
+          value->contains(key) && (*value)[key].is_string() ? (*value)[key].get<std::string>() : "?";
       throw Error(ErrorKind::Unsupported,
                   path_ + ": the program mutates " + (kind == "buffer_mutation" ? "buffer '" : "input '") + target +
                       "'; switchyard runs programs without mutated state (export the model in eval mode, "
                       "and without in-place writes to its inputs)");
     }
     if (kind != "user_output")
-      throw Error(ErrorKind::Unsupported, path_ + ": the program has a " + kind + " output; switchyard runs inference programs");
+      throw Error(ErrorKind::Unsupported,
+                  path_ + ": the program has a " + kind + " output; switchyard runs inference programs");
     const auto [how, out] = tagged(field(*value, "arg", "user_output"));
     if (how != "as_tensor")
-      throw Error(ErrorKind::Unsupported, path_ + ": output " + arg + " is not a tensor; switchyard models return tensors");
+      throw Error(ErrorKind::Unsupported,
+                  path_ + ": output " + arg + " is not a tensor; switchyard models return tensors");
     const std::string name = as_string(field(*out, "name", "output"), "output name");
     auto it = tensors_.find(name);
     if (it == tensors_.end()) fail_io("output '" + name + "' is not computed by the graph");
@@ -302,17 +328,19 @@ std::string Lowerer::node_name(const Json& node, const std::string& target) {
   if (auto it = node.find("outputs"); it != node.end() && it->is_array())
     for (const Json& o : *it) {
       const auto [how, v] = tagged(o);
-      if ((how == "as_tensor" || how == "as_sym_int" || how == "as_sym_float" || how == "as_sym_bool") && v->is_object())
-        outs.push_back(v->contains("name") ? (*v)["name"].get<std::string>()
-                                           : v->contains("as_name") ? (*v)["as_name"].get<std::string>() : "");
+      if ((how == "as_tensor" || how == "as_sym_int" || how == "as_sym_float" || how == "as_sym_bool") &&
+          v->is_object())
+        outs.push_back(v->contains("name")      ? (*v)["name"].get<std::string>()
+                       : v->contains("as_name") ? (*v)["as_name"].get<std::string>()
+                                                : "");
     }
   if (outs.size() == 1 && !outs[0].empty()) return unique_node_name(outs[0]);
   for (const std::string& o : outs)
     if (size_t u = o.rfind("_unused_"); u != std::string::npos) return unique_node_name(o.substr(0, u));
   std::string base = target;
   if (base.rfind("torch.ops.", 0) == 0) {
-    base = base.substr(base.find('.', 10) + 1);           // drop "torch.ops.<namespace>."
-    base = base.substr(0, base.find('.'));                // drop the overload
+    base = base.substr(base.find('.', 10) + 1);  // drop "torch.ops.<namespace>."
+    base = base.substr(0, base.find('.'));       // drop the overload
   }
   return unique_node_name(base.substr(base.rfind('.') + 1));
 }
@@ -334,7 +362,10 @@ std::string Lowerer::module_path(const Json& node) const {
     raw = close == std::string::npos ? raw : raw.substr(close + 2);
   }
   for (size_t i = 0; i < raw.size();) {
-    if (raw.compare(i, 10, "._modules[") == 0) { i += 9; continue; }
+    if (raw.compare(i, 10, "._modules[") == 0) {
+      i += 9;
+      continue;
+    }
     if (raw[i] == '[') {
       const size_t close = raw.find(']', i);
       if (close == std::string::npos) break;
@@ -344,14 +375,19 @@ std::string Lowerer::module_path(const Json& node) const {
       i = close + 1;
       continue;
     }
-    if (raw[i] == '.') { ++i; if (!path.empty() && i < raw.size() && raw[i] != '[') path += '.'; continue; }
+    if (raw[i] == '.') {
+      ++i;
+      if (!path.empty() && i < raw.size() && raw[i] != '[') path += '.';
+      continue;
+    }
     path += raw[i++];
   }
   if (path.rfind("self.", 0) == 0) path = path.substr(5);
   return path == "self" ? "" : path;
 }
 
-static std::string unique_in(std::set<std::string>& taken, std::map<std::string, int>& counts, const std::string& base) {
+static std::string unique_in(std::set<std::string>& taken, std::map<std::string, int>& counts,
+                             const std::string& base) {
   std::string name = base.empty() ? "value" : base;
   while (!taken.insert(name).second) name = base + "_" + std::to_string(++counts[base]);
   return name;
@@ -364,8 +400,6 @@ std::string Lowerer::unique_node_name(const std::string& base) { return unique_i
   throw Error(kind, path_ + ": node '" + n.name + "' (" + n.target + "): " + why);
 }
 
-void lower_program(const Archive& archive, ir::Graph& out) {
-  Lowerer(archive, out).run();
-}
+void lower_program(const Archive& archive, ir::Graph& out) { Lowerer(archive, out).run(); }
 
 }  // namespace switchyard::pt2

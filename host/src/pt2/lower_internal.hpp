@@ -54,7 +54,8 @@ class Lowerer : private ir::graph_file_detail::JsonFieldReader {
   void lower_aten(const NodeView& n, std::string op, const std::string& overload);
   bool rewrite_op(const NodeView& n, std::string& op, std::vector<std::pair<std::string, const Json*>>& args,
                   std::vector<std::string>& outputs);
-  void lower_call(const NodeView& n, const std::string& op, const std::vector<std::pair<std::string, const Json*>>& args,
+  void lower_call(const NodeView& n, const std::string& op,
+                  const std::vector<std::pair<std::string, const Json*>>& args,
                   const std::vector<std::string>& outputs);
   ir::ValueId tensor(const NodeView& n, const std::string& name, const std::string& arg);
   ir::ValueId sym(const NodeView& n, const Json& arg, const std::string& what);
@@ -64,9 +65,9 @@ class Lowerer : private ir::graph_file_detail::JsonFieldReader {
 
   // lower_write.cpp: views and in-place writes.
   struct ViewLink {
-    std::string parent;      // the tensor the view was taken of
-    std::string op;          // "slice", "select", or another view op
-    ir::Attributes attrs;    // the view's arguments (dim, start, end, step / dim, index)
+    std::string parent;    // the tensor the view was taken of
+    std::string op;        // "slice", "select", or another view op
+    ir::Attributes attrs;  // the view's arguments (dim, start, end, step / dim, index)
   };
   void note_view(const std::string& op, const std::string& base, const std::vector<std::string>& outputs,
                  const ir::Attributes& attrs);
@@ -75,18 +76,18 @@ class Lowerer : private ir::graph_file_detail::JsonFieldReader {
 
   const Archive& archive_;
   ir::Graph& g_;
-  std::map<std::string, std::pair<int64_t, int64_t>> ranges_;  // symbol -> [min, max]
-  std::unordered_map<std::string, ir::ValueId> tensors_;        // FX name -> tensor value
-  std::unordered_map<std::string, ir::ValueId> syms_;           // FX name or symbol -> scalar value
+  std::map<std::string, std::pair<int64_t, int64_t>> ranges_;           // symbol -> [min, max]
+  std::unordered_map<std::string, ir::ValueId> tensors_;                // FX name -> tensor value
+  std::unordered_map<std::string, ir::ValueId> syms_;                   // FX name or symbol -> scalar value
   std::map<std::string, std::pair<ir::ValueId, int64_t>> symbol_dims_;  // "s0" -> (input, dim)
   std::map<std::string, ir::ValueId> sym_consts_;
-  std::unordered_map<std::string, int> uses_;            // FX name -> readers (nodes and outputs)
-  std::unordered_map<std::string, ViewLink> view_links_;                    // a view -> how it was taken
+  std::unordered_map<std::string, int> uses_;                                // FX name -> readers (nodes and outputs)
+  std::unordered_map<std::string, ViewLink> view_links_;                     // a view -> how it was taken
   std::unordered_map<std::string, std::vector<std::string>> views_of_root_;  // a base -> views taken of it
   std::unordered_map<std::string, std::string> stale_;  // a view made before its base was written -> the writer
-  std::set<std::string> value_names_, node_names_;       // names taken
+  std::set<std::string> value_names_, node_names_;      // names taken
   std::map<std::string, int> value_counts_, node_counts_;
-  std::deque<Json> literals_;                            // argument values rewrite_op adds
+  std::deque<Json> literals_;  // argument values rewrite_op adds
 };
 
 }  // namespace switchyard::pt2

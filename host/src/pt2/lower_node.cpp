@@ -1,8 +1,8 @@
 // Lowering a torch.export program, part 2: nodes. ATen ops become IR nodes in the aten
 // plugin's argument convention; size arithmetic becomes sym:: nodes; runtime assertions
 // go (the input ranges are checked before any kernel runs).
-#include "pt2/lower_internal.hpp"
 #include "ir/sym.hpp"
+#include "pt2/lower_internal.hpp"
 
 #include <switchyard/error.hpp>
 
@@ -24,24 +24,43 @@ std::pair<std::string, const Json*> tagged(const Json& j) {
 
 // Targets that only check what the input ranges already guarantee, or that annotate.
 bool is_assertion(const std::string& op) {
-  static const char* kOps[] = {"_assert_scalar", "_assert_tensor_metadata", "sym_constrain_range",
-                               "sym_constrain_range_for_size", "_assert_async", "_print"};
+  static const char* kOps[] = {"_assert_scalar",      "_assert_tensor_metadata",
+                               "sym_constrain_range", "sym_constrain_range_for_size",
+                               "_assert_async",       "_print"};
   return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* k) { return op == k; });
 }
 
 // Python operators and torch's sym functions on SymInts/SymFloats, as sym:: ops.
 const char* sym_op_for(const std::string& target) {
-  static const std::pair<const char*, const char*> kOps[] = {
-      {"_operator.add", "sym::add"},        {"_operator.sub", "sym::sub"},      {"_operator.mul", "sym::mul"},
-      {"_operator.floordiv", "sym::floordiv"}, {"_operator.mod", "sym::mod"},   {"_operator.truediv", "sym::div"},
-      {"_operator.pow", "sym::pow"},        {"_operator.neg", "sym::neg"},      {"_operator.eq", "sym::eq"},
-      {"_operator.ne", "sym::ne"},          {"_operator.lt", "sym::lt"},        {"_operator.le", "sym::le"},
-      {"_operator.gt", "sym::gt"},          {"_operator.ge", "sym::ge"},        {"_operator.and_", "sym::and"},
-      {"_operator.or_", "sym::or"},         {"_operator.abs", "sym::abs"},      {"torch.sym_max", "sym::max"},
-      {"torch.sym_min", "sym::min"},        {"torch.sym_float", "sym::float"},  {"torch.sym_int", "sym::int"},
-      {"torch.sym_not", "sym::not"},        {"torch.sym_sqrt", "sym::sqrt"},    {"math.ceil", "sym::ceil"},
-      {"math.floor", "sym::floor"},         {"math.sqrt", "sym::sqrt"},         {"builtins.round", "sym::round"},
-      {"torch.ops.aten.sym_numel.default", "sym::numel"}, {"torch.ops.aten.sym_size.int", "sym::size"}};
+  static const std::pair<const char*, const char*> kOps[] = {{"_operator.add", "sym::add"},
+                                                             {"_operator.sub", "sym::sub"},
+                                                             {"_operator.mul", "sym::mul"},
+                                                             {"_operator.floordiv", "sym::floordiv"},
+                                                             {"_operator.mod", "sym::mod"},
+                                                             {"_operator.truediv", "sym::div"},
+                                                             {"_operator.pow", "sym::pow"},
+                                                             {"_operator.neg", "sym::neg"},
+                                                             {"_operator.eq", "sym::eq"},
+                                                             {"_operator.ne", "sym::ne"},
+                                                             {"_operator.lt", "sym::lt"},
+                                                             {"_operator.le", "sym::le"},
+                                                             {"_operator.gt", "sym::gt"},
+                                                             {"_operator.ge", "sym::ge"},
+                                                             {"_operator.and_", "sym::and"},
+                                                             {"_operator.or_", "sym::or"},
+                                                             {"_operator.abs", "sym::abs"},
+                                                             {"torch.sym_max", "sym::max"},
+                                                             {"torch.sym_min", "sym::min"},
+                                                             {"torch.sym_float", "sym::float"},
+                                                             {"torch.sym_int", "sym::int"},
+                                                             {"torch.sym_not", "sym::not"},
+                                                             {"torch.sym_sqrt", "sym::sqrt"},
+                                                             {"math.ceil", "sym::ceil"},
+                                                             {"math.floor", "sym::floor"},
+                                                             {"math.sqrt", "sym::sqrt"},
+                                                             {"builtins.round", "sym::round"},
+                                                             {"torch.ops.aten.sym_numel.default", "sym::numel"},
+                                                             {"torch.ops.aten.sym_size.int", "sym::size"}};
   std::string t = target;
   if (t.rfind("operator.", 0) == 0) t = "_" + t;
   for (const auto& [name, op] : kOps)
@@ -51,28 +70,41 @@ const char* sym_op_for(const std::string& target) {
 
 // Ops whose result aliases their first argument.
 bool is_view_op(const std::string& op) {
-  static const char* kOps[] = {"view", "reshape", "_unsafe_view", "slice", "select", "transpose", "permute",
-                               "expand", "expand_as", "unsqueeze", "squeeze", "narrow", "as_strided", "t",
-                               "alias", "unflatten", "flatten", "diagonal", "split", "split_with_sizes",
-                               "chunk", "unbind", "view_as", "reshape_as", "unfold", "detach", "contiguous",
-                               "movedim", "swapaxes", "lift_fresh"};
+  static const char* kOps[] = {"view",      "reshape",    "_unsafe_view", "slice",      "select",
+                               "transpose", "permute",    "expand",       "expand_as",  "unsqueeze",
+                               "squeeze",   "narrow",     "as_strided",   "t",          "alias",
+                               "unflatten", "flatten",    "diagonal",     "split",      "split_with_sizes",
+                               "chunk",     "unbind",     "view_as",      "reshape_as", "unfold",
+                               "detach",    "contiguous", "movedim",      "swapaxes",   "lift_fresh"};
   return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* k) { return op == k; });
 }
 
 // In-place ops whose functional form the plugins run (the family plugins know only those).
 bool has_functional_form(const std::string& op) {
-  static const char* kOps[] = {"relu", "relu6", "add", "sub", "mul", "div", "masked_fill", "sigmoid", "tanh",
-                               "hardtanh", "hardswish", "hardsigmoid", "gelu", "silu", "leaky_relu", "clamp",
-                               "dropout", "feature_dropout", "alpha_dropout", "neg", "exp", "sqrt", "rsqrt",
-                               "pow", "abs", "elu", "mish"};
+  static const char* kOps[] = {"relu",          "relu6",   "add",        "sub",      "mul",       "div",
+                               "masked_fill",   "sigmoid", "tanh",       "hardtanh", "hardswish", "hardsigmoid",
+                               "gelu",          "silu",    "leaky_relu", "clamp",    "dropout",   "feature_dropout",
+                               "alpha_dropout", "neg",     "exp",        "sqrt",     "rsqrt",     "pow",
+                               "abs",           "elu",     "mish"};
   return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* k) { return op == k; });
 }
 
 // Optional tensor arguments that may come as None in the middle of a schema's tensors.
 bool is_optional_tensor_arg(const std::string& name) {
-  static const char* kNames[] = {"weight", "bias", "running_mean", "running_var", "attn_mask", "pos_weight",
-                                 "b_ih", "b_hh", "key_padding_mask", "mask", "scale_grad_by_freq_tensor",
-                                 "per_sample_weights", "offsets", "indices"};
+  static const char* kNames[] = {"weight",
+                                 "bias",
+                                 "running_mean",
+                                 "running_var",
+                                 "attn_mask",
+                                 "pos_weight",
+                                 "b_ih",
+                                 "b_hh",
+                                 "key_padding_mask",
+                                 "mask",
+                                 "scale_grad_by_freq_tensor",
+                                 "per_sample_weights",
+                                 "offsets",
+                                 "indices"};
   return std::any_of(std::begin(kNames), std::end(kNames), [&](const char* k) { return name == k; });
 }
 
@@ -166,9 +198,10 @@ void Lowerer::lower_aten(const NodeView& n, std::string op, const std::string& o
     } else if (tag.rfind("as_", 0) != 0) {  // ("" when not a one-key object)
       fail_node(n, ErrorKind::Graph, "an output that is not a tagged value");
     } else {
-      fail_node(n, ErrorKind::Unsupported, "it returns a " + tag.substr(3) +
-                                               " computed from tensor values at run time; switchyard computes sizes "
-                                               "from input shapes only");
+      fail_node(n, ErrorKind::Unsupported,
+                "it returns a " + tag.substr(3) +
+                    " computed from tensor values at run time; switchyard computes sizes "
+                    "from input shapes only");
     }
   }
   if (rewrite_op(n, op, args, outputs)) return;
@@ -207,9 +240,12 @@ bool Lowerer::rewrite_op(const NodeView& /*n*/, std::string& op, std::vector<std
     op = "clone";
   } else if (op == "scaled_dot_product_attention") {
     // torch >= 2.5's enable_gqa=False is the only behaviour LibTorch 1.13's schema has.
-    args.erase(std::remove_if(args.begin(), args.end(), [](const auto& a) {
-                 return a.first == "enable_gqa" && a.second->contains("as_bool") && !(*a.second)["as_bool"].template get<bool>();
-               }), args.end());
+    args.erase(std::remove_if(args.begin(), args.end(),
+                              [](const auto& a) {
+                                return a.first == "enable_gqa" && a.second->contains("as_bool") &&
+                                       !(*a.second)["as_bool"].template get<bool>();
+                              }),
+               args.end());
   }
   return false;
 }
@@ -282,7 +318,8 @@ ir::ValueId Lowerer::tensor(const NodeView& n, const std::string& name, const st
   auto it = tensors_.find(name);
   if (it != tensors_.end()) return it->second;
   if (syms_.count(name))
-    fail_node(n, ErrorKind::Unsupported, "argument '" + arg + "' is the number '" + name + "' where a tensor is expected");
+    fail_node(n, ErrorKind::Unsupported,
+              "argument '" + arg + "' is the number '" + name + "' where a tensor is expected");
   fail_node(n, ErrorKind::Graph, "argument '" + arg + "' reads '" + name + "', which no earlier node or input defines");
 }
 
@@ -299,20 +336,24 @@ ir::ValueId Lowerer::symbol(const NodeView& n, const std::string& name, const st
   if (it != syms_.end()) return it->second;
   auto dim = symbol_dims_.find(name);
   if (dim == symbol_dims_.end())
-    fail_node(n, ErrorKind::Unsupported, what + " reads '" + name + "', a number that neither a node nor an input's "
-                                                 "shape defines (data-dependent sizes are not supported)");
+    fail_node(n, ErrorKind::Unsupported,
+              what + " reads '" + name +
+                  "', a number that neither a node nor an input's "
+                  "shape defines (data-dependent sizes are not supported)");
   return syms_[name] = g_.add_sym(unique_node_name(name), "sym::size", {dim->second.first},
                                   {{"dim", ir::Attribute::of_int(dim->second.second)}}, unique_value_name(name));
 }
 
 ir::ValueId Lowerer::sym(const NodeView& n, const Json& arg, const std::string& what) {
   const auto [tag, v] = tagged(arg);
-  if (tag == "as_int" || tag == "as_bool") return sym_const(ir::Attribute::of_int(v->is_boolean() ? v->get<bool>() : v->get<int64_t>()));
+  if (tag == "as_int" || tag == "as_bool")
+    return sym_const(ir::Attribute::of_int(v->is_boolean() ? v->get<bool>() : v->get<int64_t>()));
   if (tag == "as_float") return sym_const(ir::Attribute::of_float(v->get<double>()));
   if (tag == "as_sym_int" || tag == "as_sym_float" || tag == "as_sym_bool") {
     const auto [how, inner] = tagged(*v);
     if (how == "as_name") return symbol(n, inner->get<std::string>(), what);
-    if (how == "as_int" || how == "as_bool") return sym_const(ir::Attribute::of_int(inner->is_boolean() ? inner->get<bool>() : inner->get<int64_t>()));
+    if (how == "as_int" || how == "as_bool")
+      return sym_const(ir::Attribute::of_int(inner->is_boolean() ? inner->get<bool>() : inner->get<int64_t>()));
     if (how == "as_float") return sym_const(ir::Attribute::of_float(inner->get<double>()));
   }
   fail_node(n, ErrorKind::Unsupported, what + " is a " + tag + ", not a number");
@@ -346,12 +387,15 @@ ir::Attribute Lowerer::attribute(const NodeView& n, const std::string& arg, cons
   }
   if (tag == "as_scalar_type" || tag == "as_memory_format") {
     int64_t code = 0;
-    if (!(tag == "as_scalar_type" ? c10_scalar_type(v.get<int64_t>(), &code) : c10_memory_format(v.get<int64_t>(), &code)))
-      fail_node(n, ErrorKind::Unsupported, "argument '" + arg + "' has code " + v.dump() + ", which switchyard does not support");
+    if (!(tag == "as_scalar_type" ? c10_scalar_type(v.get<int64_t>(), &code)
+                                  : c10_memory_format(v.get<int64_t>(), &code)))
+      fail_node(n, ErrorKind::Unsupported,
+                "argument '" + arg + "' has code " + v.dump() + ", which switchyard does not support");
     return ir::Attribute::of_int(code);
   }
   if (tag == "as_layout") {
-    if (v.get<int64_t>() != 7) fail_node(n, ErrorKind::Unsupported, "argument '" + arg + "' asks for a non-strided layout");
+    if (v.get<int64_t>() != 7)
+      fail_node(n, ErrorKind::Unsupported, "argument '" + arg + "' asks for a non-strided layout");
     return ir::Attribute::of_int(0);  // c10::kStrided
   }
   if (tag == "as_device") return ir::Attribute::of_string("cpu");  // placement is the host's choice
@@ -371,19 +415,25 @@ ir::Attribute Lowerer::attribute(const NodeView& n, const std::string& arg, cons
       std::vector<double> fs;
       for (const Json& e : v) {
         const auto [how, x] = tagged(e);
-        if (x == nullptr) fail_node(n, ErrorKind::Graph, "argument '" + arg + "' has an element that is not a tagged value");
-        if (is_float) fs.push_back(floats(*x)); else ints.push_back(as_int(*x, "argument '" + arg + "'"));
+        if (x == nullptr)
+          fail_node(n, ErrorKind::Graph, "argument '" + arg + "' has an element that is not a tagged value");
+        if (is_float)
+          fs.push_back(floats(*x));
+        else
+          ints.push_back(as_int(*x, "argument '" + arg + "'"));
       }
       return is_float ? ir::Attribute::of_floats(std::move(fs)) : ir::Attribute::of_ints(std::move(ints));
     }
     std::vector<ir::ValueId> items;
-    for (const Json& e : v) items.push_back(sym(n, Json{{is_float ? "as_sym_float" : "as_sym_int", e}}, "argument '" + arg + "'"));
+    for (const Json& e : v)
+      items.push_back(sym(n, Json{{is_float ? "as_sym_float" : "as_sym_int", e}}, "argument '" + arg + "'"));
     const ir::ValueId list = g_.add_sym(unique_node_name(n.name + "." + arg), "sym::list", std::move(items), {},
                                         unique_value_name(n.name + "." + arg));
     return ir::Attribute::of_ref(list, is_float ? ir::AttrKind::Floats : ir::AttrKind::Ints);
   }
-  fail_node(n, ErrorKind::Unsupported, "argument '" + arg + "' is a " + tag.substr(tag.rfind("as_") == 0 ? 3 : 0) +
-                                           ", which switchyard does not support");
+  fail_node(n, ErrorKind::Unsupported,
+            "argument '" + arg + "' is a " + tag.substr(tag.rfind("as_") == 0 ? 3 : 0) +
+                ", which switchyard does not support");
 }
 
 }  // namespace switchyard::pt2

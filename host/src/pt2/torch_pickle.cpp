@@ -2,8 +2,8 @@
 #include "pt2/torch_pickle.hpp"
 #include "pt2/zip_reader.hpp"
 
-#include <switchyard/error.hpp>
 #include <switchyard/sdk.h>
+#include <switchyard/error.hpp>
 
 #include <cstdlib>
 #include <cstring>
@@ -30,19 +30,19 @@ struct Object {
 };
 
 const char* kind_name(Object::Kind k) {
-  static const char* names[] = {"None", "bool", "int", "float", "str", "tuple", "list", "dict",
-                                "global", "storage", "tensor", "mark"};
+  static const char* names[] = {"None", "bool", "int",    "float",   "str",    "tuple",
+                                "list", "dict", "global", "storage", "tensor", "mark"};
   return names[k];
 }
 
 // torch's typed storage classes and their element types.
 bool storage_dtype(const std::string& global, DLDataType* out) {
   static const std::map<std::string, DLDataType> kTypes = {
-      {"torch.FloatStorage", {kDLFloat, 32, 1}},   {"torch.DoubleStorage", {kDLFloat, 64, 1}},
-      {"torch.HalfStorage", {kDLFloat, 16, 1}},    {"torch.BFloat16Storage", {kDLBfloat, 16, 1}},
-      {"torch.LongStorage", {kDLInt, 64, 1}},      {"torch.IntStorage", {kDLInt, 32, 1}},
-      {"torch.ShortStorage", {kDLInt, 16, 1}},     {"torch.CharStorage", {kDLInt, 8, 1}},
-      {"torch.ByteStorage", {kDLUInt, 8, 1}},      {"torch.BoolStorage", {SY_DL_BOOL, 8, 1}}};
+      {"torch.FloatStorage", {kDLFloat, 32, 1}}, {"torch.DoubleStorage", {kDLFloat, 64, 1}},
+      {"torch.HalfStorage", {kDLFloat, 16, 1}},  {"torch.BFloat16Storage", {kDLBfloat, 16, 1}},
+      {"torch.LongStorage", {kDLInt, 64, 1}},    {"torch.IntStorage", {kDLInt, 32, 1}},
+      {"torch.ShortStorage", {kDLInt, 16, 1}},   {"torch.CharStorage", {kDLInt, 8, 1}},
+      {"torch.ByteStorage", {kDLUInt, 8, 1}},    {"torch.BoolStorage", {SY_DL_BOOL, 8, 1}}};
   auto it = kTypes.find(global);
   if (it == kTypes.end()) return false;
   *out = it->second;
@@ -138,8 +138,16 @@ class Unpickler {
     if (it == memo_.end()) fail("reads memo entry " + std::to_string(key) + ", which was never written");
     stack_.push_back(it->second);
   }
-  void push_int(int64_t v) { auto o = make(Object::Int); o->i = v; stack_.push_back(o); }
-  void push_string(std::string s) { auto o = make(Object::String); o->s = std::move(s); stack_.push_back(o); }
+  void push_int(int64_t v) {
+    auto o = make(Object::Int);
+    o->i = v;
+    stack_.push_back(o);
+  }
+  void push_string(std::string s) {
+    auto o = make(Object::String);
+    o->s = std::move(s);
+    stack_.push_back(o);
+  }
   void push_global(std::string module, std::string name) {
     auto o = make(Object::Global);
     o->s = module + "." + name;
@@ -163,22 +171,26 @@ class Unpickler {
   std::vector<Ref> stack_;
   std::map<uint64_t, Ref> memo_;
   std::map<std::string, std::shared_ptr<std::string>> records_;  // storage key -> bytes
-  std::vector<Ref> made_;  // every object of the pickle (see ~Unpickler)
+  std::vector<Ref> made_;                                        // every object of the pickle (see ~Unpickler)
 };
 
 void Unpickler::step(uint8_t op) {
   switch (op) {
-    case 0x80: byte(); break;                // PROTO
-    case 0x95: uint(8); break;               // FRAME
+    case 0x80: byte(); break;   // PROTO
+    case 0x95: uint(8); break;  // FRAME
     case '(': stack_.push_back(make(Object::Mark)); break;
     case 'N': stack_.push_back(make(Object::None)); break;
-    case 0x88: case 0x89: {                  // NEWTRUE, NEWFALSE
-      auto o = make(Object::Bool); o->i = op == 0x88; stack_.push_back(o); break;
+    case 0x88:
+    case 0x89: {  // NEWTRUE, NEWFALSE
+      auto o = make(Object::Bool);
+      o->i = op == 0x88;
+      stack_.push_back(o);
+      break;
     }
     case 'K': push_int(static_cast<int64_t>(uint(1))); break;  // BININT1
     case 'M': push_int(static_cast<int64_t>(uint(2))); break;  // BININT2
     case 'J': push_int(static_cast<int32_t>(uint(4))); break;  // BININT
-    case 0x8a: {                             // LONG1
+    case 0x8a: {                                               // LONG1
       const uint64_t n = byte();
       if (n > 8) fail("an integer of " + std::to_string(n) + " bytes is too large");
       uint64_t v = n == 0 ? 0 : uint(n);
@@ -186,7 +198,7 @@ void Unpickler::step(uint8_t op) {
       push_int(static_cast<int64_t>(v));
       break;
     }
-    case 'G': {                              // BINFLOAT, big-endian
+    case 'G': {  // BINFLOAT, big-endian
       uint64_t bits = 0;
       for (int k = 0; k < 8; ++k) bits = (bits << 8) | byte();
       auto o = make(Object::Float);
@@ -194,49 +206,88 @@ void Unpickler::step(uint8_t op) {
       stack_.push_back(o);
       break;
     }
-    case 'X': push_string(bytes(uint(4))); break;     // BINUNICODE
-    case 0x8c: push_string(bytes(byte())); break;     // SHORT_BINUNICODE
-    case 0x8d: push_string(bytes(uint(8))); break;    // BINUNICODE8
-    case 'U': push_string(bytes(byte())); break;      // SHORT_BINSTRING
-    case 'T': push_string(bytes(uint(4))); break;     // BINSTRING
-    case 'c': { std::string module = line(); push_global(module, line()); break; }  // GLOBAL
-    case 0x93: {                             // STACK_GLOBAL
+    case 'X': push_string(bytes(uint(4))); break;   // BINUNICODE
+    case 0x8c: push_string(bytes(byte())); break;   // SHORT_BINUNICODE
+    case 0x8d: push_string(bytes(uint(8))); break;  // BINUNICODE8
+    case 'U': push_string(bytes(byte())); break;    // SHORT_BINSTRING
+    case 'T': push_string(bytes(uint(4))); break;   // BINSTRING
+    case 'c': {
+      std::string module = line();
+      push_global(module, line());
+      break;
+    }             // GLOBAL
+    case 0x93: {  // STACK_GLOBAL
       Ref name = pop(), module = pop();
       if (module->kind != Object::String || name->kind != Object::String) fail("STACK_GLOBAL needs two strings");
       push_global(module->s, name->s);
       break;
     }
-    case ')': push_tuple({}); break;                          // EMPTY_TUPLE
-    case 0x85: { Ref a = pop(); push_tuple({a}); break; }      // TUPLE1
-    case 0x86: { Ref b = pop(), a = pop(); push_tuple({a, b}); break; }
-    case 0x87: { Ref c = pop(), b = pop(), a = pop(); push_tuple({a, b, c}); break; }
-    case 't': push_tuple(pop_to_mark()); break;               // TUPLE
-    case ']': stack_.push_back(make(Object::List)); break;    // EMPTY_LIST
-    case '}': stack_.push_back(make(Object::Dict)); break;    // EMPTY_DICT
-    case 'a': { Ref v = pop(); top(Object::List, "APPEND")->items.push_back(v); break; }
-    case 'e': {                                               // APPENDS
+    case ')': push_tuple({}); break;  // EMPTY_TUPLE
+    case 0x85: {
+      Ref a = pop();
+      push_tuple({a});
+      break;
+    }  // TUPLE1
+    case 0x86: {
+      Ref b = pop(), a = pop();
+      push_tuple({a, b});
+      break;
+    }
+    case 0x87: {
+      Ref c = pop(), b = pop(), a = pop();
+      push_tuple({a, b, c});
+      break;
+    }
+    case 't': push_tuple(pop_to_mark()); break;             // TUPLE
+    case ']': stack_.push_back(make(Object::List)); break;  // EMPTY_LIST
+    case '}': stack_.push_back(make(Object::Dict)); break;  // EMPTY_DICT
+    case 'a': {
+      Ref v = pop();
+      top(Object::List, "APPEND")->items.push_back(v);
+      break;
+    }
+    case 'e': {  // APPENDS
       std::vector<Ref> items = pop_to_mark();
       Ref list = top(Object::List, "APPENDS");
       list->items.insert(list->items.end(), items.begin(), items.end());
       break;
     }
-    case 's': { Ref v = pop(), k = pop(); top(Object::Dict, "SETITEM")->entries.emplace_back(k, v); break; }
-    case 'u': {                                               // SETITEMS
+    case 's': {
+      Ref v = pop(), k = pop();
+      top(Object::Dict, "SETITEM")->entries.emplace_back(k, v);
+      break;
+    }
+    case 'u': {  // SETITEMS
       std::vector<Ref> items = pop_to_mark();
       if (items.size() % 2 != 0) fail("SETITEMS has an odd number of values");
       Ref dict = top(Object::Dict, "SETITEMS");
       for (size_t k = 0; k < items.size(); k += 2) dict->entries.emplace_back(items[k], items[k + 1]);
       break;
     }
-    case 'q': memo_put(byte()); break;       // BINPUT
-    case 'r': memo_put(uint(4)); break;      // LONG_BINPUT
+    case 'q': memo_put(byte()); break;         // BINPUT
+    case 'r': memo_put(uint(4)); break;        // LONG_BINPUT
     case 0x94: memo_put(memo_.size()); break;  // MEMOIZE
-    case 'h': memo_get(byte()); break;       // BINGET
-    case 'j': memo_get(uint(4)); break;      // LONG_BINGET
-    case 'Q': { Ref pid = pop(); stack_.push_back(persistent_load(pid)); break; }  // BINPERSID
-    case 'R': { Ref args = pop(), f = pop(); stack_.push_back(call(f, args)); break; }  // REDUCE
-    case 0x81: { Ref args = pop(), cls = pop(); stack_.push_back(call(cls, args)); break; }  // NEWOBJ
-    case 'b': pop(); if (stack_.empty()) fail("BUILD has no object"); break;  // state is not needed
+    case 'h': memo_get(byte()); break;         // BINGET
+    case 'j': memo_get(uint(4)); break;        // LONG_BINGET
+    case 'Q': {
+      Ref pid = pop();
+      stack_.push_back(persistent_load(pid));
+      break;
+    }  // BINPERSID
+    case 'R': {
+      Ref args = pop(), f = pop();
+      stack_.push_back(call(f, args));
+      break;
+    }  // REDUCE
+    case 0x81: {
+      Ref args = pop(), cls = pop();
+      stack_.push_back(call(cls, args));
+      break;
+    }  // NEWOBJ
+    case 'b':
+      pop();
+      if (stack_.empty()) fail("BUILD has no object");
+      break;  // state is not needed
     default: {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02x", op);
@@ -251,16 +302,15 @@ Ref Unpickler::persistent_load(const Ref& pid) {
       pid->items[0]->s != "storage" || pid->items[1]->kind != Object::Global || pid->items[2]->kind != Object::String)
     fail("a persistent id that is not a torch storage");
   auto o = make(Object::Storage);
-  if (!storage_dtype(pid->items[1]->s, &o->dtype))
-    fail("storage type " + pid->items[1]->s + " is not supported");
+  if (!storage_dtype(pid->items[1]->s, &o->dtype)) fail("storage type " + pid->items[1]->s + " is not supported");
   o->s = pid->items[2]->s;
   return o;
 }
 
 Ref Unpickler::rebuild_tensor(const std::vector<Ref>& a) {
   // _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, hooks[, metadata])
-  if (a.size() < 4 || a[0]->kind != Object::Storage || a[1]->kind != Object::Int ||
-      a[2]->kind != Object::Tuple || a[3]->kind != Object::Tuple)
+  if (a.size() < 4 || a[0]->kind != Object::Storage || a[1]->kind != Object::Int || a[2]->kind != Object::Tuple ||
+      a[3]->kind != Object::Tuple)
     fail("torch._utils._rebuild_tensor_v2 with unexpected arguments");
   const Object& storage = *a[0];
   std::vector<int64_t> shape, strides;
@@ -272,8 +322,8 @@ Ref Unpickler::rebuild_tensor(const std::vector<Ref>& a) {
     if (d->kind != Object::Int || d->i < 0) fail("a tensor stride that is not a non-negative int");
     strides.push_back(d->i);
   }
-  if (shape.size() != strides.size()) fail("a tensor with " + std::to_string(shape.size()) + " sizes and " +
-                                           std::to_string(strides.size()) + " strides");
+  if (shape.size() != strides.size())
+    fail("a tensor with " + std::to_string(shape.size()) + " sizes and " + std::to_string(strides.size()) + " strides");
   auto& record = records_[storage.s];
   if (!record) {
     const std::string name = prefix_ + "data/" + storage.s;
@@ -286,7 +336,8 @@ Ref Unpickler::rebuild_tensor(const std::vector<Ref>& a) {
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 0) count = 0;
     uint64_t span;
-    if (__builtin_mul_overflow(static_cast<uint64_t>(shape[d] > 0 ? shape[d] - 1 : 0), static_cast<uint64_t>(strides[d]), &span) ||
+    if (__builtin_mul_overflow(static_cast<uint64_t>(shape[d] > 0 ? shape[d] - 1 : 0),
+                               static_cast<uint64_t>(strides[d]), &span) ||
         __builtin_add_overflow(last, span, &last))
       fail("a tensor whose size overflows");
   }
@@ -348,7 +399,7 @@ auto unpickle(const std::shared_ptr<const std::string>& bytes, const std::string
 }  // namespace
 
 std::vector<std::pair<std::string, Tensor>> load_tensor_dict(std::shared_ptr<const std::string> bytes,
-                                                            const std::string& what) {
+                                                             const std::string& what) {
   return unpickle(bytes, what, [&](const Object& root) {
     if (root.kind != Object::Dict)
       throw Error(ErrorKind::Io, what + ": holds a " + kind_name(root.kind) + ", not a dict of tensors");

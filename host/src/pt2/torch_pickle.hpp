@@ -21,7 +21,7 @@ namespace switchyard::pt2 {
 // A torch.save'd dict of tensors (a state dict), in its file order. `what` names the
 // file in errors. Tensors share the records' memory. Throws Error (Io).
 std::vector<std::pair<std::string, Tensor>> load_tensor_dict(std::shared_ptr<const std::string> bytes,
-                                                            const std::string& what);
+                                                             const std::string& what);
 // A torch.save'd single tensor.
 Tensor load_tensor(std::shared_ptr<const std::string> bytes, const std::string& what);
 

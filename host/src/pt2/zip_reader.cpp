@@ -67,8 +67,9 @@ ZipReader ZipReader::open_file(const std::string& path) {
   if (reader.handle_->archive == nullptr) {
     zip_error_t error;
     zip_error_init_with_code(&error, code);
-    fail(path, "not a readable zip archive (" + zip_error_text(&error) + "); a .pt2 file is the zip that "
-               "torch.export.save writes");
+    fail(path, "not a readable zip archive (" + zip_error_text(&error) +
+                   "); a .pt2 file is the zip that "
+                   "torch.export.save writes");
   }
   list_names(reader.handle_->archive, path, reader.names_);
   return reader;
@@ -82,7 +83,8 @@ ZipReader ZipReader::open_memory(std::shared_ptr<const std::string> bytes, const
   reader.handle_->archive_size = reader.handle_->bytes->size();
   zip_error_t error;
   zip_error_init(&error);
-  zip_source_t* source = zip_source_buffer_create(reader.handle_->bytes->data(), reader.handle_->bytes->size(), 0, &error);
+  zip_source_t* source =
+      zip_source_buffer_create(reader.handle_->bytes->data(), reader.handle_->bytes->size(), 0, &error);
   if (source == nullptr) fail(what, "cannot read the embedded zip archive (" + zip_error_text(&error) + ")");
   reader.handle_->archive = zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error);
   if (reader.handle_->archive == nullptr) {

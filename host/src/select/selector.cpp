@@ -11,8 +11,7 @@ namespace switchyard::select {
 namespace {
 
 bool rule_needs_families(const config::Config& cfg) {
-  return std::any_of(cfg.rules.begin(), cfg.rules.end(),
-                     [](const config::Rule& r) { return !r.family.empty(); });
+  return std::any_of(cfg.rules.begin(), cfg.rules.end(), [](const config::Rule& r) { return !r.family.empty(); });
 }
 
 // Every plugin that offers the op, in catalog (load) order, each once.
@@ -34,24 +33,20 @@ std::string dtype_mismatch(const SY_KernelDef& def, const std::vector<const DLTe
     const DLDataType* end = def.dtypes + def.num_dtypes;
     if (std::any_of(begin, end, [&](DLDataType d) { return same_dtype(d, dtype); })) continue;
     std::string takes;
-    for (const DLDataType* d = begin; d != end; ++d)
-      takes += (takes.empty() ? "" : ", ") + dtype_name(*d);
-    return "dtype " + dtype_name(dtype) + " of input " + std::to_string(i) +
-           " not supported (kernel takes " + takes + ")";
+    for (const DLDataType* d = begin; d != end; ++d) takes += (takes.empty() ? "" : ", ") + dtype_name(*d);
+    return "dtype " + dtype_name(dtype) + " of input " + std::to_string(i) + " not supported (kernel takes " + takes +
+           ")";
   }
   return "";
 }
 
-int match_rule(const config::Config& cfg, const ir::Node& node,
-               const std::vector<std::string>& families) {
+int match_rule(const config::Config& cfg, const ir::Node& node, const std::vector<std::string>& families) {
   for (size_t i = 0; i < cfg.rules.size(); ++i) {
     const config::Rule& rule = cfg.rules[i];
     if (!rule.op.empty() && rule.op != node.op) continue;
     if (!rule.node.empty() && !config::glob_match(rule.node, node.name)) continue;
     if (!rule.module.empty() && !config::glob_match(rule.module, node.module_path)) continue;
-    if (!rule.family.empty() &&
-        std::find(families.begin(), families.end(), rule.family) == families.end())
-      continue;
+    if (!rule.family.empty() && std::find(families.begin(), families.end(), rule.family) == families.end()) continue;
     return static_cast<int>(i);
   }
   return -1;

@@ -17,9 +17,9 @@ namespace switchyard::select {
 
 // A kernel some loaded plugin offers; `handle` is opaque to the selector.
 struct Candidate {
-  std::string backend;            // plugin name
+  std::string backend;  // plugin name
   const SY_KernelDef* def = nullptr;
-  const void* handle = nullptr;   // the plugin manager's KernelRef
+  const void* handle = nullptr;  // the plugin manager's KernelRef
 };
 
 struct Rejection {
@@ -28,10 +28,10 @@ struct Rejection {
 };
 
 struct Selection {
-  std::optional<Candidate> winner;    // empty: no backend accepted the node
-  std::string reason;                 // why the winner was chosen, e.g. "rule #2 (file:3:1)"
-  std::vector<Rejection> rejected;    // in the order they were asked
-  int rule_index = -1;                // -1: the default list was used
+  std::optional<Candidate> winner;  // empty: no backend accepted the node
+  std::string reason;               // why the winner was chosen, e.g. "rule #2 (file:3:1)"
+  std::vector<Rejection> rejected;  // in the order they were asked
+  int rule_index = -1;              // -1: the default list was used
 };
 
 // What selection needs from the loaded plugins.
@@ -41,13 +41,11 @@ struct Catalog {
   // Families the plugins declare for an op (for `family = ...` rules).
   std::function<std::vector<std::string>(const std::string& op)> families_for;
   // Asks the kernel whether it accepts the node. Returns "" for yes, else the reason.
-  std::function<std::string(const Candidate&, const ir::Node&,
-                            const std::vector<const DLTensor*>& inputs)> ask;
+  std::function<std::string(const Candidate&, const ir::Node&, const std::vector<const DLTensor*>& inputs)> ask;
 };
 
 // The index of the first rule matching the node, or -1.
-int match_rule(const config::Config& cfg, const ir::Node& node,
-               const std::vector<std::string>& families);
+int match_rule(const config::Config& cfg, const ir::Node& node, const std::vector<std::string>& families);
 
 // The rule routing each graph node (-1: the default list), matched once per model: rules
 // look at a node's op, name, module and family, none of which depends on shapes.

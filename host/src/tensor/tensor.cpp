@@ -1,7 +1,7 @@
 #include "util/host_alloc.hpp"
 
-#include <switchyard/error.hpp>
 #include <switchyard/sdk.h>
+#include <switchyard/error.hpp>
 #include <switchyard/tensor.hpp>
 
 #include <cstdlib>
@@ -13,8 +13,8 @@ namespace switchyard {
 struct Tensor::Impl {
   DLTensor dl{};
   std::vector<int64_t> shape;
-  std::vector<int64_t> strides;            // empty: compact row-major
-  std::function<void()> release;           // frees the memory when the last handle goes
+  std::vector<int64_t> strides;   // empty: compact row-major
+  std::function<void()> release;  // frees the memory when the last handle goes
   // What this tensor's memory depends on, dropped after `release` has run: the plugin that
   // made it (its deleter needs its library loaded), then the owners keep_alive added. The
   // first of those is held apart: a view has one, and a vector for it was an allocation
@@ -33,10 +33,9 @@ struct DtypeName {
   const char* name;
 };
 constexpr DtypeName kDtypeNames[] = {
-    {kDLFloat, 32, "float32"}, {kDLFloat, 64, "float64"}, {kDLFloat, 16, "float16"},
-    {kDLBfloat, 16, "bfloat16"}, {kDLInt, 64, "int64"},    {kDLInt, 32, "int32"},
-    {kDLInt, 16, "int16"},       {kDLInt, 8, "int8"},       {kDLUInt, 8, "uint8"},
-    {SY_DL_BOOL, 8, "bool"},
+    {kDLFloat, 32, "float32"}, {kDLFloat, 64, "float64"}, {kDLFloat, 16, "float16"}, {kDLBfloat, 16, "bfloat16"},
+    {kDLInt, 64, "int64"},     {kDLInt, 32, "int32"},     {kDLInt, 16, "int16"},     {kDLInt, 8, "int8"},
+    {kDLUInt, 8, "uint8"},     {SY_DL_BOOL, 8, "bool"},
 };
 
 std::shared_ptr<Tensor::Impl> make_impl(void* data, DLDataType dtype, std::vector<int64_t> shape,
@@ -100,15 +99,16 @@ Tensor Tensor::uninitialized(DLDataType dtype, std::vector<int64_t> shape) {
                                             " tensor asked for more than 2^64 bytes");
   void* data = host_aligned_alloc(64, bytes);
   if (data == nullptr)
-    throw Error(ErrorKind::OutOfMemory, out_of_memory_message("a " + dtype_name(dtype) + " " + shape_string(shape) + " tensor", bytes));
+    throw Error(ErrorKind::OutOfMemory,
+                out_of_memory_message("a " + dtype_name(dtype) + " " + shape_string(shape) + " tensor", bytes));
   Tensor t;
   t.impl_ = make_impl(data, dtype, std::move(shape), {});
   t.impl_->release = [data] { std::free(data); };
   return t;
 }
 
-Tensor Tensor::from_blob(void* data, DLDataType dtype, std::vector<int64_t> shape,
-                         std::vector<int64_t> strides, std::function<void()> release) {
+Tensor Tensor::from_blob(void* data, DLDataType dtype, std::vector<int64_t> shape, std::vector<int64_t> strides,
+                         std::function<void()> release) {
   Tensor t;
   t.impl_ = make_impl(data, dtype, std::move(shape), std::move(strides));
   t.impl_->release = std::move(release);

@@ -49,10 +49,11 @@ void configure_intra_op_pool(int threads) {
   tbb::task_arena* a = p.current.load(std::memory_order_acquire);
   if (a != nullptr && a->max_concurrency() == threads) return;
   if (a != nullptr)
-    log::get().info("intra-op pool resized from {} to {} threads (one pool per process)", a->max_concurrency(), threads);
+    log::get().info("intra-op pool resized from {} to {} threads (one pool per process)", a->max_concurrency(),
+                    threads);
   if (threads > hardware_threads())
     p.workers = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
-                                                       static_cast<size_t>(threads));
+                                                      static_cast<size_t>(threads));
   // One slot is reserved for the thread that calls in, which works on its own loop.
   auto fresh = std::make_unique<tbb::task_arena>(threads, 1);
   fresh->initialize();

@@ -40,10 +40,14 @@ void consider(MemoryHeadroom& h, uint64_t bytes, const std::string& source) {
 std::string human_bytes(uint64_t bytes) {
   char buf[64];
   const double b = static_cast<double>(bytes);
-  if (bytes >= (uint64_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1 << 30));
-  else if (bytes >= (uint64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1 << 20));
-  else if (bytes >= (uint64_t{1} << 10)) std::snprintf(buf, sizeof buf, "%.1f KiB", b / (1 << 10));
-  else std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
+  if (bytes >= (uint64_t{1} << 30))
+    std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1 << 30));
+  else if (bytes >= (uint64_t{1} << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1 << 20));
+  else if (bytes >= (uint64_t{1} << 10))
+    std::snprintf(buf, sizeof buf, "%.1f KiB", b / (1 << 10));
+  else
+    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
   return buf;
 }
 

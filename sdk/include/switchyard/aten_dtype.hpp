@@ -12,11 +12,14 @@
 // X(name, code, bits) for every scalar type DLPack can name: `name` is the enumerator of
 // c10::ScalarType, (code, bits) its DLPack dtype (lanes 1). Bool is SY_DL_BOOL (DLPack 0.6
 // has no bool code).
+// An X-macro list, laid out by hand.
+// clang-format off
 #define SY_ATEN_DTYPES(X)                                                                    \
   X(Float, kDLFloat, 32) X(Double, kDLFloat, 64) X(Half, kDLFloat, 16) X(BFloat16, kDLBfloat, 16) \
   X(Char, kDLInt, 8) X(Short, kDLInt, 16) X(Int, kDLInt, 32) X(Long, kDLInt, 64)               \
   X(Byte, kDLUInt, 8) X(Bool, SY_DL_BOOL, 8) X(ComplexFloat, kDLComplex, 64)                   \
   X(ComplexDouble, kDLComplex, 128)
+// clang-format on
 
 namespace sy {
 

@@ -26,8 +26,8 @@ struct ConvAttributes {
 namespace detail {
 struct ConvOpSpec {
   const char* op;
-  int spatial;       // 0: from the weight's rank
-  bool defaults;     // stride, padding, dilation and groups may be absent
+  int spatial;    // 0: from the weight's rank
+  bool defaults;  // stride, padding, dilation and groups may be absent
   std::vector<std::string> attrs;
 };
 
@@ -38,7 +38,9 @@ inline const ConvOpSpec* conv_op_spec(const std::string& op) {
       {"aten::conv1d", 1, true, {"stride", "padding", "dilation", "groups"}},
       {"aten::conv2d", 2, true, {"stride", "padding", "dilation", "groups"}},
       {"aten::convolution", 0, false, {"stride", "padding", "dilation", "transposed", "output_padding", "groups"}},
-      {"aten::_convolution", 0, false,
+      {"aten::_convolution",
+       0,
+       false,
        {"stride", "padding", "dilation", "transposed", "output_padding", "groups", "benchmark", "deterministic",
         "cudnn_enabled", "allow_tf32"}},
   };

@@ -34,9 +34,7 @@ T* data(const DLTensor& t) {
   return reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
 }
 
-inline std::vector<int64_t> shape_of(const DLTensor& t) {
-  return std::vector<int64_t>(t.shape, t.shape + t.ndim);
-}
+inline std::vector<int64_t> shape_of(const DLTensor& t) { return std::vector<int64_t>(t.shape, t.shape + t.ndim); }
 
 // Element strides, filled in as compact row-major when the tensor has none.
 inline std::vector<int64_t> strides_of(const DLTensor& t) {

@@ -17,8 +17,8 @@
 #ifndef SWITCHYARD_PLUGIN_HPP
 #define SWITCHYARD_PLUGIN_HPP
 
-#include <switchyard/dltensor.hpp>
 #include <switchyard/sdk.h>
+#include <switchyard/dltensor.hpp>
 
 #include <cstring>
 #include <exception>
@@ -127,9 +127,7 @@ class Attrs {
     check(api().attr_string(attrs_, name, &v), name, "a string");
     return v;
   }
-  std::string s(const char* name, const std::string& fallback) const {
-    return has(name) ? s(name) : fallback;
-  }
+  std::string s(const char* name, const std::string& fallback) const { return has(name) ? s(name) : fallback; }
   std::vector<int64_t> ints(const char* name) const {
     const int64_t* v = nullptr;
     size_t n = 0;
@@ -165,13 +163,13 @@ class Attrs {
 
 // A node as seen by supports() and the kernel constructor.
 struct Node {
-  const char* op;          // the op this kernel was registered for
-  const char* name;        // the node's name, for messages
+  const char* op;    // the op this kernel was registered for
+  const char* name;  // the node's name, for messages
   Attrs attrs;
   const DLTensor* const* inputs;
   size_t num_inputs;
   size_t num_outputs;
-  const void* user_data;   // what was passed to sy::kernel(), or nullptr
+  const void* user_data;  // what was passed to sy::kernel(), or nullptr
 
   // Input i's metadata; throws if i is out of range or the optional input is absent.
   const DLTensor& input(size_t i) const {
@@ -236,17 +234,20 @@ struct Run : CallInputs<SY_KernelRunArgs> {
     return i < args->num_inputs ? args->input_storage[i] : SY_STORAGE_HOST;
   }
   SY_StorageIndex output_storage(size_t o) const {
-    if (!SY_STRUCT_HAS(args, SY_KernelRunArgs, output_storage) || args->output_storage == nullptr) return SY_STORAGE_HOST;
+    if (!SY_STRUCT_HAS(args, SY_KernelRunArgs, output_storage) || args->output_storage == nullptr)
+      return SY_STORAGE_HOST;
     return o < args->num_outputs ? args->output_storage[o] : SY_STORAGE_HOST;
   }
   // True when the host let output o take input i's buffer (in-place, SDK 1.1).
   bool in_place(size_t o, size_t i) const {
     return args->outputs != nullptr && i < args->num_inputs && o < args->num_outputs && args->inputs[i] != nullptr &&
-           args->outputs[o]->data == args->inputs[i]->data && args->outputs[o]->byte_offset == args->inputs[i]->byte_offset;
+           args->outputs[o]->data == args->inputs[i]->data &&
+           args->outputs[o]->byte_offset == args->inputs[i]->byte_offset;
   }
   // True when input i's bytes overlap output o's (in place at the output's end, SDK 1.2).
   bool overlaps(size_t o, size_t i) const {
-    if (args->outputs == nullptr || i >= args->num_inputs || o >= args->num_outputs || args->inputs[i] == nullptr) return false;
+    if (args->outputs == nullptr || i >= args->num_inputs || o >= args->num_outputs || args->inputs[i] == nullptr)
+      return false;
     const char* out = data<const char>(*args->outputs[o]);
     const char* in = data<const char>(*args->inputs[i]);
     return in < out + byte_size(*args->outputs[o]) && out < in + byte_size(*args->inputs[i]);
@@ -312,20 +313,17 @@ namespace detail {
 template <typename K, typename = void>
 struct has_supports : std::false_type {};
 template <typename K>
-struct has_supports<K, std::void_t<decltype(K::supports(std::declval<const Node&>()))>>
-    : std::true_type {};
+struct has_supports<K, std::void_t<decltype(K::supports(std::declval<const Node&>()))>> : std::true_type {};
 template <typename K, typename = void>
 struct has_infer : std::false_type {};
 template <typename K>
-struct has_infer<K, std::void_t<decltype(std::declval<K&>().infer(std::declval<Infer&>()))>>
-    : std::true_type {};
+struct has_infer<K, std::void_t<decltype(std::declval<K&>().infer(std::declval<Infer&>()))>> : std::true_type {};
 // A kernel may set `static constexpr SY_OutputMode output_mode` to produce its outputs and
 // still offer infer() (the host then checks what it produced); else infer() implies
 // host-allocated outputs.
 template <typename K, typename = void>
 struct declared_mode {
-  static constexpr SY_OutputMode value =
-      has_infer<K>::value ? SY_OUTPUT_HOST_ALLOCATED : SY_OUTPUT_KERNEL_ALLOCATED;
+  static constexpr SY_OutputMode value = has_infer<K>::value ? SY_OUTPUT_HOST_ALLOCATED : SY_OUTPUT_KERNEL_ALLOCATED;
 };
 template <typename K>
 struct declared_mode<K, std::void_t<decltype(K::output_mode)>> {
@@ -353,16 +351,15 @@ struct KernelEntry {
 template <typename K>
 struct Trampolines {
   static const KernelEntry& entry(void* ctx) { return *static_cast<const KernelEntry*>(ctx); }
-  static Node node(void* ctx, const char* name, const SY_Attributes* attrs,
-                   const DLTensor* const* in, size_t n_in, size_t n_out) {
+  static Node node(void* ctx, const char* name, const SY_Attributes* attrs, const DLTensor* const* in, size_t n_in,
+                   size_t n_out) {
     const KernelEntry& e = entry(ctx);
     return Node{e.op.c_str(), name, Attrs(attrs), in, n_in, n_out, e.user_data};
   }
   static SY_Status supports(void* ctx, SY_SupportsArgs* a) {
     return guarded(a->call, [&] {
       if constexpr (detail::has_supports<K>::value)
-        K::supports(node(ctx, a->node_name, a->attributes, a->inputs, a->num_inputs,
-                         a->num_outputs));
+        K::supports(node(ctx, a->node_name, a->attributes, a->inputs, a->num_inputs, a->num_outputs));
     });
   }
   static SY_Status create(void* ctx, SY_KernelCreateArgs* a) {
@@ -383,9 +380,7 @@ struct Trampolines {
       reinterpret_cast<K*>(a->instance)->run(view);
     });
   }
-  static void destroy(void* /*ctx*/, SY_KernelInstance* instance) {
-    delete reinterpret_cast<K*>(instance);
-  }
+  static void destroy(void* /*ctx*/, SY_KernelInstance* instance) { delete reinterpret_cast<K*>(instance); }
   static SY_Status storage(void* /*ctx*/, SY_KernelStorageArgs* a) {
     return guarded(a->call, [&] {
       StorageQuery view{{a}};
@@ -404,8 +399,7 @@ struct Trampolines {
 // `device`: what SY_KernelDef.device_type shows (informational; storages say where
 // tensors live).
 template <typename K>
-std::shared_ptr<KernelEntry> kernel(std::string op, std::string family,
-                                    std::vector<DLDataType> dtypes,
+std::shared_ptr<KernelEntry> kernel(std::string op, std::string family, std::vector<DLDataType> dtypes,
                                     const void* user_data = nullptr, DLDeviceType device = kDLCPU) {
   auto e = std::make_shared<KernelEntry>();
   e->op = std::move(op);
@@ -444,7 +438,9 @@ class PluginDef {
  public:
   PluginDef(std::string name, std::string version, std::string vendor,
             std::vector<std::shared_ptr<KernelEntry>> kernels = {})
-      : name_(std::move(name)), version_(std::move(version)), vendor_(std::move(vendor)),
+      : name_(std::move(name)),
+        version_(std::move(version)),
+        vendor_(std::move(vendor)),
         entries_(std::move(kernels)) {}
 
   void add(std::shared_ptr<KernelEntry> k) { entries_.push_back(std::move(k)); }
@@ -468,9 +464,8 @@ class PluginDef {
     if (args == nullptr || args->host == nullptr) return SY_ERROR_INVALID_ARGUMENT;
     if (args->host->version_major != SY_SDK_VERSION_MAJOR) {
       // Report through the offered table only: it is not adopted as this plugin's host.
-      std::string msg = "plugin '" + name_ + "' needs SDK major " +
-                        std::to_string(SY_SDK_VERSION_MAJOR) + ", host has " +
-                        std::to_string(args->host->version_major);
+      std::string msg = "plugin '" + name_ + "' needs SDK major " + std::to_string(SY_SDK_VERSION_MAJOR) +
+                        ", host has " + std::to_string(args->host->version_major);
       if (args->host->report != nullptr) args->host->report(args->call, SY_ERROR_VERSION_MISMATCH, msg.c_str());
       return SY_ERROR_VERSION_MISMATCH;
     }
@@ -490,13 +485,14 @@ class PluginDef {
       storage_defs_.clear();
       for (auto& st : storages_) storage_defs_.push_back(&st->def);
       if (storage_defs_.size() > SY_MAX_STORAGES)
-        throw Error("plugin '" + name_ + "' declares " + std::to_string(storage_defs_.size()) + " storages, more than " +
-                        std::to_string(SY_MAX_STORAGES),
+        throw Error("plugin '" + name_ + "' declares " + std::to_string(storage_defs_.size()) +
+                        " storages, more than " + std::to_string(SY_MAX_STORAGES),
                     SY_ERROR_INTERNAL);
       plugin_.storages = storage_defs_.empty() ? nullptr : storage_defs_.data();
       plugin_.num_storages = storage_defs_.size();
       named_.clear();  // built at init, so that the pointers the host holds stay put
-      for (const auto& [n, v] : attributes_) named_.push_back(SY_NamedValue{SY_NamedValue_STRUCT_SIZE, n.c_str(), v.c_str()});
+      for (const auto& [n, v] : attributes_)
+        named_.push_back(SY_NamedValue{SY_NamedValue_STRUCT_SIZE, n.c_str(), v.c_str()});
       plugin_.context = this;
       plugin_.attributes = &PluginDef::list_attributes;
       args->plugin = &plugin_;
@@ -546,27 +542,27 @@ class PluginDef {
 
 // Defines the plugin's one exported entry symbol from a name, version, vendor and a
 // list of sy::kernel<...>(...) entries.
-#define SY_PLUGIN(NAME, VERSION, VENDOR, ...)                                        \
-  extern "C" SY_EXPORT SY_Status switchyard_plugin_init(SY_PluginInitArgs* args) {   \
-    static ::sy::PluginDef plugin_def(NAME, VERSION, VENDOR, {__VA_ARGS__});         \
-    return plugin_def.init(args);                                                    \
+#define SY_PLUGIN(NAME, VERSION, VENDOR, ...)                                      \
+  extern "C" SY_EXPORT SY_Status switchyard_plugin_init(SY_PluginInitArgs* args) { \
+    static ::sy::PluginDef plugin_def(NAME, VERSION, VENDOR, {__VA_ARGS__});       \
+    return plugin_def.init(args);                                                  \
   }
 
 // Same, for plugins that build their table in a function `::sy::PluginDef& FN()`.
 // Building the table may throw; that is caught here too.
-#define SY_PLUGIN_FROM(FN)                                                           \
-  extern "C" SY_EXPORT SY_Status switchyard_plugin_init(SY_PluginInitArgs* args) {   \
-    ::sy::PluginDef* def = nullptr;                                                  \
-    if (args == nullptr || args->host == nullptr) return SY_ERROR_INVALID_ARGUMENT;  \
-    try {                                                                            \
-      def = &FN();                                                                   \
-    } catch (const std::exception& e) {                                              \
+#define SY_PLUGIN_FROM(FN)                                                                 \
+  extern "C" SY_EXPORT SY_Status switchyard_plugin_init(SY_PluginInitArgs* args) {         \
+    ::sy::PluginDef* def = nullptr;                                                        \
+    if (args == nullptr || args->host == nullptr) return SY_ERROR_INVALID_ARGUMENT;        \
+    try {                                                                                  \
+      def = &FN();                                                                         \
+    } catch (const std::exception& e) {                                                    \
       if (args->host->report) args->host->report(args->call, SY_ERROR_INTERNAL, e.what()); \
-      return SY_ERROR_INTERNAL;                                                      \
-    } catch (...) {                                                                  \
-      return SY_ERROR_INTERNAL;                                                      \
-    }                                                                                \
-    return def->init(args);                                                          \
+      return SY_ERROR_INTERNAL;                                                            \
+    } catch (...) {                                                                        \
+      return SY_ERROR_INTERNAL;                                                            \
+    }                                                                                      \
+    return def->init(args);                                                                \
   }
 
 #endif  // SWITCHYARD_PLUGIN_HPP

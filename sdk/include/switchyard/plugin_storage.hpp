@@ -27,7 +27,8 @@ namespace detail {
 template <typename S, typename = void>
 struct has_nbytes : std::false_type {};
 template <typename S>
-struct has_nbytes<S, std::void_t<decltype(S::nbytes(std::declval<DLDataType>(), std::declval<const std::vector<int64_t>&>()))>>
+struct has_nbytes<
+    S, std::void_t<decltype(S::nbytes(std::declval<DLDataType>(), std::declval<const std::vector<int64_t>&>()))>>
     : std::true_type {};
 template <typename S, typename = void>
 struct has_alloc : std::false_type {};
@@ -57,7 +58,8 @@ std::shared_ptr<StorageEntry> storage(std::string name, DLDevice device) {
   d.context = nullptr;
   if constexpr (detail::has_nbytes<S>::value)
     d.nbytes = [](void*, SY_StorageSizeArgs* a) {
-      return guarded(a->call, [&] { a->nbytes = S::nbytes(a->dtype, std::vector<int64_t>(a->shape, a->shape + a->ndim)); });
+      return guarded(a->call,
+                     [&] { a->nbytes = S::nbytes(a->dtype, std::vector<int64_t>(a->shape, a->shape + a->ndim)); });
     };
   if constexpr (detail::has_alloc<S>::value) {
     d.alloc = [](void*, SY_StorageAllocArgs* a) { return guarded(a->call, [&] { a->data = S::alloc(a->nbytes); }); };

@@ -28,6 +28,8 @@
  *
  * This header is plain C11 and depends only on <stddef.h>, <stdint.h> and dlpack.h.
  */
+/* The ABI header keeps its hand-aligned field comments. */
+/* clang-format off */
 #ifndef SWITCHYARD_SDK_H
 #define SWITCHYARD_SDK_H
 
@@ -608,3 +610,4 @@ typedef SY_Status (*SY_PluginInitFn)(SY_PluginInitArgs* args);
 #endif
 
 #endif /* SWITCHYARD_SDK_H */
+/* clang-format on */

@@ -1,9 +1,9 @@
 // The public embedding API as an embedder (or the CLI) sees it, compiled against the public
 // headers only: graphs built, checked, saved and read back with switchyard::Graph and run
 // on the example plugin; the resolved config (Runtime::config, read_config); the log level.
+#include <switchyard/sdk.h>
 #include <switchyard/graph.hpp>
 #include <switchyard/runtime.hpp>
-#include <switchyard/sdk.h>
 
 #include <gtest/gtest.h>
 
@@ -120,10 +120,10 @@ TEST(PublicApi, SavedGraphsReadBackTheSame) {
 }
 
 TEST(PublicApi, RuntimeShowsTheConfigWithOptionsApplied) {
-  const std::string path = write_file(
-      "resolved.toml", std::string(kExampleOnly) +
-                           "[[rules]]\nop = \"aten::relu\"\nbackends = [\"example\"]\n"
-                           "[runtime]\nnode_io = \"outputs\"\nintra_op_threads = 1\ninter_op_threads = 2\n");
+  const std::string path =
+      write_file("resolved.toml", std::string(kExampleOnly) +
+                                      "[[rules]]\nop = \"aten::relu\"\nbackends = [\"example\"]\n"
+                                      "[runtime]\nnode_io = \"outputs\"\nintra_op_threads = 1\ninter_op_threads = 2\n");
   Options options{path};
   options.capture = "all";
   options.log_level = "warn";

@@ -30,9 +30,7 @@ std::string parse_error(const std::string& text, const std::string& source = "x.
   return "";
 }
 
-bool starts_with(const std::string& text, const std::string& prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
+bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
 #define EXPECT_STARTS_WITH(text, prefix) \
   EXPECT_TRUE(starts_with(text, prefix)) << "message: " << (text) << "\nexpected prefix: " << (prefix)
@@ -71,8 +69,7 @@ TEST(Config, FullRoundTrip) {
   cfgns::Config cfg = cfgns::parse_config(kFullConfig, "/srv/sy/configs/full.toml");
   EXPECT_EQ(cfg.source, "/srv/sy/configs/full.toml");
   EXPECT_EQ(cfg.plugin_paths, (std::vector<std::string>{"/srv/sy/build/plugins", "/opt/sy/plugins"}));
-  EXPECT_EQ(cfg.load,
-            (std::vector<std::string>{"example", "aten", "/srv/sy/configs/vendor/libfast.so"}));
+  EXPECT_EQ(cfg.load, (std::vector<std::string>{"example", "aten", "/srv/sy/configs/vendor/libfast.so"}));
   EXPECT_EQ(cfg.default_backends, (std::vector<std::string>{"example", "aten"}));
   ASSERT_EQ(cfg.default_backends_pos.size(), 2u);
   EXPECT_EQ(cfg.default_backends_pos[1].str(), "/srv/sy/configs/full.toml:6:23");
@@ -178,8 +175,8 @@ TEST(ConfigErrors, MatcherNotAString) {
 }
 
 TEST(ConfigErrors, RuleWithoutMatcher) {
-  std::string msg = parse_error(
-      "[[rules]]\nop = \"aten::add\"\nbackends = [\"aten\"]\n\n[[rules]]\nbackends = [\"aten\"]\n");
+  std::string msg =
+      parse_error("[[rules]]\nop = \"aten::add\"\nbackends = [\"aten\"]\n\n[[rules]]\nbackends = [\"aten\"]\n");
   EXPECT_STARTS_WITH(msg, "x.toml:5:1: ");
   EXPECT_CONTAINS(msg, "[[rules]] #2: no matcher");
 }
@@ -269,8 +266,8 @@ TEST(ConfigErrors, MissingFile) {
 // ---- unknown keys are warnings -----------------------------------------------------
 
 TEST(ConfigWarnings, NearMissInRule) {
-  cfgns::Config cfg = cfgns::parse_config(
-      "[[rules]]\nop = \"aten::add\"\nbackend = [\"example\"]\nbackends = [\"aten\"]\n", "w.toml");
+  cfgns::Config cfg =
+      cfgns::parse_config("[[rules]]\nop = \"aten::add\"\nbackend = [\"example\"]\nbackends = [\"aten\"]\n", "w.toml");
   ASSERT_EQ(cfg.warnings.size(), 1u);
   EXPECT_STARTS_WITH(cfg.warnings[0], "w.toml:3:1: unknown key 'backend' in [[rules]] #1");
   EXPECT_CONTAINS(cfg.warnings[0], "did you mean 'backends'?");
@@ -285,12 +282,9 @@ TEST(ConfigWarnings, EverywhereAndOnlyCloseSuggestions) {
   ASSERT_EQ(cfg.warnings.size(), 5u);
   // Top-level keys come back in TOML++'s (sorted) table order.
   EXPECT_EQ(cfg.warnings[0], "w.toml:1:1: unknown key 'colour' in the top level (ignored)");
-  EXPECT_EQ(cfg.warnings[1],
-            "w.toml:2:2: unknown key 'runtim' in the top level (ignored); did you mean 'runtime'?");
-  EXPECT_EQ(cfg.warnings[2],
-            "w.toml:5:1: unknown key 'path' in [plugins] (ignored); did you mean 'paths'?");
-  EXPECT_EQ(cfg.warnings[3],
-            "w.toml:7:1: unknown key 'defualt' in [selection] (ignored); did you mean 'default'?");
+  EXPECT_EQ(cfg.warnings[1], "w.toml:2:2: unknown key 'runtim' in the top level (ignored); did you mean 'runtime'?");
+  EXPECT_EQ(cfg.warnings[2], "w.toml:5:1: unknown key 'path' in [plugins] (ignored); did you mean 'paths'?");
+  EXPECT_EQ(cfg.warnings[3], "w.toml:7:1: unknown key 'defualt' in [selection] (ignored); did you mean 'default'?");
   EXPECT_EQ(cfg.warnings[4],
             "w.toml:9:1: unknown key 'intra_threads' in [runtime] (ignored); did you mean "
             "'intra_op_threads'?");
@@ -303,8 +297,7 @@ TEST(ConfigPaths, RelativeToConfigDirectory) {
       "[plugins]\npaths = [\"../build/plugins\", \"/abs/plugins\", \"local\"]\n"
       "load = [\"aten\", \"libs/libx.so\"]\n",
       "configs/dev.toml");
-  EXPECT_EQ(cfg.plugin_paths,
-            (std::vector<std::string>{"build/plugins", "/abs/plugins", "configs/local"}));
+  EXPECT_EQ(cfg.plugin_paths, (std::vector<std::string>{"build/plugins", "/abs/plugins", "configs/local"}));
   EXPECT_EQ(cfg.load, (std::vector<std::string>{"aten", "configs/libs/libx.so"}));
   // A bare file name: paths stay relative to the working directory.
   cfg = cfgns::parse_config("[plugins]\npaths = [\"p\"]\n", "dev.toml");
@@ -403,7 +396,8 @@ TEST(ShippedConfigs, DefaultAndReferenceParseCleanly) {
   const std::string dir = std::string(SWITCHYARD_SOURCE_DIR) + "/configs/";
   cfgns::Config def = cfgns::load_config(dir + "default.toml");
   EXPECT_TRUE(def.warnings.empty());
-  EXPECT_EQ(def.default_backends, (std::vector<std::string>{"linalg", "conv", "attention", "elementwise", "shape", "aten"}));
+  EXPECT_EQ(def.default_backends,
+            (std::vector<std::string>{"linalg", "conv", "attention", "elementwise", "shape", "aten"}));
   EXPECT_TRUE(def.fuse);
   EXPECT_EQ(def.intra_op_threads, 2);
   EXPECT_EQ(def.capture, cfgns::CaptureMode::None);

@@ -1,8 +1,8 @@
 // The conformance kit as a vendor runs it from their own test suite: this file is the
 // example in switchyard/conformance.hpp's header comment, built against the installed
 // targets' public headers only (switchyard::conformance), run on the example plugin.
-#include <switchyard/conformance.hpp>
 #include <gtest/gtest.h>
+#include <switchyard/conformance.hpp>
 using namespace switchyard::conformance;
 
 TEST(MyPlugin, MatchesTheAtenReference) {

@@ -4,8 +4,8 @@
 // and callback calls. Two models: a pure example-plugin graph (no LibTorch anywhere) and
 // the demo MLP on configs/example.toml (example + aten; skipped where aten is not built).
 // Run it under TSan (cmake --preset tsan) to check the host for data races.
-#include "exec_test_util.hpp"
 #include "api/internal.hpp"
+#include "exec_test_util.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -89,15 +89,14 @@ ir::Graph example_graph() {
 }
 
 struct Workload {
-  std::vector<std::vector<Tensor>> inputs;                      // per input set
-  std::vector<std::vector<std::vector<uint8_t>>> expected;      // per input set
+  std::vector<std::vector<Tensor>> inputs;                  // per input set
+  std::vector<std::vector<std::vector<uint8_t>>> expected;  // per input set
 };
 
 // Runs `model` from kThreads threads at once; thread t cycles through its own input sets
 // (workloads[t]) for kIterations runs and compares every output with the expected bytes.
 // Checks that the RunContext of each thread sees only its own runs.
-void run_concurrently(const Model& model, const std::vector<Workload>& workloads, size_t num_nodes,
-                      bool captured) {
+void run_concurrently(const Model& model, const std::vector<Workload>& workloads, size_t num_nodes, bool captured) {
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
   std::atomic<int> mismatches{0}, errors{0}, context_mixups{0};
@@ -123,8 +122,7 @@ void run_concurrently(const Model& model, const std::vector<Workload>& workloads
           std::vector<Tensor> out = model.run(w.inputs[k], ctx);
           if (bytes_of(out) != w.expected[k]) ++mismatches;
           // This context holds this run's records, not another thread's.
-          if (ctx.last_stats().nodes_run != num_nodes || callback_calls != num_nodes ||
-              callback_wrong_thread)
+          if (ctx.last_stats().nodes_run != num_nodes || callback_calls != num_nodes || callback_wrong_thread)
             ++context_mixups;
           if (captured) {
             if (ctx.node_io().size() != num_nodes) {
@@ -133,8 +131,7 @@ void run_concurrently(const Model& model, const std::vector<Workload>& workloads
               // The record of the node producing output 0 holds exactly that tensor.
               bool found = false;
               for (const NodeIO& io : ctx.node_io())
-                for (const Tensor& o : io.outputs)
-                  found |= o.raw_data() == out[0].raw_data();
+                for (const Tensor& o : io.outputs) found |= o.raw_data() == out[0].raw_data();
               if (!found) ++context_mixups;
             }
           }
@@ -178,7 +175,6 @@ std::string source_dir() {
   return d != nullptr ? d : SWITCHYARD_TEST_SOURCE_DIR;
 }
 
-
 }  // namespace
 
 TEST(Concurrency, ExampleGraphFromEightThreadsMatchesOneThread) {
@@ -217,7 +213,8 @@ TEST(Concurrency, DemoMlpOnExampleConfigFromEightThreadsMatchesOneThread) {
   const std::string src = source_dir();
   for (const char* capture : {"none", "outputs"}) {
     SCOPED_TRACE(capture);
-    if (!aten_plugin_built()) GTEST_SKIP() << "missing resource: the aten plugin (not built: SWITCHYARD_WITH_TORCH=OFF)";
+    if (!aten_plugin_built())
+      GTEST_SKIP() << "missing resource: the aten plugin (not built: SWITCHYARD_WITH_TORCH=OFF)";
     Runtime rt(Options{src + "/configs/example.toml", {}, capture});
     auto reference = rt.load(src + "/tools/demo/mlp.json");
     std::vector<Workload> w = make_workloads(*reference, reference->input_shapes(), 4);
@@ -272,9 +269,11 @@ TEST(Concurrency, RunTimeShapesFromEightThreadsMatchOneThread) {
   ir::ValueId len = g.add_sym("len", "sym::size", {x}, {{"dim", ir::Attribute::of_int(1)}});
   ir::ValueId lenf = g.add_sym("lenf", "sym::float", {len});
   g.add_node("act", "aten::relu", {x}, {"r"});
-  g.add_node("scale", "aten::mul", {g.find_value("r")}, {"m"}, {{"other", ir::Attribute::of_ref(n, ir::AttrKind::Float)}});
+  g.add_node("scale", "aten::mul", {g.find_value("r")}, {"m"},
+             {{"other", ir::Attribute::of_ref(n, ir::AttrKind::Float)}});
   g.add_node("sum", "aten::add", {g.find_value("m"), x}, {"t"});
-  g.add_node("shift", "aten::add", {g.find_value("t")}, {"out"}, {{"other", ir::Attribute::of_ref(lenf, ir::AttrKind::Float)}});
+  g.add_node("shift", "aten::add", {g.find_value("t")}, {"out"},
+             {{"other", ir::Attribute::of_ref(lenf, ir::AttrKind::Float)}});
   g.outputs = {g.find_value("out")};
   Runtime rt(Options{write_config("shapes_threads", "[plugins]\nload = [\"example\"]\n[runtime]\nplan_cache = 4\n")});
   auto reference = load_graph(rt, g);

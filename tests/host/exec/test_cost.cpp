@@ -2,8 +2,8 @@
 // never per run; carried on PlanEntry; a failing or nonsensical cost is a warning naming
 // node, op and plugin, and the entry then has none (the host's formula applies).
 // The `costing` test plugin reports 4242 FLOPs and 777 bytes per element for test::costed.
-#include "exec_test_util.hpp"
 #include "api/internal.hpp"
+#include "exec_test_util.hpp"
 #include "ir/graph.hpp"
 #include "util/log.hpp"
 

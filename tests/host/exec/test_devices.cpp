@@ -21,9 +21,11 @@ const std::string kFakePlugin = std::string(SY_TEST_PLUGIN_DIR) + "/libswitchyar
 
 // Nodes named dev.* run on the fake device; the rest on the example plugin (host).
 std::string device_config(const std::string& extra = "") {
-  return write_config("devices", "[plugins]\nload = [\"" + kFakePlugin + "\", \"example\"]\n"
-                                 "[selection]\ndefault = [\"example\"]\n"
-                                 "[[rules]]\nnode = \"dev.*\"\nbackends = [\"fake\"]\n" + extra);
+  return write_config("devices", "[plugins]\nload = [\"" + kFakePlugin +
+                                     "\", \"example\"]\n"
+                                     "[selection]\ndefault = [\"example\"]\n"
+                                     "[[rules]]\nnode = \"dev.*\"\nbackends = [\"fake\"]\n" +
+                                     extra);
 }
 
 // x -> dev.relu -> dev.mul(a, a) -> host.relu -> out
@@ -126,7 +128,12 @@ TEST(Devices, TheHostCannotTouchFakeDeviceMemory) {
   ASSERT_EQ(storages.size(), 1u);
   Tensor t = storages.allocate(0, kF32, {16});
   EXPECT_EQ(t.device().device_type, kDLExtDev);
-  EXPECT_DEATH({ volatile float v = *static_cast<float*>(t.raw_data()); (void)v; }, "");
+  EXPECT_DEATH(
+      {
+        volatile float v = *static_cast<float*>(t.raw_data());
+        (void)v;
+      },
+      "");
   Tensor back = storages.to_host(0, storages.from_host(0, f32({2}, {1.5f, -2}), "x"), "x");
   EXPECT_EQ(values(back), (std::vector<float>{1.5f, -2}));
 }

@@ -18,9 +18,9 @@
 // the runs are fewer (30, RSS compared from run 10) and RSS is printed but not checked:
 // their allocators (quarantine, shadow memory) change RSS, and LeakSanitizer checks for
 // leaks there instead.
-#include "exec_test_util.hpp"
 #include "api/internal.hpp"
 #include "exec/memory_plan.hpp"
+#include "exec_test_util.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -57,9 +57,9 @@ constexpr int kWarmupRuns = 10;
 #else
 constexpr bool kSanitized = false;
 constexpr int kDefaultRuns = 1000;
-constexpr int kWarmupRuns = 100;      // RSS is compared from here on
+constexpr int kWarmupRuns = 100;  // RSS is compared from here on
 #endif
-constexpr double kMaxGrowth = 0.02;   // 2%
+constexpr double kMaxGrowth = 0.02;  // 2%
 
 int runs() {
   const char* env = std::getenv("SWITCHYARD_ENDURANCE_RUNS");
@@ -102,8 +102,10 @@ void endure(const char* name, Model& model, const std::vector<Tensor>& inputs) {
     std::vector<Tensor> out = model.run(inputs);
     ASSERT_FALSE(out.empty());
     std::vector<float> v = values(out[0]);
-    if (i == 1) first = v;
-    else if (v != first) FAIL() << name << ": run " << i << " differs from run 1";
+    if (i == 1)
+      first = v;
+    else if (v != first)
+      FAIL() << name << ": run " << i << " differs from run 1";
     if (i == kWarmupRuns) {
       rss_warm = rss_bytes();
       heap_warm = exec::heap_bytes_in_use();
@@ -111,9 +113,9 @@ void endure(const char* name, Model& model, const std::vector<Tensor>& inputs) {
     }
     if (i == kWarmupRuns || (!kSanitized && i % 250 == 0) || i == n) {
       const size_t rss = rss_bytes();  // trims first, so the breakdown after it matches
-      std::printf("  %-12s after run %5d: RSS %8.2f MiB (anonymous %8.2f MiB, file %8.2f MiB, malloc in use %8.2f MiB)\n",
-                  name, i, mib(rss), mib(status_bytes("RssAnon")), mib(status_bytes("RssFile")),
-                  mib(exec::heap_bytes_in_use()));
+      std::printf(
+          "  %-12s after run %5d: RSS %8.2f MiB (anonymous %8.2f MiB, file %8.2f MiB, malloc in use %8.2f MiB)\n", name,
+          i, mib(rss), mib(status_bytes("RssAnon")), mib(status_bytes("RssFile")), mib(exec::heap_bytes_in_use()));
     }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -121,18 +123,17 @@ void endure(const char* name, Model& model, const std::vector<Tensor>& inputs) {
   const double growth = (static_cast<double>(rss_end) - static_cast<double>(rss_warm)) / static_cast<double>(rss_warm);
   const double heap_growth =
       (static_cast<double>(heap_end) - static_cast<double>(heap_warm)) / static_cast<double>(heap_warm);
-  std::printf("  %-12s %d runs; runs %d..%d: %.2f ms/run; RSS after run %d %.2f MiB, after run %d %.2f MiB "
-              "(%+.3f%%)%s\n",
-              name, n, kWarmupRuns + 1, n, 1000.0 * seconds / (n - kWarmupRuns), kWarmupRuns, mib(rss_warm), n,
-              mib(rss_end), 100.0 * growth, kSanitized ? " [sanitizer build: not checked]" : "");
+  std::printf(
+      "  %-12s %d runs; runs %d..%d: %.2f ms/run; RSS after run %d %.2f MiB, after run %d %.2f MiB "
+      "(%+.3f%%)%s\n",
+      name, n, kWarmupRuns + 1, n, 1000.0 * seconds / (n - kWarmupRuns), kWarmupRuns, mib(rss_warm), n, mib(rss_end),
+      100.0 * growth, kSanitized ? " [sanitizer build: not checked]" : "");
   if (!kSanitized)
-    EXPECT_LT(std::abs(growth), kMaxGrowth)
-        << name << ": RSS went from " << rss_warm << " to " << rss_end << " bytes between run " << kWarmupRuns
-        << " and run " << n;
+    EXPECT_LT(std::abs(growth), kMaxGrowth) << name << ": RSS went from " << rss_warm << " to " << rss_end
+                                            << " bytes between run " << kWarmupRuns << " and run " << n;
   if (!kSanitized)  // malloc's own count: exact, so a leak shows here before RSS moves
-    EXPECT_LT(std::abs(heap_growth), kMaxGrowth)
-        << name << ": malloc'd bytes in use went from " << heap_warm << " to " << heap_end << " between run "
-        << kWarmupRuns << " and run " << n;
+    EXPECT_LT(std::abs(heap_growth), kMaxGrowth) << name << ": malloc'd bytes in use went from " << heap_warm << " to "
+                                                 << heap_end << " between run " << kWarmupRuns << " and run " << n;
 }
 
 std::string source_dir() {
@@ -147,10 +148,9 @@ std::string source_dir() {
 std::string endurance_config() {
   const char* env = std::getenv("SWITCHYARD_ENDURANCE_THREADS");
   const std::string threads = env != nullptr ? env : "1";
-  return write_config("endurance", "[selection]\ndefault = [\"example\", \"aten\"]\n[runtime]\nintra_op_threads = " +
-                                       threads + "\n");
+  return write_config(
+      "endurance", "[selection]\ndefault = [\"example\", \"aten\"]\n[runtime]\nintra_op_threads = " + threads + "\n");
 }
-
 
 Tensor filled(std::vector<int64_t> shape, float base) {
   Tensor t = Tensor::empty(kF32, std::move(shape));
@@ -167,7 +167,8 @@ TEST(Endurance, ZooResnet18) {
 #else
   const char* opt_in = std::getenv("SWITCHYARD_ENDURANCE_ZOO");
   if (opt_in == nullptr || std::string(opt_in) != "1")
-    GTEST_SKIP() << "missing resource: SWITCHYARD_ENDURANCE_ZOO=1 (minutes of machine time for 1,000 resnet18 runs, granted by opting in)";
+    GTEST_SKIP()
+        << "missing resource: SWITCHYARD_ENDURANCE_ZOO=1 (minutes of machine time for 1,000 resnet18 runs, granted by opting in)";
   const char* dir = std::getenv("SWITCHYARD_ZOO_DIR");
   std::ifstream index(std::string(dir != nullptr ? dir : "") + "/zoo.json");
   if (dir == nullptr || !index) GTEST_SKIP() << "missing resource: no $SWITCHYARD_ZOO_DIR/zoo.json (the zoo fixture)";
@@ -209,8 +210,11 @@ TEST(Endurance, SmallCnn) {
     ir::ValueId w = g.add_constant(name + ".weight", weight({cout, cin, 3, 3}, 0.5f));
     ir::ValueId b = g.add_constant(name + ".bias", weight({cout}, 0.1f));
     g.add_node(name, "aten::conv2d", {in, w, b}, {name},
-               {{"stride", ints({stride, stride})}, {"padding", ints({1, 1})}, {"dilation", ints({1, 1})},
-                {"groups", ir::Attribute::of_int(1)}}, name);
+               {{"stride", ints({stride, stride})},
+                {"padding", ints({1, 1})},
+                {"dilation", ints({1, 1})},
+                {"groups", ir::Attribute::of_int(1)}},
+               name);
     return g.find_value(name);
   };
   auto relu = [&](const std::string& name, ir::ValueId in) {
@@ -223,8 +227,12 @@ TEST(Endurance, SmallCnn) {
   g.add_node("block.add", "aten::add", {r, h}, {"block.add"}, {{"alpha", ir::Attribute::of_int(1)}}, "block");
   h = relu("block.relu2", g.find_value("block.add"));
   g.add_node("pool", "aten::max_pool2d", {h}, {"pool"},
-             {{"kernel_size", ints({2, 2})}, {"stride", ints({2, 2})}, {"padding", ints({0, 0})},
-              {"dilation", ints({1, 1})}, {"ceil_mode", ir::Attribute::of_int(0)}}, "pool");
+             {{"kernel_size", ints({2, 2})},
+              {"stride", ints({2, 2})},
+              {"padding", ints({0, 0})},
+              {"dilation", ints({1, 1})},
+              {"ceil_mode", ir::Attribute::of_int(0)}},
+             "pool");
   h = relu("relu3", conv("conv3", g.find_value("pool"), 16, 32, 2));
   g.add_node("avgpool", "aten::adaptive_avg_pool2d", {h}, {"avgpool"}, {{"output_size", ints({1, 1})}}, "avgpool");
   g.add_node("flatten", "aten::flatten", {g.find_value("avgpool")}, {"flat"},
@@ -287,11 +295,14 @@ TEST(Endurance, ChangingBatchAndSequenceLength) {
   ir::ValueId s = g.add_sym("s", "sym::size", {x}, {{"dim", ir::Attribute::of_int(1)}});
   ir::ValueId sf = g.add_sym("sf", "sym::float", {s});
   g.add_node("act", "aten::relu", {x}, {"r"});
-  g.add_node("scale", "aten::mul", {g.find_value("r")}, {"m"}, {{"other", ir::Attribute::of_ref(n, ir::AttrKind::Float)}});
+  g.add_node("scale", "aten::mul", {g.find_value("r")}, {"m"},
+             {{"other", ir::Attribute::of_ref(n, ir::AttrKind::Float)}});
   g.add_node("sum", "aten::add", {g.find_value("m"), x}, {"t"});
-  g.add_node("shift", "aten::add", {g.find_value("t")}, {"out"}, {{"other", ir::Attribute::of_ref(sf, ir::AttrKind::Float)}});
+  g.add_node("shift", "aten::add", {g.find_value("t")}, {"out"},
+             {{"other", ir::Attribute::of_ref(sf, ir::AttrKind::Float)}});
   g.outputs = {g.find_value("out")};
-  Runtime rt(Options{write_config("endurance_shapes", "[plugins]\nload = [\"example\"]\n[runtime]\nplan_cache = 16\n")});
+  Runtime rt(
+      Options{write_config("endurance_shapes", "[plugins]\nload = [\"example\"]\n[runtime]\nplan_cache = 16\n")});
   auto model = load_graph(rt, std::move(g));
 
   const int total = runs();
@@ -310,12 +321,15 @@ TEST(Endurance, ChangingBatchAndSequenceLength) {
     double sum = 0;
     for (float v : values(out)) sum += v;
     const int sig = b * 8 + l;
-    if (!seen[sig]) first[sig] = sum, seen[sig] = 1;
-    else ASSERT_EQ(sum, first[sig]) << "run " << i << ": batch " << b + 1 << ", length " << 16 * (l + 1);
+    if (!seen[sig])
+      first[sig] = sum, seen[sig] = 1;
+    else
+      ASSERT_EQ(sum, first[sig]) << "run " << i << ": batch " << b + 1 << ", length " << 16 * (l + 1);
     if (i == kWarmupRuns) rss_warm = rss_bytes();
     if (i == kWarmupRuns || (!kSanitized && i % 250 == 0) || i == total)
-      std::printf("  %-12s after run %5d: RSS %8.2f MiB (anonymous %8.2f MiB, malloc in use %8.2f MiB), plans made %llu\n",
-                  "shapes", i, mib(rss_bytes()), mib(status_bytes("RssAnon")), mib(exec::heap_bytes_in_use()), plans);
+      std::printf(
+          "  %-12s after run %5d: RSS %8.2f MiB (anonymous %8.2f MiB, malloc in use %8.2f MiB), plans made %llu\n",
+          "shapes", i, mib(rss_bytes()), mib(status_bytes("RssAnon")), mib(exec::heap_bytes_in_use()), plans);
   }
   const size_t rss_end = rss_bytes();
   const double growth = (static_cast<double>(rss_end) - static_cast<double>(rss_warm)) / static_cast<double>(rss_warm);

@@ -1,7 +1,7 @@
 // Executor tests over the example plugin only (no LibTorch): numerics, early frees,
 // node_io, callbacks, input checks, unsupported ops and strict mode.
-#include "exec_test_util.hpp"
 #include "api/internal.hpp"
+#include "exec_test_util.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -54,7 +54,8 @@ TEST(Executor, FreesTensorsAfterTheirLastConsumer) {
   const int kNodes = 40;
   for (int i = 0; i < kNodes; ++i) {
     std::string out = "v" + std::to_string(i);
-    g.add_node("n" + std::to_string(i), i % 2 ? "aten::relu" : "aten::add", i % 2 ? std::vector<ir::ValueId>{v} : std::vector<ir::ValueId>{v, v}, {out});
+    g.add_node("n" + std::to_string(i), i % 2 ? "aten::relu" : "aten::add",
+               i % 2 ? std::vector<ir::ValueId>{v} : std::vector<ir::ValueId>{v, v}, {out});
     v = g.find_value(out);
   }
   g.outputs = {v};
@@ -173,7 +174,8 @@ TEST(Executor, InputErrorsNameTheInputAndWhatWasExpected) {
   EXPECT_NE(msg.find("'x'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("expected dtype float32, got int64"), std::string::npos) << msg;
   msg = error_of([&] { model->run({f32({3}, {1, 2, 3})}); });
-  EXPECT_NE(msg.find("input 'x' expects [4] (dim 0 is fixed to 4 by the model's declared shape)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("input 'x' expects [4] (dim 0 is fixed to 4 by the model's declared shape)"), std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("got [3]"), std::string::npos) << msg;
 }
 

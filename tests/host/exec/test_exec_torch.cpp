@@ -1,7 +1,7 @@
 // Executor numerics on hand-built graphs, run through the aten (and example) plugins,
 // checked against the same computation called directly in LibTorch.
-#include "exec_test_util.hpp"
 #include "api/internal.hpp"
+#include "exec_test_util.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -9,10 +9,10 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include <gtest/gtest.h>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <gtest/gtest.h>
 
 using namespace switchyard;
 using namespace sytest;
@@ -32,13 +32,9 @@ Tensor from_at(const at::Tensor& src) {
   return t;
 }
 
-double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
-  return (a - b).abs().max().item<double>();
-}
+double max_abs_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
-ir::Attributes attrs(std::initializer_list<std::pair<std::string, ir::Attribute>> list) {
-  return ir::Attributes(list);
-}
+ir::Attributes attrs(std::initializer_list<std::pair<std::string, ir::Attribute>> list) { return ir::Attributes(list); }
 
 }  // namespace
 
@@ -71,8 +67,9 @@ TEST_F(ExecutorTorch, MlpMatchesLibTorch) {
   at::Tensor logits = at::linear(r, w2, b2);
   at::Tensor p = at::softmax(logits, -1);
 
-  for (const char* config : {"[plugins]\nload = [\"aten\"]\n",
-                             "[plugins]\nload = [\"example\", \"aten\"]\n[selection]\ndefault = [\"example\", \"aten\"]\n"}) {
+  for (const char* config :
+       {"[plugins]\nload = [\"aten\"]\n",
+        "[plugins]\nload = [\"example\", \"aten\"]\n[selection]\ndefault = [\"example\", \"aten\"]\n"}) {
     Runtime rt(Options{write_config("mlp", config)});
     auto model = load_graph(rt, g);
     auto out = model->run({from_at(x)});
@@ -103,14 +100,15 @@ TEST_F(ExecutorTorch, ConvBlockMatchesLibTorch) {
   at::Tensor r = at::relu(at::conv2d(x, w, b, {2, 2}, {1, 1}, {1, 1}, 1));
   at::Tensor expected = at::matmul(r, r);
 
-  Runtime rt(Options{write_config("conv", "[plugins]\nload = [\"example\", \"aten\"]\n"
-                                          "[selection]\ndefault = [\"example\", \"aten\"]\n")});
+  Runtime rt(Options{write_config("conv",
+                                  "[plugins]\nload = [\"example\", \"aten\"]\n"
+                                  "[selection]\ndefault = [\"example\", \"aten\"]\n")});
   auto model = load_graph(rt, g);
   auto out = model->run({from_at(x)});
   EXPECT_LT(max_abs_diff(to_at(out[0]), expected), 1e-4);
   auto plan = model->plan({from_at(x)});
-  EXPECT_EQ(plan[0].backend, "aten");      // only aten has conv2d
-  EXPECT_EQ(plan[1].backend, "example");   // example is first in the default list for relu
+  EXPECT_EQ(plan[0].backend, "aten");     // only aten has conv2d
+  EXPECT_EQ(plan[1].backend, "example");  // example is first in the default list for relu
 }
 
 TEST_F(ExecutorTorch, KernelErrorNamesNodeOpAndPlugin) {
@@ -156,9 +154,11 @@ TEST_F(ExecutorTorch, DemoGraphMatchesItsReferenceOutputs) {
     auto model = rt.load(dir + "mlp.json");
     for (const auto& c : expected["cases"]) {
       std::vector<float> x;
-      for (const auto& row : c["x"]) for (double v : row) x.push_back(static_cast<float>(v));
+      for (const auto& row : c["x"])
+        for (double v : row) x.push_back(static_cast<float>(v));
       std::vector<float> want;
-      for (const auto& row : c["out"]) for (double v : row) want.push_back(static_cast<float>(v));
+      for (const auto& row : c["out"])
+        for (double v : row) want.push_back(static_cast<float>(v));
       std::vector<float> got = values(model->run({f32({2, 8}, x)})[0]);
       ASSERT_EQ(got.size(), want.size());
       for (size_t i = 0; i < got.size(); ++i)
@@ -174,8 +174,7 @@ TEST_F(ExecutorTorch, ViewOutputsKeepTheirParentAlive) {
   ir::Graph g;
   ir::ValueId in = g.add_input("x", kF32, {4, 6});
   g.add_node("relu", "aten::relu", {in}, {"r"});
-  g.add_node("view", "aten::reshape", {g.find_value("r")}, {"v"},
-             attrs({{"shape", ir::Attribute::of_ints({6, 4})}}));
+  g.add_node("view", "aten::reshape", {g.find_value("r")}, {"v"}, attrs({{"shape", ir::Attribute::of_ints({6, 4})}}));
   g.add_node("t", "aten::transpose", {g.find_value("v")}, {"vt"},
              attrs({{"dim0", ir::Attribute::of_int(0)}, {"dim1", ir::Attribute::of_int(1)}}));
   ir::ValueId y = in;
@@ -184,8 +183,9 @@ TEST_F(ExecutorTorch, ViewOutputsKeepTheirParentAlive) {
     y = g.find_value("y" + std::to_string(i));
   }
   g.outputs = {g.find_value("vt"), y};
-  Runtime rt(Options{write_config("views", "[plugins]\nload = [\"example\", \"aten\"]\n"
-                                           "[[rules]]\nop = \"aten::relu\"\nbackends = [\"aten\"]\n")});
+  Runtime rt(Options{write_config("views",
+                                  "[plugins]\nload = [\"example\", \"aten\"]\n"
+                                  "[[rules]]\nop = \"aten::relu\"\nbackends = [\"aten\"]\n")});
   auto model = load_graph(rt, std::move(g));
   auto out = model->run({from_at(x)});
   auto plan = model->plan({from_at(x)});

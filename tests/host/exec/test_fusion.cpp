@@ -2,8 +2,8 @@
 // ("A+B+C") kernel when the producer's backend offers and accepts it (sdk.h, "Fused
 // kernels"), and only then. The `fusing` test plugin's kernels are listed in
 // plugins/fusing.cpp.
-#include "exec_test_util.hpp"
 #include "api/internal.hpp"
+#include "exec_test_util.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -103,8 +103,9 @@ TEST(Fusion, ConsumerRoutedElsewhereIsNotFused) {
     return g;
   };
   // A rule sends the consumer to "example" only: the pair stays apart.
-  Runtime apart(Options{config("[[rules]]\nnode = \"relu\"\nbackends = [\"example\"]\n"
-                               "[selection]\ndefault = [\"fusing\"]\n")});
+  Runtime apart(
+      Options{config("[[rules]]\nnode = \"relu\"\nbackends = [\"example\"]\n"
+                     "[selection]\ndefault = [\"fusing\"]\n")});
   auto model = load_graph(apart, graph());
   EXPECT_EQ(values(model->run({f32({2}, {1, -1})})[0]), (std::vector<float>{0, 2}));
   auto plan = model->plan({f32({2}, {1, -1})});
@@ -163,7 +164,8 @@ TEST(Fusion, StreamCaptureSeesEveryOriginalNode) {
 TEST(Fusion, ChainOfThreeRunsAsOneKernel) {
   Runtime rt(Options{config()});
   ir::Graph g = chain(2.0, 0.5);  // x -> scale -> shift -> shift2
-  g.add_node("shift2", "test::shift", {g.find_value("y")}, {"z"}, {{"by", ir::Attribute::of_float(0.25)}}, "block.shift2");
+  g.add_node("shift2", "test::shift", {g.find_value("y")}, {"z"}, {{"by", ir::Attribute::of_float(0.25)}},
+             "block.shift2");
   g.outputs = {g.find_value("z")};
   auto model = load_graph(rt, std::move(g));
   std::vector<std::string> sources, members;

@@ -43,7 +43,8 @@ class HostAlloc : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled"))
-      GTEST_SKIP() << "missing resource: transparent huge pages (this kernel has no /sys/kernel/mm/transparent_hugepage)";
+      GTEST_SKIP()
+          << "missing resource: transparent huge pages (this kernel has no /sys/kernel/mm/transparent_hugepage)";
   }
 };
 

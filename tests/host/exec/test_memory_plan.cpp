@@ -2,9 +2,9 @@
 // outputs kept out of the arena, a new plan per input shape, and the check that copies
 // out a view the planning run did not see. The `memory_ops` test plugin has
 // host-allocated kernels (test::scale, test::add) and views (test::alias).
+#include "api/internal.hpp"
 #include "exec/memory_plan.hpp"
 #include "exec_test_util.hpp"
-#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -90,8 +90,7 @@ TEST(PlanMemory, AViewExtendsItsParentsLifeTransitively) {
       life(Kind::View, 0, 1, 2, 0),      // 1: ...which views it; read by node 2
       life(Kind::View, 0, 2, 6, 1),      // 2: a view of the view, read at node 6
       life(Kind::HostArena, 512, 3, 4),  // 3..5: made while 0's bytes must stay
-      life(Kind::HostArena, 512, 4, 5),
-      life(Kind::HostArena, 512, 5, 6),
+      life(Kind::HostArena, 512, 4, 5), life(Kind::HostArena, 512, 5, 6),
   };
   exec::MemoryPlan p = exec::plan_memory(v);
   EXPECT_EQ(p.last[0], 6);
@@ -102,7 +101,7 @@ TEST(PlanMemory, AViewExtendsItsParentsLifeTransitively) {
 TEST(PlanMemory, WhatAGraphOutputReadsStaysOutOfTheArena) {
   std::vector<exec::ValueLife> v = {
       life(Kind::HostArena, 256, 0, 1),
-      life(Kind::View, 0, 1, exec::kForever, 0),   // a graph output viewing value 0
+      life(Kind::View, 0, 1, exec::kForever, 0),      // a graph output viewing value 0
       life(Kind::HostArena, 256, 2, exec::kForever),  // a graph output itself
       life(Kind::HostArena, 256, 2, 3),
   };
@@ -119,9 +118,9 @@ TEST(PlanMemory, WhatAGraphOutputReadsStaysOutOfTheArena) {
 // they live stay on the heap, so the arena (held all run) keeps only the last input.
 TEST(PlanMemory, ValuesUnderTheHeapPeakStayOutOfTheArena) {
   std::vector<exec::ValueLife> v = {
-      life(Kind::HostArena, 300, 0, 2),               // 0: q, early
-      life(Kind::HostArena, 500, 1, 2),               // 1: scores, early
-      life(Kind::HostArena, 200, 2, 3),               // 2: the last hidden state
+      life(Kind::HostArena, 300, 0, 2),                // 0: q, early
+      life(Kind::HostArena, 500, 1, 2),                // 1: scores, early
+      life(Kind::HostArena, 200, 2, 3),                // 2: the last hidden state
       life(Kind::HostArena, 1000, 3, exec::kForever),  // 3: the logits, a graph output
   };
   exec::MemoryPlan p = exec::plan_memory(v);
@@ -197,10 +196,10 @@ TEST(PlanMemory, TheEndMustBeWholeAlignmentsAway) {
 // everything fits in the logits' own buffer, which becomes the arena.
 TEST(PlanMemory, AGraphOutputsBufferBecomesTheArenaWhereThatLowersThePeak) {
   std::vector<exec::ValueLife> v = {
-      life(Kind::HostArena, 320, 0, 2),                        // 0: q, early
-      life(Kind::HostArena, 512, 1, 2),                        // 1: scores, early
-      tail(life(Kind::HostArena, 192, 2, 3), 3),               // 2: the last hidden state
-      life(Kind::HostArena, 1024, 3, exec::kForever),          // 3: the logits, a graph output
+      life(Kind::HostArena, 320, 0, 2),                // 0: q, early
+      life(Kind::HostArena, 512, 1, 2),                // 1: scores, early
+      tail(life(Kind::HostArena, 192, 2, 3), 3),       // 2: the last hidden state
+      life(Kind::HostArena, 1024, 3, exec::kForever),  // 3: the logits, a graph output
   };
   exec::MemoryPlan p = exec::plan_memory(v);
   EXPECT_EQ(p.arena_outputs, std::vector<int32_t>{3});

@@ -1,7 +1,7 @@
 // Plugins that misbehave: every case is reported with the node, the op and the plugin,
 // and nothing crashes or passes a broken result on.
-#include "exec_test_util.hpp"
 #include "api/internal.hpp"
+#include "exec_test_util.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>

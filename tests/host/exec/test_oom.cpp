@@ -3,8 +3,8 @@
 // naming what asked and the bytes, after which the model still runs correctly; plugins
 // that report SY_ERROR_OUT_OF_MEMORY or throw std::bad_alloc reach the user the same way.
 // Under asan_core, LeakSanitizer checks that no failure leaks.
-#include "exec_test_util.hpp"
 #include "api/internal.hpp"
+#include "exec_test_util.hpp"
 #include "ir/graph.hpp"
 #include "util/host_alloc.hpp"
 #include "util/memory_limit.hpp"
@@ -36,9 +36,11 @@ ir::Graph small_model(int64_t batch = -1) {
   ir::ValueId b = g.add_sym("b", "sym::size", {x}, {{"dim", ir::Attribute::of_int(0)}});
   ir::ValueId bf = g.add_sym("bf", "sym::float", {b});
   g.add_node("act", "aten::relu", {x}, {"r"});
-  g.add_node("scale", "aten::mul", {g.find_value("r")}, {"s"}, {{"other", ir::Attribute::of_ref(n, ir::AttrKind::Float)}});
+  g.add_node("scale", "aten::mul", {g.find_value("r")}, {"s"},
+             {{"other", ir::Attribute::of_ref(n, ir::AttrKind::Float)}});
   g.add_node("sum", "aten::add", {g.find_value("s"), g.find_value("r")}, {"t"});
-  g.add_node("shift", "aten::add", {g.find_value("t")}, {"out"}, {{"other", ir::Attribute::of_ref(bf, ir::AttrKind::Float)}});
+  g.add_node("shift", "aten::add", {g.find_value("t")}, {"out"},
+             {{"other", ir::Attribute::of_ref(bf, ir::AttrKind::Float)}});
   g.outputs = {g.find_value("out")};
   return g;
 }
@@ -77,7 +79,8 @@ int fail_each_allocation(Run&& run, Check&& check) {
       EXPECT_EQ(e.kind(), ErrorKind::OutOfMemory) << "allocation " << n << ": " << msg;
       EXPECT_NE(msg.find("out of memory"), std::string::npos) << msg;
       EXPECT_NE(msg.find(" bytes"), std::string::npos) << msg;
-      if (std::getenv("SY_TEST_SHOW_OOM") != nullptr) std::printf("allocation %llu: %s\n", static_cast<unsigned long long>(n), msg.c_str());
+      if (std::getenv("SY_TEST_SHOW_OOM") != nullptr)
+        std::printf("allocation %llu: %s\n", static_cast<unsigned long long>(n), msg.c_str());
       test_hooks::fail_host_alloc_at(0);
       check();
       continue;
@@ -101,9 +104,9 @@ TEST(OutOfMemory, EveryHostAllocationOfAPlanningRunFailsCleanly) {
   Runtime rt(example_options());
   const Tensor x = rows_of(5);
   // A fresh model each time, so every run is a planning run.
-  const int tried = fail_each_allocation(
-      [&] { load_graph(rt, small_model())->run({x}); },
-      [&] { EXPECT_EQ(values(load_graph(rt, small_model())->run({x})[0]), expected(x)); });
+  const int tried =
+      fail_each_allocation([&] { load_graph(rt, small_model())->run({x}); },
+                           [&] { EXPECT_EQ(values(load_graph(rt, small_model())->run({x})[0]), expected(x)); });
   EXPECT_GT(tried, 3) << "the planning run should allocate several times";
 }
 
@@ -112,10 +115,11 @@ TEST(OutOfMemory, EveryHostAllocationOfAPlannedRunFailsCleanlyAndTheModelStillWo
   auto model = load_graph(rt, small_model());
   const Tensor x = rows_of(4), y = rows_of(9);
   model->run({x});  // planned; the runs below reuse the plan
-  const int tried = fail_each_allocation([&] { model->run({x}); }, [&] {
-    EXPECT_EQ(values(model->run({x})[0]), expected(x));
-    EXPECT_EQ(values(model->run({y})[0]), expected(y));
-  });
+  const int tried = fail_each_allocation([&] { model->run({x}); },
+                                         [&] {
+                                           EXPECT_EQ(values(model->run({x})[0]), expected(x));
+                                           EXPECT_EQ(values(model->run({y})[0]), expected(y));
+                                         });
   EXPECT_GE(tried, 1) << "a planned run allocates at least its arena or its output";
 }
 
@@ -128,7 +132,8 @@ TEST(OutOfMemory, ParallelRunsFailCleanlyToo) {
 }
 
 TEST(OutOfMemory, TheMessageNamesNodeOpPluginAndBytes) {
-  Runtime rt(Options{write_config("oom_noarena", "[plugins]\nload = [\"example\"]\n[runtime]\nmemory_planner = false\n")});
+  Runtime rt(
+      Options{write_config("oom_noarena", "[plugins]\nload = [\"example\"]\n[runtime]\nmemory_planner = false\n")});
   auto model = load_graph(rt, small_model());
   const Tensor x = rows_of(8);
   model->run({x});
@@ -272,7 +277,8 @@ TEST(Preflight, CanBeTurnedOff) {
   model->run({small});
   EXPECT_EQ(values(model->run({big})[0]), expected(big));
 
-  Runtime rt2(Options{write_config("oom_no_preflight", "[plugins]\nload = [\"example\"]\n[runtime]\npreflight = false\n")});
+  Runtime rt2(
+      Options{write_config("oom_no_preflight", "[plugins]\nload = [\"example\"]\n[runtime]\npreflight = false\n")});
   EXPECT_FALSE(rt2.config().preflight);
   auto model2 = load_graph(rt2, small_model());
   model2->run({small});
@@ -317,8 +323,10 @@ TEST(Preflight, AModelsFirstSignatureIsRefusedBeforeAnythingRuns) {
   EXPECT_EQ(nodes_run, 0) << "the pre-flight runs nothing at the asked batch";
   const auto need = static_cast<uint64_t>(static_cast<double>(peak1) + per_row * 99999);
   EXPECT_NE(msg.find("memory pre-flight: inputs x float32 [100000, 3] need about " + human_bytes(need) + " (" +
-                     std::to_string(need) + " bytes, extrapolated from planning runs on the inputs' first rows: "
-                     "batch 1 peaked at " + std::to_string(peak1) + " bytes, batch 8 at " + std::to_string(peak8) +
+                     std::to_string(need) +
+                     " bytes, extrapolated from planning runs on the inputs' first rows: "
+                     "batch 1 peaked at " +
+                     std::to_string(peak1) + " bytes, batch 8 at " + std::to_string(peak8) +
                      " bytes; memory taken as linear in the batch)"),
             std::string::npos)
       << msg;
@@ -347,7 +355,7 @@ TEST(Preflight, AModelsFirstSignatureIsRefusedBeforeAnythingRuns) {
 
 TEST(Preflight, AFirstSignatureThatCannotBeMeasuredRunsUnchecked) {
   AvailableBytes limit("1");  // nothing would fit: any refusal here would be a false one
-  {  // a batch under 16: not measured
+  {                           // a batch under 16: not measured
     Runtime rt(example_options());
     auto model = load_graph(rt, small_model());
     const Tensor x = rows_of(15);
@@ -375,7 +383,8 @@ TEST(Preflight, TheHeadroomComesFromTheProcessLimits) {
   EXPECT_GT(h.bytes, 0u);
   EXPECT_FALSE(h.source.empty()) << "MemAvailable at least is readable on Linux";
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "missing resource: a sanitizer's shadow memory counts in the address space: RLIMIT_AS is not for sanitized builds";
+  GTEST_SKIP()
+      << "missing resource: a sanitizer's shadow memory counts in the address space: RLIMIT_AS is not for sanitized builds";
 #endif
   // A lowered RLIMIT_AS, in a child so that this process keeps its own limit.
   const pid_t child = fork();
@@ -393,7 +402,9 @@ TEST(Preflight, TheHeadroomComesFromTheProcessLimits) {
     // The headroom is the limit less what is mapped now (which may have shrunk since).
     const bool ok = c.source.find("RLIMIT_AS " + human_bytes(rl.rlim_cur) + ", ") == 0 && c.bytes < rl.rlim_cur &&
                     c.bytes >= (uint64_t{16} << 20);
-    if (!ok) std::fprintf(stderr, "child headroom: %llu bytes from %s\n", static_cast<unsigned long long>(c.bytes), c.source.c_str());
+    if (!ok)
+      std::fprintf(stderr, "child headroom: %llu bytes from %s\n", static_cast<unsigned long long>(c.bytes),
+                   c.source.c_str());
     _exit(ok ? 0 : 1);
   }
   int status = 0;

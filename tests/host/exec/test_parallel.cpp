@@ -2,9 +2,9 @@
 // run, node_io in graph order, every node profiled, errors reported; and deterministic
 // mode: bit-identical outputs across runs and across the sequential and parallel
 // schedules, on aten kernels that use threads inside (OpenMP, OpenBLAS).
+#include "api/internal.hpp"
 #include "config/config.hpp"
 #include "exec_test_util.hpp"
-#include "api/internal.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -22,7 +22,9 @@ using namespace sytest;
 // Under TSan, the system's oneTBB (not built with TSan) hides its task hand-offs, so every
 // parallel run reports races inside TBB's own code; those tests run in the other builds.
 #if defined(__SANITIZE_THREAD__)
-#define SKIP_UNDER_TSAN() GTEST_SKIP() << "missing resource: a TSan-instrumented oneTBB (Debian's libtbb is not, so its task hand-offs read as races)"
+#define SKIP_UNDER_TSAN() \
+  GTEST_SKIP()            \
+      << "missing resource: a TSan-instrumented oneTBB (Debian's libtbb is not, so its task hand-offs read as races)"
 #else
 #define SKIP_UNDER_TSAN() (void)0
 #endif
@@ -67,8 +69,11 @@ ir::Graph wide_graph(int branches, int depth) {
       const std::string name = "b" + std::to_string(b) + ".n" + std::to_string(d);
       const int kind = (b + d) % 3;
       const std::vector<ir::ValueId> in = kind == 0 ? std::vector<ir::ValueId>{v} : std::vector<ir::ValueId>{v, x};
-      v = g.nodes[g.add_node(name, kind == 0 ? "aten::relu" : kind == 1 ? "aten::add" : "aten::mul", in, {name},
-                             {}, "b" + std::to_string(b))]
+      v = g.nodes[g.add_node(name,
+                             kind == 0   ? "aten::relu"
+                             : kind == 1 ? "aten::add"
+                                         : "aten::mul",
+                             in, {name}, {}, "b" + std::to_string(b))]
               .outputs[0];
     }
     ends.push_back(v);
@@ -203,10 +208,9 @@ ir::Graph aten_graph() {
   ir::ValueId ab = out(g.add_node("ab.add", "aten::add", {a, b}, {"ab.add"}, {{"alpha", ir::Attribute::of_int(1)}}));
   ab = out(g.add_node("abd.add", "aten::add", {ab, d}, {"abd.add"}, {{"alpha", ir::Attribute::of_int(1)}}));
   // A full sum: its partial sums follow the thread count, so its bits do too.
-  const ir::ValueId e = out(g.add_node("e.sum", "aten::sum", {d}, {"e.sum"},
-                                       {{"dim", ir::Attribute::none()},
-                                        {"keepdim", ir::Attribute::of_int(0)},
-                                        {"dtype", ir::Attribute::none()}}));
+  const ir::ValueId e = out(g.add_node(
+      "e.sum", "aten::sum", {d}, {"e.sum"},
+      {{"dim", ir::Attribute::none()}, {"keepdim", ir::Attribute::of_int(0)}, {"dtype", ir::Attribute::none()}}));
   g.outputs = {ab, c, e};
   return g;
 }
@@ -214,7 +218,8 @@ ir::Graph aten_graph() {
 std::string aten_config(int inter) {
   return write_config("parallel_aten_" + std::to_string(inter),
                       "[plugins]\nload = [\"aten\"]\n[runtime]\nintra_op_threads = 2\ndeterministic = true\n"
-                      "inter_op_threads = " + std::to_string(inter) + "\n");
+                      "inter_op_threads = " +
+                          std::to_string(inter) + "\n");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Profiling through the embedding API (RunContext::set_profiling) and Chrome traces:
 // every node timed when on, nothing recorded when off; the trace is valid JSON with one
 // complete event per node. Example plugin only; no timing assertions.
-#include "exec_test_util.hpp"
 #include "api/internal.hpp"
+#include "exec_test_util.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -27,8 +27,10 @@ ir::Graph graph_with(int extra) {
   ir::ValueId v = g.find_value("m");
   for (int i = 0; i < extra; ++i) {
     const std::string out = "t" + std::to_string(i);
-    if (i % 2) g.add_node("tail.relu" + std::to_string(i), "aten::relu", {v}, {out}, {}, "tail");
-    else g.add_node("tail.add" + std::to_string(i), "aten::add", {v, x}, {out}, {}, "tail");
+    if (i % 2)
+      g.add_node("tail.relu" + std::to_string(i), "aten::relu", {v}, {out}, {}, "tail");
+    else
+      g.add_node("tail.add" + std::to_string(i), "aten::add", {v, x}, {out}, {}, "tail");
     v = g.find_value(out);
   }
   g.outputs = {v};

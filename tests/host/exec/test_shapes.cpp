@@ -1,8 +1,8 @@
 // Run-time shapes in the executor (example plugin only, no LibTorch): sym:: nodes are
 // evaluated from the actual input shapes, bound attributes are resolved per signature,
 // and plans are cached per signature in a bounded cache.
-#include "exec_test_util.hpp"
 #include "api/internal.hpp"
+#include "exec_test_util.hpp"
 #include "ir/graph.hpp"
 
 #include <switchyard/runtime.hpp>
@@ -26,7 +26,8 @@ ir::Graph scaled_by_size() {
   ir::ValueId b = g.add_sym("b", "sym::size", {x}, {{"dim", ir::Attribute::of_int(0)}});
   ir::ValueId bf = g.add_sym("bf", "sym::float", {b});
   g.add_node("scale", "aten::mul", {x}, {"y"}, {{"other", ir::Attribute::of_ref(n, ir::AttrKind::Float)}});
-  g.add_node("shift", "aten::add", {g.find_value("y")}, {"out"}, {{"other", ir::Attribute::of_ref(bf, ir::AttrKind::Float)}});
+  g.add_node("shift", "aten::add", {g.find_value("y")}, {"out"},
+             {{"other", ir::Attribute::of_ref(bf, ir::AttrKind::Float)}});
   g.outputs = {g.find_value("out")};
   return g;
 }

@@ -29,8 +29,9 @@ int call_loaded(const char* soname, const char* symbol) {
 }
 
 std::string config_with(const std::string& plugins, int threads) {
-  return write_config("threads_" + std::to_string(threads),
-                      "[plugins]\nload = [" + plugins + "]\n[runtime]\nintra_op_threads = " + std::to_string(threads) + "\n");
+  return write_config(
+      "threads_" + std::to_string(threads),
+      "[plugins]\nload = [" + plugins + "]\n[runtime]\nintra_op_threads = " + std::to_string(threads) + "\n");
 }
 
 }  // namespace
@@ -39,7 +40,8 @@ TEST(Threads, AtenTakesTheHostsThreadCount) {
   for (int n : {1, 2, 1}) {
     Runtime rt(Options{config_with("\"aten\"", n)});
     const int omp = call_loaded("libgomp.so.1", "omp_get_max_threads");
-    if (omp == -1) GTEST_SKIP() << "missing resource: libgomp.so.1 in this process (this LibTorch was built without OpenMP)";
+    if (omp == -1)
+      GTEST_SKIP() << "missing resource: libgomp.so.1 in this process (this LibTorch was built without OpenMP)";
     EXPECT_EQ(omp, n) << "ATen's OpenMP team on the thread that loaded the plugin";
     EXPECT_EQ(std::getenv("SWITCHYARD_INTRA_OP_THREADS"), nullptr) << "no environment side channel";
   }

@@ -20,8 +20,7 @@ class GraphFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::path(::testing::TempDir()) /
-           ("switchyard_ir_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("switchyard_ir_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     json_path_ = (dir_ / "model.json").string();

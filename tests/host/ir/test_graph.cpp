@@ -14,8 +14,8 @@ TEST(Graph, AddValuesAndNodes) {
   Graph g;
   const ValueId x = g.add_input("x", kFloat32, {-1, 8});
   const ValueId w = g.add_constant("w", iota_tensor({4, 8}));
-  const int32_t n = g.add_node("fc", "aten::linear", {x, w, kNoValue}, {"y"},
-                               {{"alpha", Attribute::of_int(2)}}, "encoder.fc");
+  const int32_t n =
+      g.add_node("fc", "aten::linear", {x, w, kNoValue}, {"y"}, {{"alpha", Attribute::of_int(2)}}, "encoder.fc");
   g.outputs.push_back(g.nodes[n].outputs[0]);
 
   ASSERT_EQ(g.values.size(), 3u);

@@ -47,13 +47,11 @@ Graph rich_graph() {
   const ValueId w = g.add_constant("encoder.weight", weight);
   const ValueId tied = g.add_constant("decoder.weight", weight);  // tied: same memory
   std::vector<ValueId> constants{w, tied};
-  for (const char* dtype :
-       {"float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool"})
+  for (const char* dtype : {"float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool"})
     constants.push_back(g.add_constant(std::string("c_") + dtype, patterned_tensor(dtype, {3, 5})));
   constants.push_back(g.add_constant("empty", iota_tensor({0, 4})));
 
-  const double nan = std::numeric_limits<double>::quiet_NaN(),
-               inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   Attributes attrs{{"none", Attribute::none()},
                    {"int", Attribute::of_int(std::numeric_limits<int64_t>::min())},
                    {"int_max", Attribute::of_int(std::numeric_limits<int64_t>::max())},
@@ -163,8 +161,7 @@ TEST_F(GraphFileTest, WeightsAreSharedAlignedAndOwnedByTheTensors) {
   EXPECT_EQ(file["nodes"][0]["inputs"][2], nullptr);
   const Json& constants = file["constants"];
   EXPECT_EQ(constants[0]["offset"], constants[1]["offset"]);  // tied weights stored once
-  for (const Json& c : constants)
-    EXPECT_EQ(c["offset"].get<uint64_t>() % kWeightsAlignment, 0u) << c.dump();
+  for (const Json& c : constants) EXPECT_EQ(c["offset"].get<uint64_t>() % kWeightsAlignment, 0u) << c.dump();
 
   Tensor survivor;
   const char* base = nullptr;
@@ -187,9 +184,8 @@ TEST_F(GraphFileTest, WeightsAreSharedAlignedAndOwnedByTheTensors) {
 TEST_F(GraphFileTest, ReaderSortsNodesWrittenOutOfOrder) {
   Json graph = minimal_graph();
   graph["outputs"] = {"z"};
-  graph["nodes"].insert(
-      graph["nodes"].begin(),
-      Json::parse(R"({"name": "act", "op": "aten::relu", "inputs": ["y"], "outputs": ["z"]})"));
+  graph["nodes"].insert(graph["nodes"].begin(),
+                        Json::parse(R"({"name": "act", "op": "aten::relu", "inputs": ["y"], "outputs": ["z"]})"));
   write_graph(graph);
   const Graph g = read_graph_file(json_path_);
   ASSERT_EQ(g.nodes.size(), 2u);

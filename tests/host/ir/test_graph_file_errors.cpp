@@ -67,13 +67,11 @@ TEST_F(GraphFileTest, UnknownDtype) {
   Json graph = minimal_graph();
   graph["constants"][0]["dtype"] = "float8";
   write_graph(graph);
-  EXPECT_THAT(read_error(ErrorKind::Io),
-              HasSubstr("constant 'w': field 'dtype': unknown dtype 'float8'"));
+  EXPECT_THAT(read_error(ErrorKind::Io), HasSubstr("constant 'w': field 'dtype': unknown dtype 'float8'"));
   graph = minimal_graph();
   graph["inputs"][0]["dtype"] = "complex64";
   write_graph(graph);
-  EXPECT_THAT(read_error(ErrorKind::Io),
-              HasSubstr("input 'x': field 'dtype': unknown dtype 'complex64'"));
+  EXPECT_THAT(read_error(ErrorKind::Io), HasSubstr("input 'x': field 'dtype': unknown dtype 'complex64'"));
 }
 
 TEST_F(GraphFileTest, WeightsFileProblems) {
@@ -107,8 +105,7 @@ TEST_F(GraphFileTest, TensorDescriptorProblems) {
   expect_constant_error("offset", 32, "constant 'w': offset 32 is not a multiple of 64");
   expect_constant_error("offset", uint64_t(1) << 62, "lie beyond the end of weights file");
   expect_constant_error("offset", -64, "constant 'w': field 'offset' must be a non-negative integer");
-  expect_constant_error("shape", Json::array({4, -4}),
-                        "constant 'w': field 'shape' has invalid dimension -4");
+  expect_constant_error("shape", Json::array({4, -4}), "constant 'w': field 'shape' has invalid dimension -4");
   expect_constant_error("shape", Json::array({int64_t(1) << 40, int64_t(1) << 40}), "is too large");
   expect_constant_error("shape", "4x4", "field 'shape' must be an array");
   expect_constant_error("nbytes", 64.0, "field 'nbytes' must be a non-negative integer");
@@ -130,14 +127,12 @@ TEST_F(GraphFileTest, UndefinedNamesNameTheNode) {
   graph = minimal_graph();
   graph["nodes"][0]["outputs"] = {"w"};
   write_graph(graph);
-  EXPECT_THAT(read_error(ErrorKind::Graph),
-              HasSubstr("node 'fc1': output 'w' is already defined as a constant"));
+  EXPECT_THAT(read_error(ErrorKind::Graph), HasSubstr("node 'fc1': output 'w' is already defined as a constant"));
 }
 
 TEST_F(GraphFileTest, ValidationErrorsNameTheFile) {
   Json graph = minimal_graph();
-  graph["nodes"].push_back(
-      Json::parse(R"({"name": "fc1", "op": "aten::relu", "inputs": ["y"], "outputs": ["z"]})"));
+  graph["nodes"].push_back(Json::parse(R"({"name": "fc1", "op": "aten::relu", "inputs": ["y"], "outputs": ["z"]})"));
   write_graph(graph);
   EXPECT_EQ(read_error(ErrorKind::Graph), json_path_ + ": duplicate node name 'fc1' (nodes #0 and #1)");
   graph = minimal_graph();
@@ -159,8 +154,7 @@ TEST_F(GraphFileTest, AttributeEncodingErrors) {
     Json graph = minimal_graph();
     graph["nodes"][0]["attrs"]["dim"] = Json::parse(attr_json);
     write_graph(graph);
-    EXPECT_THAT(read_error(ErrorKind::Io), HasSubstr("node 'fc1': attribute 'dim'" + expected))
-        << attr_json;
+    EXPECT_THAT(read_error(ErrorKind::Io), HasSubstr("node 'fc1': attribute 'dim'" + expected)) << attr_json;
   };
   expect_attr_error(R"({"int": 1.5})", " (int) must be an integer");
   expect_attr_error(R"({"int": 18446744073709551615})", " (int) is too large");
@@ -262,8 +256,8 @@ TEST(DemoGraph, MlpReadsAndValidates) {
     ops.push_back(node.op);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"fc1", "act", "residual", "gated", "fc2", "softmax"}));
-  EXPECT_EQ(ops, (std::vector<std::string>{"aten::linear", "aten::relu", "aten::add", "aten::mul",
-                                           "aten::linear", "aten::softmax"}));
+  EXPECT_EQ(ops, (std::vector<std::string>{"aten::linear", "aten::relu", "aten::add", "aten::mul", "aten::linear",
+                                           "aten::softmax"}));
   ASSERT_EQ(g.inputs.size(), 1u);
   EXPECT_EQ(g.values[g.inputs[0]].name, "x");
   EXPECT_EQ(g.values[g.inputs[0]].shape, (std::vector<int64_t>{2, 8}));

@@ -24,7 +24,8 @@ Graph sym_graph() {
   const ValueId free = g.add_sym("free", "sym::const", {}, {{"value", Attribute::of_int(-1)}});
   const ValueId size = g.add_sym("size", "sym::list", {b, two, free});
   const ValueId bt = g.add_sym("batch_t", "sym::tensor", {b}, {{"dtype", Attribute::of_string("int64")}});
-  const int32_t view = g.add_node("view", "aten::view", {x}, {"v"}, {{"size", Attribute::of_ref(size, AttrKind::Ints)}});
+  const int32_t view =
+      g.add_node("view", "aten::view", {x}, {"v"}, {{"size", Attribute::of_ref(size, AttrKind::Ints)}});
   g.add_node("add", "aten::add", {g.nodes[static_cast<size_t>(view)].outputs[0], bt}, {"y"});
   g.outputs = {g.find_value("y")};
   validate(g);
@@ -125,7 +126,8 @@ TEST_F(GraphFileTest, ScalarUsedAsATensorInput) {
   for (Json& node : graph["nodes"])
     if (node["op"] == "aten::add") node["inputs"][1] = "batch";  // the sym::size result itself
   write_bytes(json_path_, graph.dump(2));
-  EXPECT_THAT(read_error(ErrorKind::Graph), HasSubstr("is a scalar; kernels read tensors (make it one with sym::tensor)"));
+  EXPECT_THAT(read_error(ErrorKind::Graph),
+              HasSubstr("is a scalar; kernels read tensors (make it one with sym::tensor)"));
 }
 
 TEST_F(GraphFileTest, InputSpecFieldErrors) {
@@ -133,7 +135,8 @@ TEST_F(GraphFileTest, InputSpecFieldErrors) {
   graph["version"] = 2;
   graph["inputs"][0]["dim_names"] = Json({"B"});
   write_graph(graph);
-  EXPECT_THAT(read_error(ErrorKind::Io), HasSubstr("input 'x': field 'dim_names' has 1 names for a shape of 2 dimensions"));
+  EXPECT_THAT(read_error(ErrorKind::Io),
+              HasSubstr("input 'x': field 'dim_names' has 1 names for a shape of 2 dimensions"));
   graph["inputs"][0]["dim_names"] = Json({"B", 4});
   write_graph(graph);
   EXPECT_THAT(read_error(ErrorKind::Io), HasSubstr("field 'dim_names' entry must be a string"));
@@ -143,5 +146,6 @@ TEST_F(GraphFileTest, InputSpecFieldErrors) {
   EXPECT_THAT(read_error(ErrorKind::Io), HasSubstr("input 'x': field 'example_shape' has invalid dimension -1"));
   graph["inputs"][0]["example_shape"] = Json({2});
   write_graph(graph);
-  EXPECT_THAT(read_error(ErrorKind::Io), HasSubstr("field 'example_shape' [2] does not have the rank of its shape [-1, 4]"));
+  EXPECT_THAT(read_error(ErrorKind::Io),
+              HasSubstr("field 'example_shape' [2] does not have the rank of its shape [-1, 4]"));
 }

@@ -108,8 +108,9 @@ TEST(InputSpec, NormsFixTheirDims) {
   EXPECT_EQ(check_input_shape(g, 1, {3, 10, 7}), "");
   EXPECT_EQ(check_input_shape(g, 1, {3, 9, 7}),
             "input 'm' expects [B, 10, ...] (dim 1 is fixed to 10 by bn.running_mean), got [3, 9, 7]");
-  EXPECT_EQ(check_input_shape(g, 1, {3}),
-            "input 'm' expects [B, 10, ...] (at least 2 dimensions, since dim 1 is fixed to 10 by bn.running_mean), got [3]");
+  EXPECT_EQ(
+      check_input_shape(g, 1, {3}),
+      "input 'm' expects [B, 10, ...] (at least 2 dimensions, since dim 1 is fixed to 10 by bn.running_mean), got [3]");
 }
 
 TEST(InputSpec, RecurrentLayersFixRankFeaturesAndState) {
@@ -119,8 +120,10 @@ TEST(InputSpec, RecurrentLayersFixRankFeaturesAndState) {
   ValueId w_ih = g.add_constant("gru.weight_ih_l0", weight({120, 24}));
   ValueId w_hh = g.add_constant("gru.weight_hh_l0", weight({120, 40}));
   g.add_node("gru", "aten::gru", {x, h0, w_ih, w_hh}, {"y", "h"},
-             {{"has_biases", Attribute::of_int(0)}, {"num_layers", Attribute::of_int(1)},
-              {"bidirectional", Attribute::of_int(1)}, {"batch_first", Attribute::of_int(0)}});
+             {{"has_biases", Attribute::of_int(0)},
+              {"num_layers", Attribute::of_int(1)},
+              {"bidirectional", Attribute::of_int(1)},
+              {"batch_first", Attribute::of_int(0)}});
   derive_input_specs(g);
   EXPECT_EQ(expected_shape(g, 0), "[S, B, 24]");
   EXPECT_EQ(expected_shape(g, 1), "[2, B, 40]");
@@ -136,8 +139,9 @@ TEST(InputSpec, DeclaredShapesAreKept) {
   derive_input_specs(g);
   EXPECT_EQ(x.shape, (std::vector<int64_t>{1, 3, 224, 224}));
   EXPECT_EQ(expected_shape(g, 0), "[1, 3, 224, 224]");
-  EXPECT_EQ(check_input_shape(g, 0, {2, 3, 224, 224}),
-            "input 'x' expects [1, 3, 224, 224] (dim 0 is fixed to 1 by the model's declared shape), got [2, 3, 224, 224]");
+  EXPECT_EQ(
+      check_input_shape(g, 0, {2, 3, 224, 224}),
+      "input 'x' expects [1, 3, 224, 224] (dim 0 is fixed to 1 by the model's declared shape), got [2, 3, 224, 224]");
 
   Graph ids;
   ValueId t = ids.add_input("ids", DLDataType{kDLInt, 64, 1});
@@ -145,7 +149,8 @@ TEST(InputSpec, DeclaredShapesAreKept) {
   ids.values[static_cast<size_t>(t)].rank_known = true;
   derive_input_specs(ids);
   EXPECT_EQ(expected_shape(ids, 0), "[B, S]");
-  EXPECT_EQ(check_input_shape(ids, 0, {2, 3, 4}), "input 'ids' expects [B, S] (2 dimensions as the model declares), got [2, 3, 4]");
+  EXPECT_EQ(check_input_shape(ids, 0, {2, 3, 4}),
+            "input 'ids' expects [B, S] (2 dimensions as the model declares), got [2, 3, 4]");
   EXPECT_EQ(ids.values[static_cast<size_t>(t)].dim_names, (std::vector<std::string>{"B", "S"}));
 }
 

@@ -81,21 +81,37 @@ TEST(Sym, SizesComeFromTheTensor) {
   EXPECT_EQ(ival(run("sym::size", {{"dim", Attribute::of_int(-1)}})), 7);
   EXPECT_EQ(ival(run("sym::dim")), 3);
   EXPECT_EQ(ival(run("sym::numel")), 70);
-  EXPECT_THAT(test::error_message([&] { run("sym::size", {{"dim", Attribute::of_int(3)}}); }, ErrorKind::Input),
+  EXPECT_THAT(test::error_message(
+                  [&] {
+                    run("sym::size", {{"dim", Attribute::of_int(3)}});
+                  },
+                  ErrorKind::Input),
               HasSubstr("node 's' (sym::size): dimension 3 is out of range for a tensor of shape [2, 5, 7]"));
 }
 
 TEST(Sym, ImpossibleArithmeticNamesTheNode) {
   auto I = Attribute::of_int;
-  EXPECT_THAT(test::error_message([&] { eval("sym::floordiv", {I(1), I(0)}); }, ErrorKind::Input),
+  EXPECT_THAT(test::error_message(
+                  [&] {
+                    eval("sym::floordiv", {I(1), I(0)});
+                  },
+                  ErrorKind::Input),
               HasSubstr("node 's' (sym::floordiv): integer division by zero"));
-  EXPECT_THAT(test::error_message([&] { eval("sym::mul", {I(INT64_MAX), I(2)}); }, ErrorKind::Input),
+  EXPECT_THAT(test::error_message(
+                  [&] {
+                    eval("sym::mul", {I(INT64_MAX), I(2)});
+                  },
+                  ErrorKind::Input),
               HasSubstr("integer overflow"));
   for (const char* op : {"sym::neg", "sym::abs"})  // (-INT64_MIN does not fit; the sanitized build sees the UB)
     EXPECT_THAT(test::error_message([&] { eval(op, {I(INT64_MIN)}); }, ErrorKind::Input), HasSubstr("integer overflow"))
         << op;
   EXPECT_EQ(ival(eval("sym::abs", {I(-INT64_MAX)})), INT64_MAX);
-  EXPECT_THAT(test::error_message([&] { eval("sym::get", {Attribute::of_ints({1}), I(5)}); }, ErrorKind::Input),
+  EXPECT_THAT(test::error_message(
+                  [&] {
+                    eval("sym::get", {Attribute::of_ints({1}), I(5)});
+                  },
+                  ErrorKind::Input),
               HasSubstr("index 5 is out of range for [1]"));
 }
 
@@ -103,8 +119,9 @@ TEST(Sym, BoundScalarsConvertWhereTheAttributeExpectsIt) {
   Node n = sym_node("aten::view");
   EXPECT_EQ(bind_scalar(Attribute::of_int(3), AttrKind::Float, n, "a").f, 3.0);
   EXPECT_EQ(bind_scalar(Attribute::of_int(3), AttrKind::Ints, n, "a").ints, (std::vector<int64_t>{3}));
-  EXPECT_THAT(test::error_message([&] { bind_scalar(Attribute::of_float(0.5), AttrKind::Ints, n, "size"); }, ErrorKind::Graph),
-              HasSubstr("attribute 'size' expects ints but its value 0.5 is float"));
+  EXPECT_THAT(
+      test::error_message([&] { bind_scalar(Attribute::of_float(0.5), AttrKind::Ints, n, "size"); }, ErrorKind::Graph),
+      HasSubstr("attribute 'size' expects ints but its value 0.5 is float"));
 }
 
 // ---- validate()

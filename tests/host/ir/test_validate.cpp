@@ -134,8 +134,7 @@ TEST(ValidateErrors, AttributeProblems) {
   g.nodes[0].attrs = {{"dim", Attribute::of_int(1)}, {"dim", Attribute::of_float(2)}};
   EXPECT_THAT(validation_error(g), HasSubstr("node 'a': attribute 'dim' appears twice"));
   g.nodes[0].attrs = {{"table", Attribute::of_tensor(Tensor())}};
-  EXPECT_THAT(validation_error(g),
-              HasSubstr("node 'a': attribute 'table' is of kind tensor but holds no tensor"));
+  EXPECT_THAT(validation_error(g), HasSubstr("node 'a': attribute 'table' is of kind tensor but holds no tensor"));
   Attribute bad;
   bad.kind = static_cast<AttrKind>(42);
   g.nodes[0].attrs = {{"weird", bad}};
@@ -183,9 +182,7 @@ TEST(ValidateErrors, RandomGraphsNeverCrash) {
   for (int round = 0; round < 3000; ++round) {
     Graph g;
     const int value_count = 1 + static_cast<int>(rng() % 8);
-    auto random_id = [&] {
-      return static_cast<ValueId>(static_cast<int>(rng() % (value_count + 4)) - 2);
-    };
+    auto random_id = [&] { return static_cast<ValueId>(static_cast<int>(rng() % (value_count + 4)) - 2); };
     for (int v = 0; v < value_count; ++v) {
       const auto kind = static_cast<ValueKind>(rng() % 3);
       std::string name = "v" + std::to_string(rng() % 10);

@@ -42,10 +42,14 @@ inline Tensor tensor_from_json(const Json& j) {
   for (int64_t i = 0; i < t.numel(); ++i) {
     const Json& v = data[static_cast<size_t>(i)];
     const std::string name = dtype_name(dtype);
-    if (name == "float32") t.data<float>()[i] = v.is_string() ? std::stof(v.get<std::string>()) : v.get<float>();
-    else if (name == "int64") t.data<int64_t>()[i] = v.get<int64_t>();
-    else if (name == "bool") t.data<uint8_t>()[i] = v.get<int64_t>() != 0;
-    else throw std::runtime_error("fixtures hold float32, int64 and bool, not " + name);
+    if (name == "float32")
+      t.data<float>()[i] = v.is_string() ? std::stof(v.get<std::string>()) : v.get<float>();
+    else if (name == "int64")
+      t.data<int64_t>()[i] = v.get<int64_t>();
+    else if (name == "bool")
+      t.data<uint8_t>()[i] = v.get<int64_t>() != 0;
+    else
+      throw std::runtime_error("fixtures hold float32, int64 and bool, not " + name);
   }
   return t;
 }
@@ -75,9 +79,12 @@ inline std::string compare(const std::vector<Tensor>& got, const std::vector<Ten
     double diff = 0, scale = 0;
     for (int64_t k = 0; k < b.numel(); ++k) {
       double x, y;
-      if (dtype_name(b.dtype()) == "float32") x = a.data<float>()[k], y = b.data<float>()[k];
-      else if (dtype_name(b.dtype()) == "int64") x = static_cast<double>(a.data<int64_t>()[k]), y = static_cast<double>(b.data<int64_t>()[k]);
-      else x = a.data<uint8_t>()[k], y = b.data<uint8_t>()[k];
+      if (dtype_name(b.dtype()) == "float32")
+        x = a.data<float>()[k], y = b.data<float>()[k];
+      else if (dtype_name(b.dtype()) == "int64")
+        x = static_cast<double>(a.data<int64_t>()[k]), y = static_cast<double>(b.data<int64_t>()[k]);
+      else
+        x = a.data<uint8_t>()[k], y = b.data<uint8_t>()[k];
       diff = std::max(diff, std::abs(x - y));
       if (std::isnan(x) != std::isnan(y)) diff = INFINITY;
       scale = std::max(scale, std::abs(y));

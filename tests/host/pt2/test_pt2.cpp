@@ -82,7 +82,8 @@ void expect_node_io_matches_fx(const std::string& model_file, const std::string&
   for (const PlanEntry& e : plan) {
     auto it = by_node.find(e.node);
     if (it == by_node.end()) continue;
-    for (size_t k = 0; k < e.outputs.size() && k < it->second->outputs.size(); ++k) by_value[e.outputs[k]] = it->second->outputs[k];
+    for (size_t k = 0; k < e.outputs.size() && k < it->second->outputs.size(); ++k)
+      by_value[e.outputs[k]] = it->second->outputs[k];
   }
   size_t compared = 0;
   for (const auto& [name, value] : fx.items()) {
@@ -92,8 +93,10 @@ void expect_node_io_matches_fx(const std::string& model_file, const std::string&
       continue;
     }
     Tensor got;
-    if (auto n = by_node.find(name); n != by_node.end() && !n->second->outputs.empty()) got = n->second->outputs[0];
-    else if (auto v = by_value.find(name); v != by_value.end()) got = v->second;
+    if (auto n = by_node.find(name); n != by_node.end() && !n->second->outputs.empty())
+      got = n->second->outputs[0];
+    else if (auto v = by_value.find(name); v != by_value.end())
+      got = v->second;
     if (!got.defined()) {
       ADD_FAILURE() << "switchyard has no node or value named '" << name << "'";
       continue;
@@ -155,9 +158,8 @@ TEST_P(Pt2Zoo, NodeIoMatchesFxInterpreterByName) {
   expect_node_io_matches_fx(dir + m["file"].get<std::string>(), dir + m["labels"][0]["inputs"].get<std::string>(),
                             read_json(dir + m["fx_nodes"].get<std::string>()));
 }
-INSTANTIATE_TEST_SUITE_P(Zoo, Pt2Zoo, ::testing::ValuesIn(zoo_models()), [](const auto& info) {
-  return info.param["stem"].template get<std::string>();
-});
+INSTANTIATE_TEST_SUITE_P(Zoo, Pt2Zoo, ::testing::ValuesIn(zoo_models()),
+                         [](const auto& info) { return info.param["stem"].template get<std::string>(); });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Pt2Zoo);
 
 // As for TorchScript, an input's dtype is pinned only where an op needs it: BERT's int64

@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 #include <zip.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <unistd.h>
 #include <map>
 #include <string>
 
@@ -21,8 +21,8 @@ using namespace switchyard::pt2_test;
 
 namespace {
 
-const std::string kLegacy = fixtures_dir() + "/torch-2.6/cnn.pt2";     // torch 2.6 layout
-const std::string kArchive = fixtures_dir() + "/torch-2.15/cnn.pt2";   // PT2 archive
+const std::string kLegacy = fixtures_dir() + "/torch-2.6/cnn.pt2";    // torch 2.6 layout
+const std::string kArchive = fixtures_dir() + "/torch-2.15/cnn.pt2";  // PT2 archive
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("sy_pt2_" + std::to_string(::getpid()) + "_" + name)).string();
@@ -70,7 +70,8 @@ std::string rewritten(const std::string& src, const std::string& name,
 // The program's JSON entry of either layout.
 std::string& program_of(std::map<std::string, std::string>& entries) {
   for (auto& [name, bytes] : entries)
-    if (name == "serialized_exported_program.json" || name.find("/models/model.json") != std::string::npos) return bytes;
+    if (name == "serialized_exported_program.json" || name.find("/models/model.json") != std::string::npos)
+      return bytes;
   throw std::runtime_error("no program entry");
 }
 
@@ -119,9 +120,8 @@ TEST(Pt2Errors, TruncatedArchiveNamesTheFile) {
 }
 
 TEST(Pt2Errors, ZipWithoutAProgram) {
-  const std::string path = rewritten(kLegacy, "noprogram", [](auto& entries) {
-    entries.erase("serialized_exported_program.json");
-  });
+  const std::string path =
+      rewritten(kLegacy, "noprogram", [](auto& entries) { entries.erase("serialized_exported_program.json"); });
   const std::string e = error_of(path);
   EXPECT_NE(e.find("not a torch.export archive"), std::string::npos) << e;
   std::filesystem::remove(path);

@@ -4,8 +4,8 @@
 // adopted one is deleted once.
 #include "tensor_import.hpp"
 
-#include <switchyard/error.hpp>
 #include <switchyard/sdk.h>
+#include <switchyard/error.hpp>
 
 #include <gtest/gtest.h>
 
@@ -58,17 +58,23 @@ TEST(TensorImport, RefusalsNameTheInputAndTheProblem) {
   Desc cuda({2});
   int32_t type = kDLCUDA;
   std::memcpy(&cuda.t.device.device_type, &type, sizeof type);
-  EXPECT_EQ(why(cuda), "input 1: a tensor on DLPack device type 2 (id 0); switchyard takes CPU tensors (move it with .cpu())");
+  EXPECT_EQ(why(cuda),
+            "input 1: a tensor on DLPack device type 2 (id 0); switchyard takes CPU tensors (move it with .cpu())");
   Desc newer({2});
   type = 16;  // kDLHexagon in DLPack 0.8, outside this header's enum
   std::memcpy(&newer.t.device.device_type, &type, sizeof type);
-  EXPECT_EQ(why(newer), "input 1: a tensor on DLPack device type 16 (id 0); switchyard takes CPU tensors (move it with .cpu())");
+  EXPECT_EQ(why(newer),
+            "input 1: a tensor on DLPack device type 16 (id 0); switchyard takes CPU tensors (move it with .cpu())");
   Desc complex({2});
   complex.t.dtype = DLDataType{kDLComplex, 64, 1};
-  EXPECT_EQ(why(complex), "input 1: dtype dtype(code=5,bits=64,lanes=1) is not one switchyard takes (float16/32/64, bfloat16, int8/16/32/64, uint8, bool)");
+  EXPECT_EQ(
+      why(complex),
+      "input 1: dtype dtype(code=5,bits=64,lanes=1) is not one switchyard takes (float16/32/64, bfloat16, int8/16/32/64, uint8, bool)");
   Desc vec({2});
   vec.t.dtype = DLDataType{kDLFloat, 32, 4};
-  EXPECT_EQ(why(vec), "input 1: dtype dtype(code=2,bits=32,lanes=4) is not one switchyard takes (float16/32/64, bfloat16, int8/16/32/64, uint8, bool)");
+  EXPECT_EQ(
+      why(vec),
+      "input 1: dtype dtype(code=2,bits=32,lanes=4) is not one switchyard takes (float16/32/64, bfloat16, int8/16/32/64, uint8, bool)");
   Desc rank({2});
   rank.t.ndim = -1;
   EXPECT_EQ(why(rank), "input 1: rank -1 (expected 0 to 64)");
@@ -80,7 +86,9 @@ TEST(TensorImport, RefusalsNameTheInputAndTheProblem) {
   Desc huge({int64_t{1} << 40, int64_t{1} << 30});
   EXPECT_EQ(why(huge), "input 1: shape [1099511627776, 1073741824] holds more than 2^63 bytes of float32");
   Desc flipped({3, 2}, {-2, 1});
-  EXPECT_EQ(why(flipped), "input 1: stride -2 in dimension 0 of shape [3, 2]: negative strides are not supported (pass .contiguous())");
+  EXPECT_EQ(
+      why(flipped),
+      "input 1: stride -2 in dimension 0 of shape [3, 2]: negative strides are not supported (pass .contiguous())");
   Desc far({2, 2}, {INT64_MAX, 1});
   EXPECT_EQ(why(far), "input 1: strides [9223372036854775807, 1] of shape [2, 2] span more than 2^63 bytes");
   Desc null({2});

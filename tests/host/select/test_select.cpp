@@ -162,8 +162,7 @@ TEST(SelectKernel, RuleChoosesBackendAndSaysWhy) {
   FakeCatalog fake = standard_catalog();
   cfgns::Config cfg;
   cfg.default_backends = {"example", "aten"};
-  cfg.rules = {rule("aten::conv2d", "", "", "", {"conv"}, 4),
-               rule("aten::linear", "", "", "", {"linalg", "aten"}, 12)};
+  cfg.rules = {rule("aten::conv2d", "", "", "", {"conv"}, 4), rule("aten::linear", "", "", "", {"linalg", "aten"}, 12)};
   DLTensor x = meta(kF32);
   auto s = sel::select_kernel(cfg, fake.catalog(), make_node("fc", "aten::linear"), {&x});
   ASSERT_TRUE(s.winner.has_value());
@@ -244,8 +243,7 @@ TEST(SelectKernel, DtypeListNamesEveryAcceptedDtype) {
   auto s = sel::select_kernel(cfg, fake.catalog(), make_node("c", "aten::conv2d"), {&x});
   EXPECT_FALSE(s.winner.has_value());
   ASSERT_EQ(s.rejected.size(), 1u);
-  EXPECT_EQ(s.rejected[0].reason,
-            "dtype int64 of input 0 not supported (kernel takes float16, float32)");
+  EXPECT_EQ(s.rejected[0].reason, "dtype int64 of input 0 not supported (kernel takes float16, float32)");
 }
 
 TEST(SelectKernel, NullInputsAreSkipped) {
@@ -289,8 +287,8 @@ TEST(SelectKernel, ABackendRejectsOnlyWhenAllItsKernelsDecline) {
   std::map<const SY_KernelDef*, std::string> refusals = {{&kCopyKernel, "a view; the view kernel takes it"}};
   sel::Catalog catalog;
   catalog.kernels_for = [](const std::string&) {
-    return std::vector<sel::Candidate>{{"linalg", &kCopyKernel, nullptr}, {"linalg", &kViewKernel, nullptr},
-                                       {"aten", &kAtenLinear, nullptr}};
+    return std::vector<sel::Candidate>{
+        {"linalg", &kCopyKernel, nullptr}, {"linalg", &kViewKernel, nullptr}, {"aten", &kAtenLinear, nullptr}};
   };
   std::vector<std::string> asked;
   catalog.ask = [&](const sel::Candidate& cand, const Node&, const std::vector<const DLTensor*>&) {

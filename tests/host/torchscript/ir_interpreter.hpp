@@ -62,11 +62,14 @@ class IrInterpreter {
     if (inputs.size() != g_.inputs.size()) throw std::runtime_error("interpreter: wrong number of inputs");
     for (size_t i = 0; i < inputs.size(); ++i) tensors_[g_.inputs[i]] = inputs[i];
     for (size_t v = 0; v < g_.values.size(); ++v)
-      if (g_.values[v].kind == ir::ValueKind::Constant) tensors_[static_cast<ir::ValueId>(v)] = to_at_tensor(g_.values[v].constant);
+      if (g_.values[v].kind == ir::ValueKind::Constant)
+        tensors_[static_cast<ir::ValueId>(v)] = to_at_tensor(g_.values[v].constant);
     for (const ir::Node& n : g_.nodes) {
       try {
-        if (ir::is_sym_op(n.op)) run_sym(n);
-        else run_kernel(n);
+        if (ir::is_sym_op(n.op))
+          run_sym(n);
+        else
+          run_kernel(n);
       } catch (const std::exception& e) {
         throw std::runtime_error("interpreter: node '" + n.name + "' (" + n.op + "): " + e.what());
       }
@@ -77,9 +80,7 @@ class IrInterpreter {
   }
 
   // Every sym value of the last run, by value name (for tests of the arithmetic itself).
-  ir::Attribute scalar(const std::string& name) const {
-    return scalars_.at(g_.find_value(name));
-  }
+  ir::Attribute scalar(const std::string& name) const { return scalars_.at(g_.find_value(name)); }
 
  private:
   void run_sym(const ir::Node& n) {
@@ -97,8 +98,10 @@ class IrInterpreter {
       }
       args.push_back(a);
     }
-    if (n.op == "sym::tensor") tensors_[n.outputs[0]] = to_at_tensor(ir::eval_sym_tensor(n, *args.at(0).scalar));
-    else scalars_[n.outputs[0]] = ir::eval_sym(n, args);
+    if (n.op == "sym::tensor")
+      tensors_[n.outputs[0]] = to_at_tensor(ir::eval_sym_tensor(n, *args.at(0).scalar));
+    else
+      scalars_[n.outputs[0]] = ir::eval_sym(n, args);
   }
 
   // The IValue for attribute `a` given to an argument of type `type`.
@@ -158,10 +161,12 @@ class IrInterpreter {
           return false;  // a scalar where this overload takes a tensor
         } else if (next < n.inputs.size()) {
           const ir::ValueId id = n.inputs[next++];
-          if (id == ir::kNoValue) stack->push_back(c10::IValue());
+          if (id == ir::kNoValue)
+            stack->push_back(c10::IValue());
           else {
             at::Tensor t = tensors_.at(id);
-            if (arg.alias_info() != nullptr && arg.alias_info()->isWrite()) t = t.clone(), cloned->push_back(stack->size());
+            if (arg.alias_info() != nullptr && arg.alias_info()->isWrite())
+              t = t.clone(), cloned->push_back(stack->size());
             stack->push_back(t);
           }
         } else if (arg.default_value()) {
@@ -171,9 +176,11 @@ class IrInterpreter {
         }
       } else if (is_tensor_list_type(arg.type())) {
         size_t count = n.inputs.size() - next;
-        if (const ir::Attribute* len = ir::find_attr(attrs, arg.name() + ".len")) count = static_cast<size_t>(len->i), ++used_attrs;
+        if (const ir::Attribute* len = ir::find_attr(attrs, arg.name() + ".len"))
+          count = static_cast<size_t>(len->i), ++used_attrs;
         if (next + count > n.inputs.size()) return false;
-        const bool optional = arg.type()->expectRef<c10::ListType>().getElementType()->kind() == c10::TypeKind::OptionalType;
+        const bool optional =
+            arg.type()->expectRef<c10::ListType>().getElementType()->kind() == c10::TypeKind::OptionalType;
         if (optional) {
           c10::List<c10::optional<at::Tensor>> list;
           for (size_t k = 0; k < count; ++k, ++next)
@@ -205,8 +212,10 @@ class IrInterpreter {
   void run_kernel(const ir::Node& n) {
     ir::Attributes attrs;
     for (const auto& [name, a] : n.attrs) {
-      if (!a.bound()) attrs.emplace_back(name, a);
-      else attrs.emplace_back(name, ir::bind_scalar(scalars_.at(a.ref), a.kind, n, name));
+      if (!a.bound())
+        attrs.emplace_back(name, a);
+      else
+        attrs.emplace_back(name, ir::bind_scalar(scalars_.at(a.ref), a.kind, n, name));
     }
     const auto ops = torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(n.op));
     std::string tried;
@@ -227,7 +236,8 @@ class IrInterpreter {
       }
       std::vector<at::Tensor> outs;
       for (const c10::IValue& v : stack) {
-        if (v.isTensor()) outs.push_back(v.toTensor());
+        if (v.isTensor())
+          outs.push_back(v.toTensor());
         else if (v.isTensorList())
           for (const at::Tensor& t : v.toTensorVector()) outs.push_back(t);
       }

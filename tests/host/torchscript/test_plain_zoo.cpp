@@ -181,11 +181,20 @@ TEST(PlainZooFiles, EveryModelIsPresent) {
     EXPECT_FALSE(c.sets.empty()) << c.stem << " has no input sets";
   }
   EXPECT_GE(stems.size(), 20u) << "in " << zoo_dir();
-  for (const char* stem : {"resnet18", "resnext50_32x4d", "wide_resnet50_2", "densenet121", "googlenet", "inception_v3",
-                           "mobilenet_v2", "mobilenet_v3_small", "mnasnet0_5", "shufflenet_v2_x0_5", "squeezenet1_1",
-                           "efficientnet_b0", "regnet_y_400mf", "convnext_tiny", "vit_b_16", "swin_t", "maxvit_t",
-                           "alexnet", "vgg11", "transformer_seq2seq", "lstm_bidir", "gru_stateful", "bert_hf",
-                           "llama_like", "distilbert_mask", "mean_pool_mask", "clip_vision"})
+  for (const char* stem : {"resnet18",        "resnext50_32x4d",
+                           "wide_resnet50_2", "densenet121",
+                           "googlenet",       "inception_v3",
+                           "mobilenet_v2",    "mobilenet_v3_small",
+                           "mnasnet0_5",      "shufflenet_v2_x0_5",
+                           "squeezenet1_1",   "efficientnet_b0",
+                           "regnet_y_400mf",  "convnext_tiny",
+                           "vit_b_16",        "swin_t",
+                           "maxvit_t",        "alexnet",
+                           "vgg11",           "transformer_seq2seq",
+                           "lstm_bidir",      "gru_stateful",
+                           "bert_hf",         "llama_like",
+                           "distilbert_mask", "mean_pool_mask",
+                           "clip_vision"})
     EXPECT_TRUE(stems.count(stem)) << stem << " is missing from " << zoo_dir();
 }
 

@@ -64,22 +64,33 @@ class PtIo : public ::testing::Test {
 Tensor pattern(DLDataType dtype, std::vector<int64_t> shape) {
   Tensor t = Tensor::empty(dtype, std::move(shape));
   for (int64_t i = 0; i < t.numel(); ++i) {
-    if (same_dtype(dtype, kF32)) t.data<float>()[i] = 0.5f * static_cast<float>(i) - 1.0f;
-    else if (same_dtype(dtype, kF64)) t.data<double>()[i] = 0.25 * static_cast<double>(i) - 2.0;
-    else if (same_dtype(dtype, kF16)) t.data<uint16_t>()[i] = static_cast<uint16_t>(0x3C00 + i);  // 1.0 + i ulp
-    else if (same_dtype(dtype, kBF16)) t.data<uint16_t>()[i] = static_cast<uint16_t>(0x3F80 + i);
-    else if (same_dtype(dtype, kI8)) t.data<int8_t>()[i] = static_cast<int8_t>(i - 3);
-    else if (same_dtype(dtype, kI16)) t.data<int16_t>()[i] = static_cast<int16_t>(i * 100 - 300);
-    else if (same_dtype(dtype, kI32)) t.data<int32_t>()[i] = static_cast<int32_t>(i * 1000 - 5);
-    else if (same_dtype(dtype, kI64)) t.data<int64_t>()[i] = (int64_t{1} << 40) + i;
-    else if (same_dtype(dtype, kU8)) t.data<uint8_t>()[i] = static_cast<uint8_t>(250 - i);
-    else if (same_dtype(dtype, kBool)) t.data<uint8_t>()[i] = static_cast<uint8_t>(i % 3 == 0);
+    if (same_dtype(dtype, kF32))
+      t.data<float>()[i] = 0.5f * static_cast<float>(i) - 1.0f;
+    else if (same_dtype(dtype, kF64))
+      t.data<double>()[i] = 0.25 * static_cast<double>(i) - 2.0;
+    else if (same_dtype(dtype, kF16))
+      t.data<uint16_t>()[i] = static_cast<uint16_t>(0x3C00 + i);  // 1.0 + i ulp
+    else if (same_dtype(dtype, kBF16))
+      t.data<uint16_t>()[i] = static_cast<uint16_t>(0x3F80 + i);
+    else if (same_dtype(dtype, kI8))
+      t.data<int8_t>()[i] = static_cast<int8_t>(i - 3);
+    else if (same_dtype(dtype, kI16))
+      t.data<int16_t>()[i] = static_cast<int16_t>(i * 100 - 300);
+    else if (same_dtype(dtype, kI32))
+      t.data<int32_t>()[i] = static_cast<int32_t>(i * 1000 - 5);
+    else if (same_dtype(dtype, kI64))
+      t.data<int64_t>()[i] = (int64_t{1} << 40) + i;
+    else if (same_dtype(dtype, kU8))
+      t.data<uint8_t>()[i] = static_cast<uint8_t>(250 - i);
+    else if (same_dtype(dtype, kBool))
+      t.data<uint8_t>()[i] = static_cast<uint8_t>(i % 3 == 0);
   }
   return t;
 }
 
 void expect_same(const Tensor& a, const Tensor& b, const std::string& what) {
-  ASSERT_TRUE(same_dtype(a.dtype(), b.dtype())) << what << ": " << dtype_name(a.dtype()) << " vs " << dtype_name(b.dtype());
+  ASSERT_TRUE(same_dtype(a.dtype(), b.dtype()))
+      << what << ": " << dtype_name(a.dtype()) << " vs " << dtype_name(b.dtype());
   ASSERT_EQ(a.shape(), b.shape()) << what;
   Tensor ca = a.contiguous(), cb = b.contiguous();
   if (ca.nbytes() > 0)  // memcmp must not see the NULL data of an empty tensor
@@ -480,8 +491,9 @@ TEST_F(PtIo, NodeIoStreamErrorsNameTheFileAndNode) {
     }
     return "";
   };
-  EXPECT_NE(error_of([&] { ts::NodeIoStreamWriter w(path("no/such/dir/io.pt")); }).find("no/such/dir/io.pt: cannot write"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { ts::NodeIoStreamWriter w(path("no/such/dir/io.pt")); }).find("no/such/dir/io.pt: cannot write"),
+      std::string::npos);
   const std::vector<std::string> one{"x"};
   const std::vector<Tensor> in{pattern(kF32, {2})}, out{pattern(kF32, {2})};
   ts::NodeIoStreamWriter writer(path("io.pt"));
@@ -544,7 +556,8 @@ TEST_F(PtIo, NodeIoStreamOfADemoRunIsTheAllFile) {
   }
   EXPECT_EQ(file_bytes(path("stream.pt")), file_bytes(path("all.pt")));
 #if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "missing resource: the parallel half needs a missing resource: a TSan-instrumented oneTBB (Debian's libtbb is not)";
+  GTEST_SKIP()
+      << "missing resource: the parallel half needs a missing resource: a TSan-instrumented oneTBB (Debian's libtbb is not)";
 #endif
 
   // Parallel: the config asks for stream; the second run (the first plans) runs nodes at once.

@@ -39,8 +39,8 @@ TEST_F(TorchScript, CnnFoldsBatchNormAndNamesModules) {
   REQUIRE_FIXTURE("cnn.pt");
   ir::Graph g = import("cnn.pt");
   for (const ir::Node& n : g.nodes) EXPECT_EQ(n.op.find("batch_norm"), std::string::npos) << n.name;
-  for (const char* name : {"conv1", "layer1.0.conv1", "layer1.0.conv2", "layer1.0.relu",
-                           "layer1.0.relu_1", "layer1.1.conv2", "fc"})
+  for (const char* name :
+       {"conv1", "layer1.0.conv1", "layer1.0.conv2", "layer1.0.relu", "layer1.0.relu_1", "layer1.1.conv2", "fc"})
     EXPECT_NE(node(g, name), nullptr) << name;
   EXPECT_EQ(node(g, "layer1.0.conv1")->module_path, "layer1.0.conv1");
   EXPECT_EQ(node(g, "layer1.0.relu_1")->module_path, "layer1.0.relu");
@@ -140,8 +140,7 @@ TEST_F(TorchScript, TransformerEncoderNestedFastPath) {
   // Nothing is pinned to the traced shape [2, 5, 16]: the layers fix the last dim only.
   EXPECT_EQ(ir::expected_shape(g, 0), "[..., 16]");
   EXPECT_TRUE(g.values[g.inputs[0]].shape.empty());
-  check("encoder_nograd.pt", {at::randn({3, 5, 16}),
-                              mask({{0, 0, 0, 0, 0}, {0, 0, 1, 1, 1}, {0, 0, 0, 0, 1}})});
+  check("encoder_nograd.pt", {at::randn({3, 5, 16}), mask({{0, 0, 0, 0, 0}, {0, 0, 1, 1, 1}, {0, 0, 0, 0, 1}})});
   check("encoder_nograd.pt", {at::randn({2, 7, 16}), mask({{0, 0, 0, 0, 0, 0, 1}, {0, 0, 1, 1, 1, 1, 1}})});
   // Padding positions of the input must not leak into the result.
   at::Tensor x = at::randn({2, 5, 16});

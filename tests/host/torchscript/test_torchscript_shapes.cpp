@@ -45,9 +45,9 @@ TEST_F(TorchScript, PlainTransformerComputesSizesAtRunTime) {
     for (int64_t d : g.values[in].shape) EXPECT_EQ(d, -1) << g.values[in].name;  // nothing pinned
   }
   check("encoder_grad_nohint.pt", {at::randn({2, 5, 16}), mask_rows({{0, 0, 0, 0, 0}, {0, 0, 0, 1, 1}})});
-  check("encoder_grad_nohint.pt", {at::randn({3, 9, 16}), mask_rows({{0, 0, 0, 0, 0, 0, 0, 0, 0},
-                                                                     {0, 0, 0, 0, 0, 0, 1, 1, 1},
-                                                                     {0, 1, 1, 1, 1, 1, 1, 1, 1}})});
+  check("encoder_grad_nohint.pt",
+        {at::randn({3, 9, 16}),
+         mask_rows({{0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 1, 1}, {0, 1, 1, 1, 1, 1, 1, 1, 1}})});
 }
 
 TEST_F(TorchScript, SizeArithmeticThroughViewExpandArangeZerosAndPad) {
@@ -62,7 +62,7 @@ TEST_F(TorchScript, SizeArithmeticThroughViewExpandArangeZerosAndPad) {
   EXPECT_TRUE(bound(g, "aten::arange", "end"));
   EXPECT_TRUE(bound(g, "aten::zeros", "size"));
   EXPECT_EQ(attr_of(g, "aten::arange", "end")->kind, ir::AttrKind::Int);  // an int end: int64 positions
-  EXPECT_EQ(ir::expected_shape(g, 0), "[B, 3, H, W]");  // conv.weight fixes rank and channels
+  EXPECT_EQ(ir::expected_shape(g, 0), "[B, 3, H, W]");                    // conv.weight fixes rank and channels
   for (auto shape : {std::vector<int64_t>{2, 3, 6, 5}, {3, 3, 7, 9}, {1, 3, 4, 4}, {5, 3, 1, 2}})
     check("plain_size_ops.pt", {at::randn(shape)});
 }
@@ -86,7 +86,8 @@ TEST_F(TorchScript, FloatSizeArithmeticKeepsPyTorchsDtypes) {
     if (n.op == "sym::tensor") dtypes.insert(ir::find_attr(n.attrs, "dtype")->s);
   EXPECT_TRUE(dtypes.count("int64")) << "NumToTensor of a size is an int64 tensor";
   EXPECT_TRUE(dtypes.count("float32")) << "an int64 0-D tensor ** 0.5 is a float32 tensor";
-  for (auto shape : {std::vector<int64_t>{2, 6, 16}, {3, 9, 25}, {1, 2, 7}}) check("plain_float_sizes.pt", {at::randn(shape)});
+  for (auto shape : {std::vector<int64_t>{2, 6, 16}, {3, 9, 25}, {1, 2, 7}})
+    check("plain_float_sizes.pt", {at::randn(shape)});
 }
 
 TEST_F(TorchScript, ListsOfSizes) {
@@ -94,7 +95,8 @@ TEST_F(TorchScript, ListsOfSizes) {
   ir::Graph g = import("plain_size_lists.pt");
   const auto ops = op_counts(g);
   EXPECT_TRUE(ops.count("sym::list"));
-  for (auto shape : {std::vector<int64_t>{2, 5, 8}, {3, 11, 8}, {1, 1, 4}}) check("plain_size_lists.pt", {at::randn(shape)});
+  for (auto shape : {std::vector<int64_t>{2, 5, 8}, {3, 11, 8}, {1, 1, 4}})
+    check("plain_size_lists.pt", {at::randn(shape)});
 }
 
 TEST_F(TorchScript, WriteThroughASliceOfAMaskMadeFromSizes) {
@@ -111,7 +113,8 @@ TEST_F(TorchScript, WritesThroughSelectAndAViewChain) {
   const auto ops = op_counts(g);
   EXPECT_TRUE(ops.count("aten::select_scatter"));
   EXPECT_TRUE(ops.count("aten::reshape"));  // v = y.view(B, -1) written: back to y's size
-  for (auto shape : {std::vector<int64_t>{2, 4, 6}, {3, 5, 2}, {1, 3, 1}}) check("plain_write_select.pt", {at::randn(shape)});
+  for (auto shape : {std::vector<int64_t>{2, 4, 6}, {3, 5, 2}, {1, 3, 1}})
+    check("plain_write_select.pt", {at::randn(shape)});
 }
 
 TEST_F(TorchScript, ShiftedWindowMaskWrittenThroughSlices) {
@@ -157,6 +160,7 @@ TEST_F(TorchScript, ConvertedPlainTraceRunsAtOtherShapes) {
                                        : std::string(name) == "plain_size_ops.pt"  ? std::vector<int64_t>{3, 3, 7, 9}
                                                                                    : std::vector<int64_t>{3, 7, 6};
     at::Tensor x = at::randn(shape);
-    expect_close(IrInterpreter(g).run({x.clone()}), reference(fixture(name), {x.clone()}), std::string(name) + " (graph file)");
+    expect_close(IrInterpreter(g).run({x.clone()}), reference(fixture(name), {x.clone()}),
+                 std::string(name) + " (graph file)");
   }
 }

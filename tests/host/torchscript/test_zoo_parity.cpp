@@ -88,8 +88,8 @@ TEST_P(ZooParity, MatchesPyTorch) {
       ASSERT_EQ(out[i].shape(), expected[i].shape()) << c.name() << " output " << i;
       auto [diff, scale] = diff_and_scale(out[i], expected[i]);
       double bound = 1e-4 * std::max(1.0, scale);
-      std::printf("  %-22s %-20s output %zu: max|diff| %.3g, max|ref| %.3g, bound %.3g\n", c.name().c_str(),
-                  label, i, diff, scale, bound);
+      std::printf("  %-22s %-20s output %zu: max|diff| %.3g, max|ref| %.3g, bound %.3g\n", c.name().c_str(), label, i,
+                  diff, scale, bound);
       EXPECT_LE(diff, bound) << c.name() << " on " << label << ", output " << i;
       EXPECT_GT(scale, 1e-3) << c.name() << ": the reference output has no signal to compare";
     }
@@ -134,9 +134,10 @@ TEST(Zoo, MemoryPlanReusesActivations) {
   Runtime rt(Options{config_path("default.toml")});
   auto model = rt.load(zoo_dir() + "/" + c.module);
   const MemoryReport plan = model->memory_plan({b8});
-  std::printf("resnet50 b8: activations %zu B summed; arena %zu B (holding %zu B); heap peak %zu B; peak %zu B (%.1f%%)\n",
-              plan.total_activation_bytes, plan.arena_bytes, plan.arena_values_bytes, plan.heap_peak_bytes,
-              plan.estimated_peak_bytes, 100.0 * plan.estimated_peak_bytes / plan.total_activation_bytes);
+  std::printf(
+      "resnet50 b8: activations %zu B summed; arena %zu B (holding %zu B); heap peak %zu B; peak %zu B (%.1f%%)\n",
+      plan.total_activation_bytes, plan.arena_bytes, plan.arena_values_bytes, plan.heap_peak_bytes,
+      plan.estimated_peak_bytes, 100.0 * plan.estimated_peak_bytes / plan.total_activation_bytes);
   EXPECT_LT(plan.estimated_peak_bytes, plan.total_activation_bytes / 2);
   EXPECT_LT(plan.arena_bytes, plan.arena_values_bytes / 2);
 
@@ -160,8 +161,9 @@ std::string config_fusing_scores(const std::string& op, const std::string& name)
   std::string toml((std::istreambuf_iterator<char>(defaults)), std::istreambuf_iterator<char>());
   const size_t runtime = toml.find("[runtime]");
   if (runtime == std::string::npos) throw std::runtime_error("default.toml has no [runtime] table");
-  toml.insert(runtime, "[[rules]]\nop = \"" + op + "\"\nbackends = [\"linalg\", \"attention\", \"aten\"]\n"
-                       "options = { min_scores_mib = 0 }\n\n");
+  toml.insert(runtime, "[[rules]]\nop = \"" + op +
+                           "\"\nbackends = [\"linalg\", \"attention\", \"aten\"]\n"
+                           "options = { min_scores_mib = 0 }\n\n");
   const std::string config = testing::TempDir() + "/" + name + ".toml";
   std::ofstream(config) << toml;
   return config;
@@ -199,7 +201,8 @@ TEST(Zoo, ViTAttentionWithoutScoresMatchesPyTorch) {
   expect_fused_and_close(*fused, c, inputs, "aten::bmm+aten::softmax+aten::bmm", 12,
                          "one fused attention per encoder layer");
   if (HasFatalFailure()) return;
-  const size_t with = plain->memory_plan(inputs).estimated_peak_bytes, without = fused->memory_plan(inputs).estimated_peak_bytes;
+  const size_t with = plain->memory_plan(inputs).estimated_peak_bytes,
+               without = fused->memory_plan(inputs).estimated_peak_bytes;
   std::printf("vit_b_16 b4: planned peak %zu B with the scores, %zu B without\n", with, without);
   EXPECT_LT(without, with);
 }
@@ -267,7 +270,10 @@ TEST(Zoo, PlanNamesNodesByModulePath) {
   torchscript::register_loader();
   std::map<std::string, Case> by_stem;
   for (const Case& c : zoo_cases()) by_stem[c.stem] = c;
-  struct Want { const char* stem; const char* node_prefix; };
+  struct Want {
+    const char* stem;
+    const char* node_prefix;
+  };
   for (const Want w : {Want{"resnet50", "layer1.0.conv1"}, Want{"vit_b_16", "encoder.layers.encoder_layer_0"}}) {
     ASSERT_TRUE(by_stem.count(w.stem)) << w.stem;
     const Case& c = by_stem[w.stem];

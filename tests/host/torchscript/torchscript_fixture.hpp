@@ -26,9 +26,9 @@ namespace switchyard::test {
 
 inline std::string fixture(const std::string& name) { return std::string(SY_TS_FIXTURES) + "/" + name; }
 
-#define REQUIRE_FIXTURE(name)                                                     \
-  if (!std::filesystem::exists(fixture(name))) GTEST_SKIP() << "missing resource: no fixture " << name \
-                                                            << " (no Python with torch at build time)"
+#define REQUIRE_FIXTURE(name)                  \
+  if (!std::filesystem::exists(fixture(name))) \
+  GTEST_SKIP() << "missing resource: no fixture " << name << " (no Python with torch at build time)"
 
 inline Tensor to_sy(const at::Tensor& src) { return to_sy_tensor(src).contiguous(); }
 inline at::Tensor to_at(const Tensor& src) { return to_at_tensor(src); }
@@ -60,7 +60,8 @@ inline std::vector<at::Tensor> reference(const std::string& path, const std::vec
   return out;
 }
 
-inline void expect_close(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& ref, const std::string& what) {
+inline void expect_close(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& ref,
+                         const std::string& what) {
   ASSERT_EQ(got.size(), ref.size()) << what;
   for (size_t i = 0; i < ref.size(); ++i) {
     ASSERT_EQ(got[i].sizes(), ref[i].sizes()) << what << " output " << i;
@@ -115,8 +116,10 @@ class TorchScript : public ::testing::Test {
       std::vector<Tensor> out = model->run({to_sy(x)});
       return out.size() == 1 && at::equal(to_at(out[0]), x * 3);
     } catch (const Error& e) {
-      std::fprintf(stderr, "note: the runtime does not run sym nodes yet (%s); graphs with sym nodes are "
-                           "checked through the IR interpreter only\n", e.what());
+      std::fprintf(stderr,
+                   "note: the runtime does not run sym nodes yet (%s); graphs with sym nodes are "
+                   "checked through the IR interpreter only\n",
+                   e.what());
       return false;
     }
   }

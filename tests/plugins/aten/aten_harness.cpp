@@ -226,8 +226,7 @@ const SY_Plugin& plugin() {
     args.call = &call;
     args.host = &host_api();
     SY_Status s = plugin_init_fn()(&args);
-    if (s != SY_OK || args.plugin == nullptr)
-      throw std::runtime_error("aten plugin init failed: " + call.message);
+    if (s != SY_OK || args.plugin == nullptr) throw std::runtime_error("aten plugin init failed: " + call.message);
     return args.plugin;
   }();
   return *p;
@@ -259,8 +258,7 @@ void to_dl(const at::Tensor& t, DLInput* out) {
   out->strides = t.strides().vec();
   DLTensor& d = out->dl;
   // Base pointer plus byte_offset, so the plugin's byte_offset handling is exercised.
-  d.data = t.numel() == 0 ? t.data_ptr()
-                          : static_cast<char*>(t.data_ptr()) - t.storage_offset() * t.element_size();
+  d.data = t.numel() == 0 ? t.data_ptr() : static_cast<char*>(t.data_ptr()) - t.storage_offset() * t.element_size();
   d.byte_offset = t.numel() == 0 ? 0 : static_cast<uint64_t>(t.storage_offset() * t.element_size());
   d.device = DLDevice{kDLCPU, 0};
   d.ndim = static_cast<int32_t>(t.dim());
@@ -307,8 +305,8 @@ at::Tensor adopt(DLManagedTensor* m, DLDataType* dtype_out) {
       at::TensorOptions().dtype(st));
 }
 
-Result call_kernel(const std::string& op, const std::vector<at::Tensor>& inputs,
-                   const Attrs& attrs, size_t num_outputs, DLDevice device, bool supports_only) {
+Result call_kernel(const std::string& op, const std::vector<at::Tensor>& inputs, const Attrs& attrs, size_t num_outputs,
+                   DLDevice device, bool supports_only) {
   Result res;
   const SY_KernelDef* k = kernel(op);
   if (k == nullptr) {
@@ -378,8 +376,7 @@ Result call_kernel(const std::string& op, const std::vector<at::Tensor>& inputs,
   s = k->run(k->context, &r);
   k->destroy(k->context, c.instance);  // produced tensors must outlive their kernel
   if (s != SY_OK) {
-    for (DLManagedTensor* m : produced)
-      EXPECT_EQ(m, nullptr) << op << ": failed run left a produced tensor";
+    for (DLManagedTensor* m : produced) EXPECT_EQ(m, nullptr) << op << ": failed run left a produced tensor";
     return failed("run", s, run_call);
   }
   EXPECT_EQ(run_call.reports, 0) << op << ": successful run reported: " << run_call.message;
@@ -399,13 +396,13 @@ Result call_kernel(const std::string& op, const std::vector<at::Tensor>& inputs,
 
 }  // namespace
 
-Result run(const std::string& op, const std::vector<at::Tensor>& inputs, const Attrs& attrs,
-           size_t num_outputs, DLDevice device) {
+Result run(const std::string& op, const std::vector<at::Tensor>& inputs, const Attrs& attrs, size_t num_outputs,
+           DLDevice device) {
   return call_kernel(op, inputs, attrs, num_outputs, device, false);
 }
 
-Result supports(const std::string& op, const std::vector<at::Tensor>& inputs, const Attrs& attrs,
-                size_t num_outputs, DLDevice device) {
+Result supports(const std::string& op, const std::vector<at::Tensor>& inputs, const Attrs& attrs, size_t num_outputs,
+                DLDevice device) {
   return call_kernel(op, inputs, attrs, num_outputs, device, true);
 }
 
@@ -413,8 +410,8 @@ Result supports(const std::string& op, const std::vector<at::Tensor>& inputs, co
 ::testing::AssertionResult same(const at::Tensor& got, const at::Tensor& want) {
   if (!got.defined()) return ::testing::AssertionFailure() << "no output";
   if (got.scalar_type() != want.scalar_type())
-    return ::testing::AssertionFailure() << "dtype " << dtype_name(got.scalar_type())
-                                         << ", expected " << dtype_name(want.scalar_type());
+    return ::testing::AssertionFailure() << "dtype " << dtype_name(got.scalar_type()) << ", expected "
+                                         << dtype_name(want.scalar_type());
   if (got.sizes() != want.sizes())
     return ::testing::AssertionFailure() << "shape " << got.sizes() << ", expected " << want.sizes();
   if (got.numel() == 0) return ::testing::AssertionSuccess();

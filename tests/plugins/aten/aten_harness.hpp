@@ -42,7 +42,7 @@ struct AttrValue {
   std::string s;
   std::vector<int64_t> ints;
   std::vector<double> floats;
-  at::Tensor tensor;                       // SY_ATTR_TENSOR: keeps the memory alive
+  at::Tensor tensor;  // SY_ATTR_TENSOR: keeps the memory alive
   DLTensor dl{};
   std::vector<int64_t> dl_shape, dl_strides;
 };
@@ -71,13 +71,13 @@ class Attrs {
 };
 
 // ---- the plugin --------------------------------------------------------------------------
-const SY_HostApi& host_api();                // the test host's API table
-std::vector<std::string> host_log();          // messages the plugin logged
-std::string plugin_file();                    // path of libswitchyard-aten.so
-SY_PluginInitFn plugin_init_fn();             // dlopened once
-const SY_Plugin& plugin();                    // initialised once with host_api()
+const SY_HostApi& host_api();                       // the test host's API table
+std::vector<std::string> host_log();                // messages the plugin logged
+std::string plugin_file();                          // path of libswitchyard-aten.so
+SY_PluginInitFn plugin_init_fn();                   // dlopened once
+const SY_Plugin& plugin();                          // initialised once with host_api()
 const SY_KernelDef* kernel(const std::string& op);  // nullptr if the plugin has none
-int64_t deleter_calls();                      // DLManagedTensor deleters run so far
+int64_t deleter_calls();                            // DLManagedTensor deleters run so far
 
 // ---- tensors -----------------------------------------------------------------------------
 // An at::Tensor seen as a DLTensor (NULL strides if contiguous, byte_offset from the
@@ -95,10 +95,10 @@ std::string dtype_name(at::ScalarType t);
 // ---- running one node ----------------------------------------------------------------------
 struct Result {
   SY_Status status = SY_OK;
-  std::string stage;                   // "supports", "create" or "run" when status != OK
+  std::string stage;  // "supports", "create" or "run" when status != OK
   std::string message;
-  std::vector<at::Tensor> outputs;     // views of the produced DLManagedTensors
-  std::vector<DLDataType> dtypes;      // produced DLTensor dtypes, as the plugin wrote them
+  std::vector<at::Tensor> outputs;  // views of the produced DLManagedTensors
+  std::vector<DLDataType> dtypes;   // produced DLTensor dtypes, as the plugin wrote them
   bool ok() const { return status == SY_OK; }
 };
 
@@ -107,9 +107,8 @@ struct Result {
 Result run(const std::string& op, const std::vector<at::Tensor>& inputs, const Attrs& attrs = {},
            size_t num_outputs = 1, DLDevice device = DLDevice{kDLCPU, 0});
 // Only the capability query.
-Result supports(const std::string& op, const std::vector<at::Tensor>& inputs,
-                const Attrs& attrs = {}, size_t num_outputs = 1,
-                DLDevice device = DLDevice{kDLCPU, 0});
+Result supports(const std::string& op, const std::vector<at::Tensor>& inputs, const Attrs& attrs = {},
+                size_t num_outputs = 1, DLDevice device = DLDevice{kDLCPU, 0});
 
 // ---- comparing ---------------------------------------------------------------------------
 ::testing::AssertionResult same(const at::Tensor& got, const at::Tensor& want);
@@ -117,8 +116,8 @@ Result supports(const std::string& op, const std::vector<at::Tensor>& inputs,
 // Runs `op` in the plugin and expects success with outputs equal to `want`.
 void check(const std::string& op, const std::vector<at::Tensor>& inputs, const Attrs& attrs,
            const std::vector<at::Tensor>& want);
-inline void check(const std::string& op, const std::vector<at::Tensor>& inputs,
-                  const Attrs& attrs, const at::Tensor& want) {
+inline void check(const std::string& op, const std::vector<at::Tensor>& inputs, const Attrs& attrs,
+                  const at::Tensor& want) {
   check(op, inputs, attrs, std::vector<at::Tensor>{want});
 }
 
@@ -139,8 +138,7 @@ struct OpCase {
   void (*body)(at::ScalarType dt);
 };
 std::vector<OpCase>& op_cases();
-bool register_case(const char* op, const char* label, std::vector<at::ScalarType> dtypes,
-                   void (*body)(at::ScalarType));
+bool register_case(const char* op, const char* label, std::vector<at::ScalarType> dtypes, void (*body)(at::ScalarType));
 
 }  // namespace sy_test
 
@@ -148,8 +146,8 @@ bool register_case(const char* op, const char* label, std::vector<at::ScalarType
 #define SY_CASE_CAT(a, b) SY_CASE_CAT2(a, b)
 // OP_CASE("aten::relu", "label") { ... uses `dt` ... }            -> every claimed dtype
 // OP_CASE("aten::mm", "label", at::kFloat) { ... }                -> only those dtypes
-#define OP_CASE(OP, LABEL, ...)                                                           \
-  static void SY_CASE_CAT(sy_case_, __LINE__)(at::ScalarType dt);                         \
-  static const bool SY_CASE_CAT(sy_case_reg_, __LINE__) = ::sy_test::register_case(       \
-      OP, LABEL, std::vector<at::ScalarType>{__VA_ARGS__}, &SY_CASE_CAT(sy_case_, __LINE__)); \
+#define OP_CASE(OP, LABEL, ...)                                                                                        \
+  static void SY_CASE_CAT(sy_case_, __LINE__)(at::ScalarType dt);                                                      \
+  static const bool SY_CASE_CAT(sy_case_reg_, __LINE__) =                                                              \
+      ::sy_test::register_case(OP, LABEL, std::vector<at::ScalarType>{__VA_ARGS__}, &SY_CASE_CAT(sy_case_, __LINE__)); \
   static void SY_CASE_CAT(sy_case_, __LINE__)([[maybe_unused]] at::ScalarType dt)

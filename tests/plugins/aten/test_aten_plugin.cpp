@@ -5,21 +5,19 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <cctype>
-#include <cstdlib>
-#include <cstdio>
 #include <set>
 
 using namespace sy_test;
 
 namespace {
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 SY_Status init_with(const SY_HostApi* host, std::string* message) {
   SY_CallContext call;
@@ -53,15 +51,18 @@ TEST(AtenPlugin, InitDeclaresItself) {
     EXPECT_NE(k->supports, nullptr) << k->op;
     EXPECT_EQ(std::string(k->op).rfind("aten::", 0), 0u) << k->op;
   }
-  for (const char* op : {"aten::add", "aten::sub", "aten::mul", "aten::div", "aten::relu",
-                         "aten::gelu", "aten::sigmoid", "aten::tanh", "aten::silu", "aten::linear",
-                         "aten::matmul", "aten::mm", "aten::bmm", "aten::addmm", "aten::conv2d",
-                         "aten::softmax", "aten::log_softmax", "aten::layer_norm",
-                         "aten::batch_norm", "aten::max_pool2d", "aten::adaptive_avg_pool2d",
-                         "aten::flatten", "aten::reshape", "aten::view", "aten::permute",
-                         "aten::transpose", "aten::contiguous", "aten::cat", "aten::mean",
-                         "aten::sum", "aten::embedding", "aten::dropout", "aten::t",
-                         "aten::unsqueeze", "aten::squeeze"})
+  for (const char* op : {"aten::add",        "aten::sub",         "aten::mul",
+                         "aten::div",        "aten::relu",        "aten::gelu",
+                         "aten::sigmoid",    "aten::tanh",        "aten::silu",
+                         "aten::linear",     "aten::matmul",      "aten::mm",
+                         "aten::bmm",        "aten::addmm",       "aten::conv2d",
+                         "aten::softmax",    "aten::log_softmax", "aten::layer_norm",
+                         "aten::batch_norm", "aten::max_pool2d",  "aten::adaptive_avg_pool2d",
+                         "aten::flatten",    "aten::reshape",     "aten::view",
+                         "aten::permute",    "aten::transpose",   "aten::contiguous",
+                         "aten::cat",        "aten::mean",        "aten::sum",
+                         "aten::embedding",  "aten::dropout",     "aten::t",
+                         "aten::unsqueeze",  "aten::squeeze"})
     EXPECT_TRUE(ops.count(op)) << "missing " << op;
 }
 
@@ -119,12 +120,12 @@ TEST(AtenSupports, DeclinesWithReasons) {
       {"too many inputs", supports("aten::relu", {x, x}), "inputs"},
       {"too many outputs", supports("aten::relu", {x}, {}, 2), "outputs"},
       {"index dtype", supports("aten::embedding", {w, rnd(at::kFloat, {3})}), "float32"},
-      {"non-CPU device attribute",
-       supports("aten::zeros", {}, Attrs().ints("size", {2}).s("device", "cuda:0")), "cuda"},
+      {"non-CPU device attribute", supports("aten::zeros", {}, Attrs().ints("size", {2}).s("device", "cuda:0")),
+       "cuda"},
       {"no overload matches", supports("aten::max", {x}, Attrs().s("dim", "x")), "overload"},
       {"None for a required attribute", supports("aten::softmax", {x}, Attrs().none("dim")), "None"},
-      {"dtype attribute ATen can't do",
-       supports("aten::softmax", {x}, Attrs().i("dim", 1).dtype("dtype", at::kHalf)), "float16"},
+      {"dtype attribute ATen can't do", supports("aten::softmax", {x}, Attrs().i("dim", 1).dtype("dtype", at::kHalf)),
+       "float16"},
       {"NULL in a tensor list", supports("aten::cat", {x, at::Tensor(), x}), "missing"},
       {"empty tensor list", supports("aten::cat", {}), "empty"},
   };
@@ -190,17 +191,14 @@ TEST(AtenSupports, SplitsTensorListsByLenAttribute) {
 
 TEST(AtenRun, ScalarTypeAttributeByCodeOrName) {
   at::Tensor x = rnd(at::kFloat, {2, 3});
-  check("aten::softmax", {x}, Attrs().i("dim", 1).dtype("dtype", at::kDouble),
-        at::softmax(x, 1, at::kDouble));
-  check("aten::softmax", {x}, Attrs().i("dim", 1).s("dtype", "float64"),
-        at::softmax(x, 1, at::kDouble));
+  check("aten::softmax", {x}, Attrs().i("dim", 1).dtype("dtype", at::kDouble), at::softmax(x, 1, at::kDouble));
+  check("aten::softmax", {x}, Attrs().i("dim", 1).s("dtype", "float64"), at::softmax(x, 1, at::kDouble));
 }
 
 TEST(AtenRun, ConstantTensorAsAttribute) {
   at::Tensor x = rnd(at::kFloat, {2, 3}), w = rnd(at::kFloat, {4, 3}), b = rnd(at::kFloat, {4});
   check("aten::linear", {x}, Attrs().tensor("weight", w).tensor("bias", b), at::linear(x, w, b));
-  check("aten::linear", {x, at::Tensor()}, Attrs().tensor("weight", w.t().contiguous().t()),
-        at::linear(x, w));
+  check("aten::linear", {x, at::Tensor()}, Attrs().tensor("weight", w.t().contiguous().t()), at::linear(x, w));
   at::Tensor y = rnd(at::kFloat, {3});
   check("aten::add", {x}, Attrs().tensor("other", y), at::add(x, y));  // Tensor|Scalar
 }
@@ -302,8 +300,8 @@ TEST(AtenRun, DISABLED_PerNodeOverhead) {
   auto t2 = std::chrono::steady_clock::now();
   k->destroy(k->context, c.instance);
   auto us = [&](auto a, auto b) { return std::chrono::duration<double, std::micro>(b - a).count() / n; };
-  std::cout << "aten::relu on 8 floats: plugin " << us(t0, t1) << " us/node, direct ATen "
-            << us(t1, t2) << " us/call\n";
+  std::cout << "aten::relu on 8 floats: plugin " << us(t0, t1) << " us/node, direct ATen " << us(t1, t2)
+            << " us/call\n";
 }
 
 // ---- the conformance cases -----------------------------------------------------------------
@@ -330,15 +328,14 @@ TEST_P(AtenOpConformance, MatchesLibTorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Ops, AtenOpConformance, ::testing::Range<size_t>(0, op_cases().size()),
-    [](const ::testing::TestParamInfo<size_t>& info) {
-      const OpCase& c = op_cases()[info.param];
-      std::string name = c.op.substr(c.op.find("::") + 2) + "_" + c.label;
-      for (char& ch : name)
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      return name + "_" + std::to_string(info.param);
-    });
+INSTANTIATE_TEST_SUITE_P(Ops, AtenOpConformance, ::testing::Range<size_t>(0, op_cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           const OpCase& c = op_cases()[info.param];
+                           std::string name = c.op.substr(c.op.find("::") + 2) + "_" + c.label;
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name + "_" + std::to_string(info.param);
+                         });
 
 // Every kernel has at least one conformance case.
 TEST(AtenOpCoverage, EveryKernelHasACase) {
@@ -379,12 +376,10 @@ class DtypeCoverage : public ::testing::Environment {
       std::string missing;
       for (size_t d = 0; d < k->num_dtypes; ++d) {
         at::ScalarType st;
-        if (!from_dl_dtype(k->dtypes[d], &st) || !seen[k->op].count(st))
-          missing += " " + dtype_name(st);
+        if (!from_dl_dtype(k->dtypes[d], &st) || !seen[k->op].count(st)) missing += " " + dtype_name(st);
       }
       EXPECT_TRUE(missing.empty()) << k->op << " claims dtypes no case exercised:" << missing;
     }
   }
 };
-static ::testing::Environment* const kDtypeCoverage =
-    ::testing::AddGlobalTestEnvironment(new DtypeCoverage);
+static ::testing::Environment* const kDtypeCoverage = ::testing::AddGlobalTestEnvironment(new DtypeCoverage);

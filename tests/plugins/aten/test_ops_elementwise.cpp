@@ -18,12 +18,12 @@ at::Tensor nonzero_divisor(at::ScalarType dt, at::IntArrayRef shape) {
 }  // namespace
 
 // ---- arithmetic: tensor-tensor with broadcasting, a non-contiguous operand, the scalar form
-#define SY_ARITH_CASE(NAME)                                                         \
-  OP_CASE("aten::" #NAME, "broadcast_strided_scalar") {                             \
-    at::Tensor a = rnd(dt, {3, 4}), b = rnd(dt, {4}), at_ = rnd(dt, {4, 3}).t();    \
-    check("aten::" #NAME, {a, b}, {}, at::NAME(a, b));                              \
-    check("aten::" #NAME, {at_, a}, {}, at::NAME(at_, a));                          \
-    check("aten::" #NAME, {a}, Attrs().i("other", 2), at::NAME(a, 2));              \
+#define SY_ARITH_CASE(NAME)                                                      \
+  OP_CASE("aten::" #NAME, "broadcast_strided_scalar") {                          \
+    at::Tensor a = rnd(dt, {3, 4}), b = rnd(dt, {4}), at_ = rnd(dt, {4, 3}).t(); \
+    check("aten::" #NAME, {a, b}, {}, at::NAME(a, b));                           \
+    check("aten::" #NAME, {at_, a}, {}, at::NAME(at_, a));                       \
+    check("aten::" #NAME, {a}, Attrs().i("other", 2), at::NAME(a, 2));           \
   }
 
 SY_ARITH_CASE(mul)
@@ -81,10 +81,10 @@ OP_CASE("aten::div_", "out_of_place") {
   at::Tensor a = rnd(dt, {3, 4}), b = nonzero_divisor(dt, {3, 4});
   check("aten::div_", {a, b}, {}, at::div(a, b));
 }
-#define SY_DIVLIKE_CASE(NAME)                                                       \
-  OP_CASE("aten::" #NAME, "tensor_scalar") {                                        \
-    at::Tensor a = rnd(dt, {3, 4}), b = nonzero_divisor(dt, {4});                   \
-    check("aten::" #NAME, {a, b}, {}, at::NAME(a, b));                              \
+#define SY_DIVLIKE_CASE(NAME)                                                               \
+  OP_CASE("aten::" #NAME, "tensor_scalar") {                                                \
+    at::Tensor a = rnd(dt, {3, 4}), b = nonzero_divisor(dt, {4});                           \
+    check("aten::" #NAME, {a, b}, {}, at::NAME(a, b));                                      \
     if (dt != at::kBool) check("aten::" #NAME, {a}, Attrs().i("other", 3), at::NAME(a, 3)); \
   }
 SY_DIVLIKE_CASE(remainder)
@@ -100,10 +100,10 @@ OP_CASE("aten::pow", "tensor_tensor_and_scalar_base", at::kFloat, at::kDouble, a
   check("aten::pow", {a, e}, {}, at::pow(a, e));
   check("aten::pow", {e}, Attrs().f("self", 2.0), at::pow(2.0, e));
 }
-#define SY_TENSOR2_CASE(NAME)                                                       \
-  OP_CASE("aten::" #NAME, "broadcast") {                                            \
-    at::Tensor a = rnd(dt, {3, 4}), b = rnd(dt, {4});                               \
-    check("aten::" #NAME, {a, b}, {}, at::NAME(a, b));                              \
+#define SY_TENSOR2_CASE(NAME)                          \
+  OP_CASE("aten::" #NAME, "broadcast") {               \
+    at::Tensor a = rnd(dt, {3, 4}), b = rnd(dt, {4});  \
+    check("aten::" #NAME, {a, b}, {}, at::NAME(a, b)); \
   }
 SY_TENSOR2_CASE(minimum)
 SY_TENSOR2_CASE(maximum)
@@ -157,10 +157,10 @@ OP_CASE("aten::clamp_max", "scalar_tensor") {
 }
 
 // ---- unary ops, on a transposed (non-contiguous) input
-#define SY_UNARY_CASE(NAME)                                                         \
-  OP_CASE("aten::" #NAME, "strided") {                                              \
-    at::Tensor x = rnd(dt, {5, 3}).t();                                             \
-    check("aten::" #NAME, {x}, {}, at::NAME(x));                                    \
+#define SY_UNARY_CASE(NAME)                      \
+  OP_CASE("aten::" #NAME, "strided") {           \
+    at::Tensor x = rnd(dt, {5, 3}).t();          \
+    check("aten::" #NAME, {x}, {}, at::NAME(x)); \
   }
 SY_UNARY_CASE(neg)
 SY_UNARY_CASE(abs)
@@ -200,11 +200,11 @@ SY_UNARY_CASE(mish)
 SY_UNARY_CASE(log_sigmoid)
 
 // The in-place spellings run out of place and leave the input alone.
-#define SY_INPLACE_CASE(NAME, FN)                                                   \
-  OP_CASE("aten::" #NAME, "out_of_place") {                                         \
-    at::Tensor x = rnd(dt, {3, 4}), copy = x.clone();                               \
-    check("aten::" #NAME, {x}, {}, at::FN(x));                                      \
-    EXPECT_TRUE(at::equal(x, copy));                                                \
+#define SY_INPLACE_CASE(NAME, FN)                     \
+  OP_CASE("aten::" #NAME, "out_of_place") {           \
+    at::Tensor x = rnd(dt, {3, 4}), copy = x.clone(); \
+    check("aten::" #NAME, {x}, {}, at::FN(x));        \
+    EXPECT_TRUE(at::equal(x, copy));                  \
   }
 SY_INPLACE_CASE(relu_, relu)
 SY_INPLACE_CASE(silu_, silu)
@@ -301,10 +301,10 @@ at::Tensor in_range(at::ScalarType dt, at::IntArrayRef shape, double lo, double 
   return at::randint(l, static_cast<int64_t>(std::floor(hi)) + 1, shape, at::kLong).to(dt);
 }
 }  // namespace
-#define SY_RANGE_CASE(NAME, LO, HI)                                                 \
-  OP_CASE("aten::" #NAME, "strided_in_domain") {                                    \
-    at::Tensor x = in_range(dt, {5, 3}, LO, HI).t();                                \
-    check("aten::" #NAME, {x}, {}, at::NAME(x));                                    \
+#define SY_RANGE_CASE(NAME, LO, HI)                  \
+  OP_CASE("aten::" #NAME, "strided_in_domain") {     \
+    at::Tensor x = in_range(dt, {5, 3}, LO, HI).t(); \
+    check("aten::" #NAME, {x}, {}, at::NAME(x));     \
   }
 SY_RANGE_CASE(erfc, -3, 3)
 SY_RANGE_CASE(erfinv, -0.95, 0.95)
@@ -380,11 +380,11 @@ OP_CASE("aten::true_divide", "tensor_scalar") {
   check("aten::true_divide", {a}, Attrs().i("other", 4), at::true_divide(a, 4));
 }
 // Shift counts stay within the type's width (larger ones are undefined behaviour in C++).
-#define SY_SHIFT_CASE(NAME)                                                         \
-  OP_CASE("aten::" #NAME, "tensor_scalar") {                                        \
-    at::Tensor a = rnd(dt, {3, 4}), b = at::randint(0, 4, {4}, at::kLong).to(dt);   \
-    check("aten::" #NAME, {a, b}, {}, at::NAME(a, b));                              \
-    check("aten::" #NAME, {a}, Attrs().i("other", 2), at::NAME(a, 2));              \
+#define SY_SHIFT_CASE(NAME)                                                       \
+  OP_CASE("aten::" #NAME, "tensor_scalar") {                                      \
+    at::Tensor a = rnd(dt, {3, 4}), b = at::randint(0, 4, {4}, at::kLong).to(dt); \
+    check("aten::" #NAME, {a, b}, {}, at::NAME(a, b));                            \
+    check("aten::" #NAME, {a}, Attrs().i("other", 2), at::NAME(a, 2));            \
   }
 SY_SHIFT_CASE(bitwise_left_shift)
 SY_SHIFT_CASE(bitwise_right_shift)

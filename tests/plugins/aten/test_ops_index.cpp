@@ -19,20 +19,19 @@ OP_CASE("aten::slice_scatter", "strided_base_and_src") {
 }
 OP_CASE("aten::select_scatter", "strided_negative_index") {
   at::Tensor x = rnd(dt, {4, 3, 5}).permute({2, 0, 1}), src = rnd(dt, {4, 5}).t();
-  check("aten::select_scatter", {x, src}, Attrs().i("dim", 2).i("index", -1),
-        at::select_scatter(x, src, 2, -1));
+  check("aten::select_scatter", {x, src}, Attrs().i("dim", 2).i("index", -1), at::select_scatter(x, src, 2, -1));
 }
 OP_CASE("aten::diagonal_scatter", "offsets_dims") {
   at::Tensor x = rnd(dt, {4, 5}), d0 = rnd(dt, {4}), d1 = rnd(dt, {3});
   check("aten::diagonal_scatter", {x, d0}, {}, at::diagonal_scatter(x, d0));
   check("aten::diagonal_scatter", {x.t(), d1}, Attrs().i("offset", -2), at::diagonal_scatter(x.t(), d1, -2));
   at::Tensor y = rnd(dt, {2, 3, 3}), d2 = rnd(dt, {3, 2}).t();  // strided source
-  check("aten::diagonal_scatter", {y, d2}, Attrs().i("dim1", 1).i("dim2", 2),
-        at::diagonal_scatter(y, d2, 0, 1, 2));
+  check("aten::diagonal_scatter", {y, d2}, Attrs().i("dim1", 1).i("dim2", 2), at::diagonal_scatter(y, d2, 0, 1, 2));
 }
 OP_CASE("aten::as_strided_scatter", "window") {
   at::Tensor x = rnd(dt, {4, 4}), src = rnd(dt, {2, 2});
-  check("aten::as_strided_scatter", {x, src}, Attrs().ints("size", {2, 2}).ints("stride", {4, 2}).i("storage_offset", 1),
+  check("aten::as_strided_scatter", {x, src},
+        Attrs().ints("size", {2, 2}).ints("stride", {4, 2}).i("storage_offset", 1),
         at::as_strided_scatter(x, src, {2, 2}, {4, 2}, 1));
 }
 // index_put: the indices list is followed by `values` (one input): the list takes the rest.
@@ -51,8 +50,7 @@ OP_CASE("aten::index_put", "indices_then_values_accumulate") {
 }
 OP_CASE("aten::index_put_", "out_of_place") {
   at::Tensor x = rnd(dt, {5, 3}), copy = x.clone(), i = longs({1, 3}), v = rnd(dt, {3});
-  check("aten::index_put_", {x, i, v}, {},
-        at::index_put(x, c10::List<c10::optional<at::Tensor>>({i}), v));
+  check("aten::index_put_", {x, i, v}, {}, at::index_put(x, c10::List<c10::optional<at::Tensor>>({i}), v));
   EXPECT_TRUE(at::equal(x, copy));
 }
 OP_CASE("aten::masked_scatter", "broadcast_mask_strided") {

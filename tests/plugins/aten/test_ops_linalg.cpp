@@ -63,10 +63,10 @@ OP_CASE("aten::bilinear", "bias") {
 }
 
 // ---- solvers
-#define SY_SQUARE_CASE(NAME)                                                        \
-  OP_CASE("aten::" #NAME, "well_conditioned") {                                     \
-    at::Tensor a = spd(dt, 4);                                                      \
-    check("aten::" #NAME, {a}, {}, at::NAME(a));                                    \
+#define SY_SQUARE_CASE(NAME)                     \
+  OP_CASE("aten::" #NAME, "well_conditioned") {  \
+    at::Tensor a = spd(dt, 4);                   \
+    check("aten::" #NAME, {a}, {}, at::NAME(a)); \
   }
 SY_SQUARE_CASE(linalg_det)
 SY_SQUARE_CASE(det)
@@ -167,8 +167,12 @@ OP_CASE("aten::embedding_bag", "modes_offsets_weights", at::kFloat, at::kDouble)
   check("aten::embedding_bag", {w, idx.to(at::kInt), off_last}, Attrs().i("mode", 1).b("include_last_offset", true),
         std::get<0>(at::embedding_bag(w, idx.to(at::kInt), off_last, false, 1, false, {}, true)));
   // The .padding_idx overload (what nn.EmbeddingBag records).
-  Attrs pad = Attrs().b("scale_grad_by_freq", false).i("mode", 1).b("sparse", false)
-                  .b("include_last_offset", false).i("padding_idx", 2);
+  Attrs pad = Attrs()
+                  .b("scale_grad_by_freq", false)
+                  .i("mode", 1)
+                  .b("sparse", false)
+                  .b("include_last_offset", false)
+                  .i("padding_idx", 2);
   check("aten::embedding_bag", {w, idx, off, at::Tensor()}, pad,
         std::get<0>(at::embedding_bag(w, idx, off, false, 1, false, {}, false, 2)));
 }

@@ -16,11 +16,10 @@ at::Tensor signs(at::ScalarType dt, at::IntArrayRef shape) {
 #define SY_LOSS_DTYPES_BF16 at::kFloat, at::kDouble, at::kBFloat16
 
 // Every reduction of a two-input loss.
-#define SY_LOSS2_CASE(NAME, MAKE_TARGET)                                                   \
-  OP_CASE("aten::" #NAME, "reductions") {                                                  \
-    at::Tensor x = rnd(dt, {3, 5}), t = MAKE_TARGET;                                       \
-    for (int64_t red : {0, 1, 2})                                                          \
-      check("aten::" #NAME, {x, t}, Attrs().i("reduction", red), at::NAME(x, t, red));  \
+#define SY_LOSS2_CASE(NAME, MAKE_TARGET)                                                                           \
+  OP_CASE("aten::" #NAME, "reductions") {                                                                          \
+    at::Tensor x = rnd(dt, {3, 5}), t = MAKE_TARGET;                                                               \
+    for (int64_t red : {0, 1, 2}) check("aten::" #NAME, {x, t}, Attrs().i("reduction", red), at::NAME(x, t, red)); \
   }
 SY_LOSS2_CASE(mse_loss, rnd(dt, {3, 5}))
 SY_LOSS2_CASE(l1_loss, rnd(dt, {5}).expand({3, 5}))

@@ -5,9 +5,7 @@
 using namespace sy_test;
 
 namespace {
-std::vector<at::Tensor> pair(std::tuple<at::Tensor, at::Tensor> r) {
-  return {std::get<0>(r), std::get<1>(r)};
-}
+std::vector<at::Tensor> pair(std::tuple<at::Tensor, at::Tensor> r) { return {std::get<0>(r), std::get<1>(r)}; }
 at::Tensor channels_last_3d(at::Tensor t) { return t.contiguous(at::MemoryFormat::ChannelsLast3d); }
 }  // namespace
 
@@ -21,8 +19,7 @@ OP_CASE("aten::max_pool3d", "stride_padding_ceil") {
 }
 OP_CASE("aten::max_pool3d_with_indices", "indices") {
   at::Tensor x = rnd(dt, {1, 2, 4, 4, 4});
-  check("aten::max_pool3d_with_indices", {x}, Attrs().i("kernel_size", 2),
-        pair(at::max_pool3d_with_indices(x, 2)));
+  check("aten::max_pool3d_with_indices", {x}, Attrs().i("kernel_size", 2), pair(at::max_pool3d_with_indices(x, 2)));
 }
 OP_CASE("aten::avg_pool3d", "count_include_pad_divisor") {
   at::Tensor x = rnd(dt, {1, 2, 5, 5, 5});
@@ -100,8 +97,12 @@ OP_CASE("aten::im2col", "dilation_padding_stride") {
 }
 OP_CASE("aten::col2im", "inverse_layout") {
   at::Tensor cols = rnd(dt, {2, 3 * 4, 9});
-  Attrs a = Attrs().ints("output_size", {4, 4}).ints("kernel_size", {2, 2}).ints("dilation", {1, 1})
-                .ints("padding", {0, 0}).ints("stride", {1, 1});
+  Attrs a = Attrs()
+                .ints("output_size", {4, 4})
+                .ints("kernel_size", {2, 2})
+                .ints("dilation", {1, 1})
+                .ints("padding", {0, 0})
+                .ints("stride", {1, 1});
   check("aten::col2im", {cols}, a, at::col2im(cols, {4, 4}, {2, 2}, {1, 1}, {0, 0}, {1, 1}));
 }
 
@@ -152,8 +153,7 @@ OP_CASE("aten::upsample_nearest1d", "size_and_scale") {
 }
 OP_CASE("aten::upsample_nearest3d", "size_and_scale") {
   at::Tensor x = rnd(dt, {1, 2, 2, 3, 4});
-  check("aten::upsample_nearest3d", {x}, Attrs().ints("output_size", {3, 5, 6}),
-        at::upsample_nearest3d(x, {3, 5, 6}));
+  check("aten::upsample_nearest3d", {x}, Attrs().ints("output_size", {3, 5, 6}), at::upsample_nearest3d(x, {3, 5, 6}));
   check("aten::upsample_nearest3d", {x}, Attrs().none("output_size").floats("scale_factors", {2, 2, 2}),
         at::upsample_nearest3d(x, c10::nullopt, at::ArrayRef<double>{2, 2, 2}));
 }

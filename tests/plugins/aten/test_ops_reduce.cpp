@@ -74,8 +74,7 @@ OP_CASE("aten::searchsorted", "right_side_sorter") {
   check("aten::searchsorted", {seq, v}, {}, at::searchsorted(seq, v));
   check("aten::searchsorted", {seq, v}, Attrs().b("right", true).b("out_int32", true),
         at::searchsorted(seq, v, true, true));
-  check("aten::searchsorted", {seq, v}, Attrs().s("side", "right"),
-        at::searchsorted(seq, v, false, false, "right"));
+  check("aten::searchsorted", {seq, v}, Attrs().s("side", "right"), at::searchsorted(seq, v, false, false, "right"));
   at::Tensor unsorted = rnd(dt, {2, 6}), sorter = at::argsort(unsorted, int64_t{-1});
   check("aten::searchsorted", {unsorted, v, sorter}, {},
         at::searchsorted(unsorted, v, false, false, c10::nullopt, sorter));
@@ -122,17 +121,17 @@ OP_CASE("aten::nanmean", "dims") {
   check("aten::nanmean", {x}, {}, at::nanmean(x));
   check("aten::nanmean", {x}, Attrs().ints("dim", {0}), at::nanmean(x, {0}));
 }
-#define SY_STAT_MEAN_CASE(NAME)                                                              \
-  OP_CASE("aten::" #NAME, "plain_dim_correction") {                                          \
-    at::Tensor x = rnd(dt, {4, 5}).t();                                                      \
-    auto pair = [](std::tuple<at::Tensor, at::Tensor> r) {                                   \
-      return std::vector<at::Tensor>{std::get<0>(r), std::get<1>(r)};                        \
-    };                                                                                       \
-    check("aten::" #NAME, {x}, Attrs().b("unbiased", false), pair(at::NAME(x, false)));      \
-    check("aten::" #NAME, {x}, Attrs().ints("dim", {1}).b("keepdim", true),                  \
-          pair(at::NAME(x, at::IntArrayRef{1}, true, true)));                                \
-    check("aten::" #NAME, {x}, Attrs().ints("dim", {0}).i("correction", 0),                  \
-          pair(at::NAME(x, at::IntArrayRef{0}, c10::optional<int64_t>(0), false)));          \
+#define SY_STAT_MEAN_CASE(NAME)                                                         \
+  OP_CASE("aten::" #NAME, "plain_dim_correction") {                                     \
+    at::Tensor x = rnd(dt, {4, 5}).t();                                                 \
+    auto pair = [](std::tuple<at::Tensor, at::Tensor> r) {                              \
+      return std::vector<at::Tensor>{std::get<0>(r), std::get<1>(r)};                   \
+    };                                                                                  \
+    check("aten::" #NAME, {x}, Attrs().b("unbiased", false), pair(at::NAME(x, false))); \
+    check("aten::" #NAME, {x}, Attrs().ints("dim", {1}).b("keepdim", true),             \
+          pair(at::NAME(x, at::IntArrayRef{1}, true, true)));                           \
+    check("aten::" #NAME, {x}, Attrs().ints("dim", {0}).i("correction", 0),             \
+          pair(at::NAME(x, at::IntArrayRef{0}, c10::optional<int64_t>(0), false)));     \
   }
 SY_STAT_MEAN_CASE(std_mean)
 SY_STAT_MEAN_CASE(var_mean)

@@ -27,13 +27,21 @@ std::string describe(const Config& c) {
          " initial_state=" + std::to_string(c.initial_state);
 }
 Attrs rnn_attrs(const Config& c) {
-  return Attrs().b("has_biases", c.biases).i("num_layers", c.layers).f("dropout", 0.0)
-      .b("train", false).b("bidirectional", c.bidirectional).b("batch_first", c.batch_first);
+  return Attrs()
+      .b("has_biases", c.biases)
+      .i("num_layers", c.layers)
+      .f("dropout", 0.0)
+      .b("train", false)
+      .b("bidirectional", c.bidirectional)
+      .b("batch_first", c.batch_first);
 }
 template <typename Options>
 Options options(const Config& c, int64_t in, int64_t hidden) {
-  return Options(in, hidden).num_layers(c.layers).bidirectional(c.bidirectional)
-      .batch_first(c.batch_first).bias(c.biases);
+  return Options(in, hidden)
+      .num_layers(c.layers)
+      .bidirectional(c.bidirectional)
+      .batch_first(c.batch_first)
+      .bias(c.biases);
 }
 // Without an initial state PyTorch passes zeros it creates, so the node always has hx.
 at::Tensor initial(const Config& c, at::ScalarType dt, int64_t batch, int64_t hidden) {
@@ -75,11 +83,11 @@ OP_CASE("aten::lstm", "proj_size_strided_input", at::kFloat, at::kDouble) {
 }
 // The parameter layout, checked against a recurrence written out here.
 OP_CASE("aten::lstm", "hand_written_recurrence", at::kDouble) {
-  at::Tensor x = rnd(dt, {kSteps, kBatch, kIn}), h = rnd(dt, {1, kBatch, kHidden}), cell = rnd(dt, {1, kBatch, kHidden});
+  at::Tensor x = rnd(dt, {kSteps, kBatch, kIn}), h = rnd(dt, {1, kBatch, kHidden}),
+             cell = rnd(dt, {1, kBatch, kHidden});
   at::Tensor w_ih = rnd(dt, {4 * kHidden, kIn}), w_hh = rnd(dt, {4 * kHidden, kHidden});
   at::Tensor b_ih = rnd(dt, {4 * kHidden}), b_hh = rnd(dt, {4 * kHidden});
-  Result r = run("aten::lstm", {x, h, cell, w_ih, w_hh, b_ih, b_hh},
-                 rnn_attrs({1, false, false, true, true}), 3);
+  Result r = run("aten::lstm", {x, h, cell, w_ih, w_hh, b_ih, b_hh}, rnn_attrs({1, false, false, true, true}), 3);
   ASSERT_TRUE(r.ok()) << r.message;
   at::Tensor ht = h[0], ct = cell[0];
   std::vector<at::Tensor> ys;
@@ -127,7 +135,11 @@ torch::nn::utils::rnn::PackedSequence packed(at::ScalarType dt) {
   return torch::nn::utils::rnn::pack_padded_sequence(padded, lengths);
 }
 Attrs packed_attrs(bool bidirectional) {
-  return Attrs().b("has_biases", true).i("num_layers", 2).f("dropout", 0.0).b("train", false)
+  return Attrs()
+      .b("has_biases", true)
+      .i("num_layers", 2)
+      .f("dropout", 0.0)
+      .b("train", false)
       .b("bidirectional", bidirectional);
 }
 }  // namespace
@@ -154,8 +166,8 @@ OP_CASE("aten::rnn_tanh", "packed_sequence", at::kFloat, at::kDouble) {
   auto p = packed(dt);
   at::Tensor h0 = rnd(dt, {2, kBatch, kHidden});
   std::vector<at::Tensor> w = {rnd(dt, {kHidden, kIn}), rnd(dt, {kHidden, kHidden}), rnd(dt, {kHidden}),
-                               rnd(dt, {kHidden}), rnd(dt, {kHidden, kHidden}), rnd(dt, {kHidden, kHidden}),
-                               rnd(dt, {kHidden}), rnd(dt, {kHidden})};
+                               rnd(dt, {kHidden}),      rnd(dt, {kHidden, kHidden}), rnd(dt, {kHidden, kHidden}),
+                               rnd(dt, {kHidden}),      rnd(dt, {kHidden})};
   auto r = at::rnn_tanh(p.data(), p.batch_sizes(), h0, w, true, 2, 0.0, false, false);
   check("aten::rnn_tanh", concat({p.data(), p.batch_sizes(), h0}, w), packed_attrs(false),
         std::vector<at::Tensor>{std::get<0>(r), std::get<1>(r)});
@@ -214,8 +226,7 @@ TEST(AtenRnn, DeclinesBadListsAndParams) {
       {"hx.len not an int", supports("aten::lstm", in, Attrs(a).s("hx.len", "2"), 3), "hx.len"},
       {"params that don't split", supports("aten::lstm", concat({x, h, h}, {w[0], w[1], w[2]}), a, 3), "params"},
       {"empty hx", supports("aten::lstm", in, Attrs(a).i("hx.len", 0), 3), "empty"},
-      {"gru has no hx list", supports("aten::gru", concat({x, h}, {w[0], w[1]}), Attrs(a).i("hx.len", 1), 2),
-       "hx.len"},
+      {"gru has no hx list", supports("aten::gru", concat({x, h}, {w[0], w[1]}), Attrs(a).i("hx.len", 1), 2), "hx.len"},
       {"num_layers beyond the params", supports("aten::lstm", in, Attrs(a).i("num_layers", 2), 3), "params"},
   };
   for (const Case& c : cases) {

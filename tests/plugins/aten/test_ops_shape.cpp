@@ -5,9 +5,7 @@
 using namespace sy_test;
 
 namespace {
-std::vector<at::Tensor> vec(const std::tuple<at::Tensor, at::Tensor>& t) {
-  return {std::get<0>(t), std::get<1>(t)};
-}
+std::vector<at::Tensor> vec(const std::tuple<at::Tensor, at::Tensor>& t) { return {std::get<0>(t), std::get<1>(t)}; }
 }  // namespace
 
 // ---- views and reshapes (results are copies; values and shapes must match)
@@ -99,22 +97,22 @@ OP_CASE("aten::clone", "memory_format") {
   check("aten::clone", {x}, Attrs().i("memory_format", static_cast<int64_t>(at::MemoryFormat::ChannelsLast)),
         x.clone(at::MemoryFormat::ChannelsLast));
 }
-#define SY_IDENTITY_CASE(NAME)                                                      \
-  OP_CASE("aten::" #NAME, "identity") {                                             \
-    at::Tensor x = rnd(dt, {3, 4});                                                 \
-    check("aten::" #NAME, {x}, {}, x);                                              \
+#define SY_IDENTITY_CASE(NAME)          \
+  OP_CASE("aten::" #NAME, "identity") { \
+    at::Tensor x = rnd(dt, {3, 4});     \
+    check("aten::" #NAME, {x}, {}, x);  \
   }
 SY_IDENTITY_CASE(alias)
 SY_IDENTITY_CASE(detach)
 SY_IDENTITY_CASE(lift_fresh)
 
 // ---- joins and splits
-#define SY_CAT_CASE(NAME)                                                           \
-  OP_CASE("aten::" #NAME, "list_dim_strided") {                                     \
-    at::Tensor a = rnd(dt, {2, 3}), b = rnd(dt, {2, 4}), c = rnd(dt, {5, 2}).t();   \
-    check("aten::" #NAME, {a, b, c}, Attrs().i("dim", 1), at::cat({a, b, c}, 1));   \
-    check("aten::" #NAME, {a, a}, {}, at::cat({a, a}));                             \
-    check("aten::" #NAME, {a}, Attrs().i("dim", -1), at::cat({a}, -1));             \
+#define SY_CAT_CASE(NAME)                                                         \
+  OP_CASE("aten::" #NAME, "list_dim_strided") {                                   \
+    at::Tensor a = rnd(dt, {2, 3}), b = rnd(dt, {2, 4}), c = rnd(dt, {5, 2}).t(); \
+    check("aten::" #NAME, {a, b, c}, Attrs().i("dim", 1), at::cat({a, b, c}, 1)); \
+    check("aten::" #NAME, {a, a}, {}, at::cat({a, a}));                           \
+    check("aten::" #NAME, {a}, Attrs().i("dim", -1), at::cat({a}, -1));           \
   }
 SY_CAT_CASE(cat)
 SY_CAT_CASE(concat)
@@ -133,13 +131,11 @@ OP_CASE("aten::vstack", "list") {
 OP_CASE("aten::split", "size_and_sizes") {
   at::Tensor x = rnd(dt, {5, 4});
   check("aten::split", {x}, Attrs().i("split_size", 2), at::split(x, 2));
-  check("aten::split", {x}, Attrs().ints("split_size", {1, 3}).i("dim", 1),
-        at::split_with_sizes(x, {1, 3}, 1));
+  check("aten::split", {x}, Attrs().ints("split_size", {1, 3}).i("dim", 1), at::split_with_sizes(x, {1, 3}, 1));
 }
 OP_CASE("aten::split_with_sizes", "sizes") {
   at::Tensor x = rnd(dt, {5, 4});
-  check("aten::split_with_sizes", {x}, Attrs().ints("split_sizes", {2, 3}),
-        at::split_with_sizes(x, {2, 3}));
+  check("aten::split_with_sizes", {x}, Attrs().ints("split_sizes", {2, 3}), at::split_with_sizes(x, {2, 3}));
 }
 OP_CASE("aten::chunk", "chunks") {
   at::Tensor x = rnd(dt, {6, 4});
@@ -170,8 +166,7 @@ OP_CASE("aten::tile", "dims") {
 }
 OP_CASE("aten::repeat_interleave", "int_repeats") {
   at::Tensor x = rnd(dt, {2, 3});
-  check("aten::repeat_interleave", {x}, Attrs().i("repeats", 2).i("dim", 1),
-        at::repeat_interleave(x, 2, 1));
+  check("aten::repeat_interleave", {x}, Attrs().i("repeats", 2).i("dim", 1), at::repeat_interleave(x, 2, 1));
 }
 
 // ---- indexing
@@ -181,10 +176,8 @@ OP_CASE("aten::select", "dim_index") {
 }
 OP_CASE("aten::slice", "start_end_step") {
   at::Tensor x = rnd(dt, {6, 4});
-  check("aten::slice", {x}, Attrs().i("dim", 0).i("start", 1).i("end", 5).i("step", 2),
-        x.slice(0, 1, 5, 2));
-  check("aten::slice", {x}, Attrs().i("dim", 1).none("start").i("end", -1),
-        at::slice(x, 1, c10::nullopt, -1));
+  check("aten::slice", {x}, Attrs().i("dim", 0).i("start", 1).i("end", 5).i("step", 2), x.slice(0, 1, 5, 2));
+  check("aten::slice", {x}, Attrs().i("dim", 1).none("start").i("end", -1), at::slice(x, 1, c10::nullopt, -1));
 }
 OP_CASE("aten::narrow", "start_length") {
   at::Tensor x = rnd(dt, {6, 4});
@@ -277,10 +270,10 @@ OP_CASE("aten::arange", "inferred_dtype", at::kFloat) {
   check("aten::arange", {}, Attrs().i("end", 4), at::arange(4));
   check("aten::arange", {}, Attrs().f("start", 0.5).f("end", 2.0).f("step", 0.5), at::arange(0.5, 2.0, 0.5));
 }
-#define SY_FILL_CASE(NAME)                                                          \
-  OP_CASE("aten::" #NAME, "size_dtype") {                                           \
-    check("aten::" #NAME, {}, Attrs().ints("size", {2, 3}).dtype("dtype", dt),      \
-          at::NAME({2, 3}, at::TensorOptions(dt)));                                 \
+#define SY_FILL_CASE(NAME)                                                     \
+  OP_CASE("aten::" #NAME, "size_dtype") {                                      \
+    check("aten::" #NAME, {}, Attrs().ints("size", {2, 3}).dtype("dtype", dt), \
+          at::NAME({2, 3}, at::TensorOptions(dt)));                            \
   }
 SY_FILL_CASE(zeros)
 SY_FILL_CASE(ones)
@@ -289,8 +282,7 @@ OP_CASE("aten::full", "value") {
         at::full({2, 3}, 1, at::TensorOptions(dt)));
 }
 OP_CASE("aten::scalar_tensor", "value") {
-  check("aten::scalar_tensor", {}, Attrs().i("s", 1).dtype("dtype", dt),
-        at::scalar_tensor(1, at::TensorOptions(dt)));
+  check("aten::scalar_tensor", {}, Attrs().i("s", 1).dtype("dtype", dt), at::scalar_tensor(1, at::TensorOptions(dt)));
 }
 OP_CASE("aten::zeros_like", "dtype") {
   at::Tensor x = rnd(dt, {2, 3});
@@ -338,37 +330,37 @@ OP_CASE("aten::prod", "dim_and_all") {
   check("aten::prod", {x}, Attrs().i("dim", 1), at::prod(x, 1));
   check("aten::prod", {x}, {}, at::prod(x));
 }
-#define SY_AMAX_CASE(NAME)                                                          \
-  OP_CASE("aten::" #NAME, "dims") {                                                 \
-    at::Tensor x = rnd(dt, {2, 3, 4});                                              \
-    check("aten::" #NAME, {x}, Attrs().ints("dim", {1}), at::NAME(x, {1}));         \
-    check("aten::" #NAME, {x}, {}, at::NAME(x));                                    \
+#define SY_AMAX_CASE(NAME)                                                  \
+  OP_CASE("aten::" #NAME, "dims") {                                         \
+    at::Tensor x = rnd(dt, {2, 3, 4});                                      \
+    check("aten::" #NAME, {x}, Attrs().ints("dim", {1}), at::NAME(x, {1})); \
+    check("aten::" #NAME, {x}, {}, at::NAME(x));                            \
   }
 SY_AMAX_CASE(amax)
 SY_AMAX_CASE(amin)
-#define SY_MAX_CASE(NAME)                                                           \
-  OP_CASE("aten::" #NAME, "dim_other_all") {                                        \
-    at::Tensor x = rnd(dt, {3, 4}), y = rnd(dt, {4});                               \
-    check("aten::" #NAME, {x}, Attrs().i("dim", 1), vec(at::NAME(x, 1)));           \
+#define SY_MAX_CASE(NAME)                                                                                  \
+  OP_CASE("aten::" #NAME, "dim_other_all") {                                                               \
+    at::Tensor x = rnd(dt, {3, 4}), y = rnd(dt, {4});                                                      \
+    check("aten::" #NAME, {x}, Attrs().i("dim", 1), vec(at::NAME(x, 1)));                                  \
     check("aten::" #NAME, {x}, Attrs().i("dim", 0).b("keepdim", true), std::get<0>(at::NAME(x, 0, true))); \
-    check("aten::" #NAME, {x, y}, {}, at::NAME(x, y));                              \
-    check("aten::" #NAME, {x}, {}, at::NAME(x));                                    \
+    check("aten::" #NAME, {x, y}, {}, at::NAME(x, y));                                                     \
+    check("aten::" #NAME, {x}, {}, at::NAME(x));                                                           \
   }
 SY_MAX_CASE(max)
 SY_MAX_CASE(min)
-#define SY_ARG_CASE(NAME)                                                           \
-  OP_CASE("aten::" #NAME, "dim_and_flat") {                                         \
-    at::Tensor x = rnd(dt, {3, 4});                                                 \
-    check("aten::" #NAME, {x}, Attrs().i("dim", 1), at::NAME(x, 1));                \
-    check("aten::" #NAME, {x}, {}, at::NAME(x));                                    \
+#define SY_ARG_CASE(NAME)                                            \
+  OP_CASE("aten::" #NAME, "dim_and_flat") {                          \
+    at::Tensor x = rnd(dt, {3, 4});                                  \
+    check("aten::" #NAME, {x}, Attrs().i("dim", 1), at::NAME(x, 1)); \
+    check("aten::" #NAME, {x}, {}, at::NAME(x));                     \
   }
 SY_ARG_CASE(argmax)
 SY_ARG_CASE(argmin)
-#define SY_ANY_CASE(NAME)                                                           \
-  OP_CASE("aten::" #NAME, "dim_and_all") {                                          \
-    at::Tensor x = rnd(dt, {3, 4});                                                 \
-    check("aten::" #NAME, {x}, Attrs().i("dim", 1), at::NAME(x, 1));                \
-    check("aten::" #NAME, {x}, {}, at::NAME(x));                                    \
+#define SY_ANY_CASE(NAME)                                            \
+  OP_CASE("aten::" #NAME, "dim_and_all") {                           \
+    at::Tensor x = rnd(dt, {3, 4});                                  \
+    check("aten::" #NAME, {x}, Attrs().i("dim", 1), at::NAME(x, 1)); \
+    check("aten::" #NAME, {x}, {}, at::NAME(x));                     \
   }
 SY_ANY_CASE(any)
 SY_ANY_CASE(all)
@@ -381,14 +373,14 @@ OP_CASE("aten::cumprod", "dim") {
   at::Tensor x = rnd(dt, {3, 4});
   check("aten::cumprod", {x}, Attrs().i("dim", 1), at::cumprod(x, 1));
 }
-#define SY_VAR_CASE(NAME)                                                           \
-  OP_CASE("aten::" #NAME, "unbiased_and_correction") {                              \
-    at::Tensor x = rnd(dt, {3, 4});                                                 \
-    check("aten::" #NAME, {x}, Attrs().ints("dim", {1}), at::NAME(x, {1}));         \
+#define SY_VAR_CASE(NAME)                                                                        \
+  OP_CASE("aten::" #NAME, "unbiased_and_correction") {                                           \
+    at::Tensor x = rnd(dt, {3, 4});                                                              \
+    check("aten::" #NAME, {x}, Attrs().ints("dim", {1}), at::NAME(x, {1}));                      \
     check("aten::" #NAME, {x}, Attrs().ints("dim", {1}).b("unbiased", false).b("keepdim", true), \
-          at::NAME(x, {1}, false, true));                                           \
-    check("aten::" #NAME, {x}, Attrs().none("dim").i("correction", 0),              \
-          at::NAME(x, c10::nullopt, c10::optional<int64_t>(0)));                    \
+          at::NAME(x, {1}, false, true));                                                        \
+    check("aten::" #NAME, {x}, Attrs().none("dim").i("correction", 0),                           \
+          at::NAME(x, c10::nullopt, c10::optional<int64_t>(0)));                                 \
   }
 SY_VAR_CASE(var)
 SY_VAR_CASE(std)
@@ -404,8 +396,7 @@ OP_CASE("aten::norm", "p_dim") {
 OP_CASE("aten::linalg_vector_norm", "ord_dim") {
   at::Tensor x = rnd(dt, {3, 4});
   check("aten::linalg_vector_norm", {x}, {}, at::linalg_vector_norm(x));
-  check("aten::linalg_vector_norm", {x}, Attrs().i("ord", 1).ints("dim", {0}),
-        at::linalg_vector_norm(x, 1, {0}));
+  check("aten::linalg_vector_norm", {x}, Attrs().i("ord", 1).ints("dim", {0}), at::linalg_vector_norm(x, 1, {0}));
 }
 OP_CASE("aten::count_nonzero", "dim") {
   at::Tensor x = rnd(dt, {3, 4});

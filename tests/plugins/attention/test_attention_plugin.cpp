@@ -43,7 +43,8 @@ const Runtime& runtime(const std::string& backend) {
   if (!rt) {
     std::string path = write_config("attention_test_" + backend,
                                     "[plugins]\nload = [\"attention\", \"aten\"]\n"
-                                    "[selection]\ndefault = [\"" + backend + "\"]\nstrict = true\n");
+                                    "[selection]\ndefault = [\"" +
+                                        backend + "\"]\nstrict = true\n");
     rt = std::make_unique<Runtime>(Options{path});
   }
   return *rt;
@@ -213,8 +214,8 @@ TEST(AttentionPlugin, SdpaStridedBroadcastAndLowRankInputs) {
   Tensor q = heads_interleaved({2, 4, 33, 64});
   Tensor k = expand_dim1(uniform({2, 1, 40, 64}, -2, 2), 4), v = expand_dim1(uniform({2, 1, 40, 16}), 4);
   expect_matches_aten(sdpa(kSdpa113, q, k, v));
-  expect_matches_aten(sdpa(kSdpa113, q, heads_interleaved({2, 4, 40, 64}), heads_interleaved({2, 4, 40, 64}),
-                           std::nullopt, true));
+  expect_matches_aten(
+      sdpa(kSdpa113, q, heads_interleaved({2, 4, 40, 64}), heads_interleaved({2, 4, 40, 64}), std::nullopt, true));
   // matmul broadcasting: 3-D query against 2-D key and value; [H, S] keys per head.
   expect_matches_aten(sdpa(kSdpa2, uniform({3, 9, 32}), uniform({11, 32}), uniform({11, 8})));
   expect_matches_aten(sdpa(kSdpa2, uniform({9, 32}), uniform({3, 11, 32}), uniform({3, 11, 8})));
@@ -255,7 +256,8 @@ TEST(AttentionPlugin, SdpaRejections) {
   Tensor q64 = Tensor::empty(kF64, {1, 4, 8});
   EXPECT_TRUE(contains(rejection(sdpa(kSdpa2, q64, q64, q64)), "float64")) << rejection(sdpa(kSdpa2, q64, q64, q64));
   Tensor int_mask = Tensor::empty(kI64, {4, 4});
-  EXPECT_TRUE(contains(rejection(sdpa(kSdpa2, q, k, v, int_mask)), "int64")) << rejection(sdpa(kSdpa2, q, k, v, int_mask));
+  EXPECT_TRUE(contains(rejection(sdpa(kSdpa2, q, k, v, int_mask)), "int64"))
+      << rejection(sdpa(kSdpa2, q, k, v, int_mask));
   EXPECT_TRUE(contains(rejection(sdpa(kSdpa2, q, uniform({1, 4, 6}), v)), "differ in their last dim"));
   EXPECT_TRUE(contains(rejection(sdpa(kSdpa2, q, k, v, bools({3, 4}, 0.5))), "do not broadcast"));
   OpCase gqa = sdpa(kSdpa2, q, k, v);
@@ -276,7 +278,10 @@ OpCase mha(Tensor query, std::optional<Tensor> key, std::optional<Tensor> value,
            {query, key ? *key : query, value ? *value : query, uniform({3 * D, D}, -a, a), uniform({3 * D}, -a, a),
             uniform({D, D}, -a, a), uniform({D}, -a, a), mask},
            {false, false, false, true, true, true, true, false},
-           {{"embed_dim", i(D)}, {"num_head", i(heads)}, {"need_weights", i(0)}, {"average_attn_weights", i(1)},
+           {{"embed_dim", i(D)},
+            {"num_head", i(heads)},
+            {"need_weights", i(0)},
+            {"average_attn_weights", i(1)},
             {"mask_type", mask_type ? i(*mask_type) : ir::Attribute::none()}},
            2};
   return c;
@@ -379,8 +384,12 @@ TEST(AttentionPlugin, EncoderLayerActivationsNormOrderAndMask) {
                     uniform({D}, -0.5f, 0.5f), uniform({F, D}, -a, a), uniform({F}, -a, a), uniform({D, F}, -af, af),
                     uniform({D}, -af, af), mask},
                    {false, true, true, true, true, true, true, true, true, true, true, true, true, false},
-                   {{"embed_dim", i(D)}, {"num_heads", i(H)}, {"use_gelu", i(gelu)}, {"norm_first", i(norm_first)},
-                    {"eps", f(1e-5)}, {"mask_type", masked ? i(1) : ir::Attribute::none()}}};
+                   {{"embed_dim", i(D)},
+                    {"num_heads", i(H)},
+                    {"use_gelu", i(gelu)},
+                    {"norm_first", i(norm_first)},
+                    {"eps", f(1e-5)},
+                    {"mask_type", masked ? i(1) : ir::Attribute::none()}}};
           expect_matches_aten(c);
         }
 }
@@ -388,8 +397,8 @@ TEST(AttentionPlugin, EncoderLayerActivationsNormOrderAndMask) {
 // ---- concurrency -------------------------------------------------------------------------
 
 TEST(AttentionPlugin, OneModelRunsFromSeveralThreadsAlike) {
-  OpCase c = sdpa(kSdpa113, uniform({2, 4, 150, 64}), uniform({2, 4, 150, 64}), uniform({2, 4, 150, 64}),
-                  std::nullopt, true);
+  OpCase c =
+      sdpa(kSdpa113, uniform({2, 4, 150, 64}), uniform({2, 4, 150, 64}), uniform({2, 4, 150, 64}), std::nullopt, true);
   std::vector<Tensor> feed;
   auto model = load("attention", c, &feed);
   const std::vector<float> first = values(model->run(feed)[0]);

@@ -43,10 +43,10 @@ ir::Graph decomposed_attention() {
 // the chain as one fused kernel, below).
 // `rules`: TOML appended to the config.
 Runtime runtime_with(const std::string& backends, bool fuse = false, const std::string& rules = "") {
-  return Runtime(Options{write_config("softmax_" + std::to_string(backends.size()) + (fuse ? "_fused" : "") +
-                                          std::to_string(rules.size()),
-                                      "[plugins]\nload = [\"attention\", \"aten\"]\n[selection]\ndefault = [" +
-                                          backends + "]\nfuse = " + (fuse ? "true" : "false") + "\n" + rules)});
+  return Runtime(Options{
+      write_config("softmax_" + std::to_string(backends.size()) + (fuse ? "_fused" : "") + std::to_string(rules.size()),
+                   "[plugins]\nload = [\"attention\", \"aten\"]\n[selection]\ndefault = [" + backends +
+                       "]\nfuse = " + (fuse ? "true" : "false") + "\n" + rules)});
 }
 
 // The fused chain's threshold down to 0 MiB, so that these small scores take it.
@@ -87,8 +87,9 @@ TEST(AttentionSoftmax, ARuleKeepingBmmOnAtenKeepsTheChainApart) {
   // The fused chain may come from another backend than the head's only where the head's
   // own routing names it.
   const std::vector<Tensor> feeds = {uniform({6, 37, 16}, 4), uniform({6, 16, 37}, 5), uniform({6, 37, 16}, 6)};
-  Runtime ours = runtime_with("\"aten\", \"attention\"", /*fuse=*/true,
-                              "[[rules]]\nop = \"aten::bmm\"\nbackends = [\"aten\"]\noptions = { min_scores_mib = 0 }\n");
+  Runtime ours =
+      runtime_with("\"aten\", \"attention\"", /*fuse=*/true,
+                   "[[rules]]\nop = \"aten::bmm\"\nbackends = [\"aten\"]\noptions = { min_scores_mib = 0 }\n");
   const std::vector<PlanEntry> plan = load_graph(ours, decomposed_attention())->plan(feeds);
   ASSERT_EQ(plan.size(), 3u);
   EXPECT_EQ(plan[0].op, "aten::bmm");
@@ -122,7 +123,7 @@ TEST(AttentionSoftmax, WritesTheWeightsOverTheScoresAndMatchesAten) {
 TEST(AttentionSoftmax, ScoresFarBelowTheMaxGiveTheirTrueWeightOrExactZero) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   const std::vector<float> row = {0.0f, -1.0f, -20.0f, -86.0f, -87.0f, -87.5f, -88.0f, -100.0f, -1e30f, -kInf,
-                                  3.0f, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf};
+                                  3.0f, -kInf, -kInf,  -kInf,  -kInf,  -kInf,  -kInf,  -kInf,   -kInf,  -kInf};
   ir::Graph g;
   const ir::ValueId s = g.add_input("s", kF32);
   g.add_node("softmax", "aten::softmax", {s}, {"w"}, {{"dim", ir::Attribute::of_int(-1)}});
@@ -141,7 +142,8 @@ TEST(AttentionSoftmax, ScoresFarBelowTheMaxGiveTheirTrueWeightOrExactZero) {
     for (int j = 0; j < 20; ++j) {
       const double want = std::exp(scores.data<float>()[r * 20 + j] - max) / sum;
       const float w = got.data<float>()[r * 20 + j];
-      const std::string where = "row " + std::to_string(r) + ", score " + std::to_string(scores.data<float>()[r * 20 + j]);
+      const std::string where =
+          "row " + std::to_string(r) + ", score " + std::to_string(scores.data<float>()[r * 20 + j]);
       if (want == 0.0) {  // -inf, or so far down that exp underflows in double too
         EXPECT_EQ(w, 0.0f) << where;
       } else if (want < 2e-38) {  // near float's smallest normal number: its value or 0

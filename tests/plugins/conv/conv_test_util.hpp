@@ -51,7 +51,8 @@ inline Tensor transposed_view(Shape shape, uint32_t seed) {
   const int64_t h = shape[shape.size() - 2], w = shape.back(), plane = h * w;
   for (int64_t p = 0; p < c.numel() / plane; ++p)
     for (int64_t i = 0; i < h; ++i)
-      for (int64_t j = 0; j < w; ++j) store.data<float>()[p * plane + j * h + i] = c.data<float>()[p * plane + i * w + j];
+      for (int64_t j = 0; j < w; ++j)
+        store.data<float>()[p * plane + j * h + i] = c.data<float>()[p * plane + i * w + j];
   Shape strides = c.strides();
   strides[strides.size() - 1] = h;
   strides[strides.size() - 2] = 1;
@@ -82,9 +83,9 @@ inline Tensor strided_vector(int64_t n, uint32_t seed) {
 }
 
 inline std::string strict_config(const std::string& backend) {
-  return sytest::write_config("conv_test_" + backend, "[plugins]\nload = [\"" + backend +
-                                                          "\"]\n[selection]\ndefault = [\"" + backend +
-                                                          "\"]\nstrict = true\n");
+  return sytest::write_config(
+      "conv_test_" + backend,
+      "[plugins]\nload = [\"" + backend + "\"]\n[selection]\ndefault = [\"" + backend + "\"]\nstrict = true\n");
 }
 
 // One runtime per backend for the whole test binary (loading LibTorch once).
@@ -92,11 +93,10 @@ inline switchyard::Runtime& runtime(const std::string& backend) {
   static std::unique_ptr<switchyard::Runtime> conv, aten, both;
   std::unique_ptr<switchyard::Runtime>& slot = backend == "conv" ? conv : backend == "aten" ? aten : both;
   if (!slot) {
-    std::string config =
-        backend == "both"
-            ? sytest::write_config("conv_test_both", "[plugins]\nload = [\"conv\", \"aten\"]\n"
-                                                     "[selection]\ndefault = [\"conv\", \"aten\"]\n")
-            : strict_config(backend);
+    std::string config = backend == "both" ? sytest::write_config("conv_test_both",
+                                                                  "[plugins]\nload = [\"conv\", \"aten\"]\n"
+                                                                  "[selection]\ndefault = [\"conv\", \"aten\"]\n")
+                                           : strict_config(backend);
     slot = std::make_unique<switchyard::Runtime>(switchyard::Options{config});
   }
   return *slot;
@@ -219,8 +219,11 @@ inline ir::Attributes conv_attrs(std::vector<int64_t> stride, std::vector<int64_
 }
 
 // A 2-D pooling's attributes.
-inline ir::Attributes pool_attrs(std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> padding) {
-  return {{"kernel_size", ints(std::move(kernel))}, {"stride", ints(std::move(stride))}, {"padding", ints(std::move(padding))}};
+inline ir::Attributes pool_attrs(std::vector<int64_t> kernel, std::vector<int64_t> stride,
+                                 std::vector<int64_t> padding) {
+  return {{"kernel_size", ints(std::move(kernel))},
+          {"stride", ints(std::move(stride))},
+          {"padding", ints(std::move(padding))}};
 }
 
 // aten::_convolution's attributes as TorchScript records them.

@@ -13,7 +13,8 @@ using switchyard::StoredValue;
 namespace {
 
 ir::Attributes bn_attrs(int64_t training = 0, double eps = 1e-5) {
-  return {{"training", integer(training)}, {"momentum", number(0.1)}, {"eps", number(eps)}, {"cudnn_enabled", integer(1)}};
+  return {
+      {"training", integer(training)}, {"momentum", number(0.1)}, {"eps", number(eps)}, {"cudnn_enabled", integer(1)}};
 }
 
 // input, weight, bias, running mean, running variance; `constant`: the four after the input.

@@ -168,7 +168,8 @@ TEST(ConvLayouts, PreferStorageKeepsEveryValueThereAndNamesUnknownStorages) {
     EXPECT_EQ(read_there, (std::set<std::string>{"x", "y0", storage == "conv/nhwc" ? "y1" : "y0"})) << storage;
     expect_runs_close(*model, b.feeds, plain, "prefer_storage = " + storage);
   }
-  const std::string bad = sytest::write_config("conv_prefer_bad", "[plugins]\nload = [\"conv\"]\n[runtime]\nprefer_storage = \"conv/nchw8c\"\n");
+  const std::string bad = sytest::write_config(
+      "conv_prefer_bad", "[plugins]\nload = [\"conv\"]\n[runtime]\nprefer_storage = \"conv/nchw8c\"\n");
   switchyard::Runtime rt(switchyard::Options{bad});
   Built b = build(c);
   try {
@@ -222,8 +223,11 @@ TEST(ConvLayouts, AStemsPoolReadsAndWritesTheStorages) {
       h = g.find_value("relu");
     }
     g.add_node("pool", "aten::max_pool2d", {h}, {"pool"},
-               {{"kernel_size", ints(pc.kernel)}, {"stride", ints(pc.stride)}, {"padding", ints(pc.padding)},
-                {"dilation", ints(pc.dilation)}, {"ceil_mode", integer(pc.ceil_mode)}});
+               {{"kernel_size", ints(pc.kernel)},
+                {"stride", ints(pc.stride)},
+                {"padding", ints(pc.padding)},
+                {"dilation", ints(pc.dilation)},
+                {"ceil_mode", integer(pc.ceil_mode)}});
     g.add_node("conv", "aten::conv2d", {g.find_value("pool"), w1, b1}, {"out"}, conv_attrs({1, 1}, {1, 1}, {1, 1}, 1));
     g.outputs = {g.find_value("out")};
     return g;
@@ -260,10 +264,9 @@ TEST(ConvLayouts, ASqueezeExcitationBlockStaysInTheStorages) {
     auto constant = [&](const std::string& name, Shape shape, float bound) {
       return g.add_constant(name, random(shape, seed++, -bound, bound));
     };
-    auto conv = [&](const std::string& name, const std::string& op, ir::ValueId x, int64_t oc, int64_t ic,
-                    int64_t k) {
-      g.add_node(name, op, {x, constant(name + ".w", {oc, ic, k, k}, 0.3f), constant(name + ".b", {oc}, 0.5f)},
-                 {name}, conv_attrs({1, 1}, {k / 2, k / 2}, {1, 1}, 1));
+    auto conv = [&](const std::string& name, const std::string& op, ir::ValueId x, int64_t oc, int64_t ic, int64_t k) {
+      g.add_node(name, op, {x, constant(name + ".w", {oc, ic, k, k}, 0.3f), constant(name + ".b", {oc}, 0.5f)}, {name},
+                 conv_attrs({1, 1}, {k / 2, k / 2}, {1, 1}, 1));
       return g.find_value(name);
     };
     auto act = [&](const std::string& name, const std::string& op, ir::ValueId x) {
@@ -274,7 +277,8 @@ TEST(ConvLayouts, ASqueezeExcitationBlockStaysInTheStorages) {
     ir::ValueId h = conv("expand", "aten::conv2d", x, 32, 16, 3);
     g.add_node("squeeze", "aten::adaptive_avg_pool2d", {h}, {"squeeze"}, {{"output_size", ints({1, 1})}});
     ir::ValueId s = g.find_value("squeeze");
-    s = fused ? conv("fc1", "aten::conv2d+aten::relu", s, 8, 32, 1) : act("r", "aten::relu", conv("fc1", "aten::conv2d", s, 8, 32, 1));
+    s = fused ? conv("fc1", "aten::conv2d+aten::relu", s, 8, 32, 1)
+              : act("r", "aten::relu", conv("fc1", "aten::conv2d", s, 8, 32, 1));
     s = fused ? conv("fc2", "aten::conv2d+aten::hardsigmoid", s, 32, 8, 1)
               : act("hs", "aten::hardsigmoid", conv("fc2", "aten::conv2d", s, 32, 8, 1));
     g.add_node("scale", "aten::mul", {s, h}, {"scaled"});
@@ -343,8 +347,10 @@ TEST(ConvLayouts, ResidualBlockTailsFuseInPlaceAndMatchAten) {
     std::string placement = "(not in the memory plan)";
     for (const switchyard::MemoryValue& v : model->memory_plan(feeds).values)
       if (v.value == "b1.out") placement = v.placement;
-    if (cin == 16) EXPECT_EQ(placement.rfind("view of stem.relu", 0), 0u) << what << ": the tail owns nothing; " << placement;
-    else EXPECT_EQ(placement.rfind("arena", 0), 0u) << what << ": " << placement;
+    if (cin == 16)
+      EXPECT_EQ(placement.rfind("view of stem.relu", 0), 0u) << what << ": the tail owns nothing; " << placement;
+    else
+      EXPECT_EQ(placement.rfind("arena", 0), 0u) << what << ": " << placement;
     // With a node callback tensors leave the run: no in-place then, the same result.
     switchyard::RunContext context;
     size_t events = 0;

@@ -41,7 +41,8 @@ TEST(ConvPlugin, Conv2dStridedPaddedDilated) {
   conv2d_case("stride (3, 2) pad (2, 0)", {1, 4, 17, 12}, {5, 4, 5, 3}, conv_attrs({3, 2}, {2, 0}, {1, 1}, 1));
   conv2d_case("dilation 2", {2, 4, 16, 16}, {8, 4, 3, 3}, conv_attrs({1, 1}, {2, 2}, {2, 2}, 1));
   conv2d_case("dilation (3, 1) stride 2", {1, 3, 20, 19}, {6, 3, 3, 3}, conv_attrs({2, 2}, {1, 1}, {3, 1}, 1));
-  conv2d_case("kernel larger than stride, no padding", {1, 2, 7, 7}, {3, 2, 7, 7}, conv_attrs({1, 1}, {0, 0}, {1, 1}, 1));
+  conv2d_case("kernel larger than stride, no padding", {1, 2, 7, 7}, {3, 2, 7, 7},
+              conv_attrs({1, 1}, {0, 0}, {1, 1}, 1));
 }
 
 TEST(ConvPlugin, Conv2dGroupedAndDepthwise) {
@@ -55,8 +56,8 @@ TEST(ConvPlugin, Conv2dGroupedAndDepthwise) {
 
 TEST(ConvPlugin, Conv2dZooShapes) {
   // resnet stem, mobilenet's first layer, a vit patch embedding (16x16, stride 16).
-  conv2d_case("7x7 stride 2 stem", {1, 3, 64, 64}, {16, 3, 7, 7}, convolution_attrs({2, 2}, {3, 3}, {1, 1}, 1, true), true,
-              "aten::_convolution");
+  conv2d_case("7x7 stride 2 stem", {1, 3, 64, 64}, {16, 3, 7, 7}, convolution_attrs({2, 2}, {3, 3}, {1, 1}, 1, true),
+              true, "aten::_convolution");
   conv2d_case("patch embedding", {2, 3, 64, 64}, {32, 3, 16, 16}, conv_attrs({16, 16}, {0, 0}, {1, 1}, 1));
   compare("_convolution as traced", "aten::_convolution",
           {in(random({2, 16, 12, 12}, 4)), weight(random({32, 16, 3, 3}, 5)), weight(random({32}, 6))},
@@ -69,8 +70,7 @@ TEST(ConvPlugin, Conv2dZooShapes) {
 TEST(ConvPlugin, PaddingStrings) {
   conv2d_case("same, odd kernel", {2, 4, 9, 10}, {6, 4, 3, 3}, {{"padding", text("same")}});
   conv2d_case("same, even kernel (extra padding at the end)", {1, 3, 8, 9}, {5, 3, 4, 2}, {{"padding", text("same")}});
-  conv2d_case("same, dilated", {1, 3, 12, 11}, {4, 3, 3, 2},
-              {{"padding", text("same")}, {"dilation", ints({2, 3})}});
+  conv2d_case("same, dilated", {1, 3, 12, 11}, {4, 3, 3, 2}, {{"padding", text("same")}, {"dilation", ints({2, 3})}});
   conv2d_case("same, grouped", {2, 6, 7, 7}, {6, 2, 5, 5}, {{"padding", text("same")}, {"groups", integer(3)}});
   conv2d_case("valid", {2, 4, 9, 10}, {6, 4, 3, 4}, {{"padding", text("valid")}, {"stride", ints({2, 1})}});
 }
@@ -127,8 +127,9 @@ TEST(ConvPlugin, WeightsAsGraphInputsChangeBetweenRuns) {
     for (uint32_t seed = 10; seed < 40; seed += 10) {
       const std::vector<Tensor> feeds = {random({2, 4, 12, 12}, seed), random({8, 4, 3, 3}, seed + 1),
                                          random({8}, seed + 2)};
-      expect_close(model->run(feeds)[0], ref->run(feeds)[0],
-                   std::string(pooled ? "conv, relu, pool" : "conv, relu") + ", weights from seed " + std::to_string(seed));
+      expect_close(
+          model->run(feeds)[0], ref->run(feeds)[0],
+          std::string(pooled ? "conv, relu, pool" : "conv, relu") + ", weights from seed " + std::to_string(seed));
     }
   }
 }
@@ -175,10 +176,11 @@ TEST(ConvPlugin, LayoutsChangeBetweenRuns) {
   auto model = load_graph(runtime("conv"), std::move(b.graph));
   auto ref = load_graph(runtime("aten"), std::move(r.graph));
   const Shape x{2, 6, 8, 7};
-  const std::vector<std::pair<std::string, Tensor>> inputs = {
-      {"compact", random(x, 20)},     {"H and W swapped", transposed_view(x, 21)},
-      {"compact again", random(x, 22)}, {"every other channel", channel_strided(x, 23)},
-      {"H and W swapped again", transposed_view(x, 24)}};
+  const std::vector<std::pair<std::string, Tensor>> inputs = {{"compact", random(x, 20)},
+                                                              {"H and W swapped", transposed_view(x, 21)},
+                                                              {"compact again", random(x, 22)},
+                                                              {"every other channel", channel_strided(x, 23)},
+                                                              {"H and W swapped again", transposed_view(x, 24)}};
   for (const auto& [what, input] : inputs) expect_close(model->run({input})[0], ref->run({input})[0], what);
 }
 
@@ -208,7 +210,8 @@ TEST(ConvPlugin, ConcurrentRunsAgree) {
 namespace {
 
 void fused_case(const std::string& producer, const std::string& consumer, ir::Attributes consumer_attrs,
-                Shape x = {2, 6, 11, 9}, Shape w = {8, 6, 3, 3}, ir::Attributes attrs = conv_attrs({1, 1}, {1, 1}, {1, 1}, 1)) {
+                Shape x = {2, 6, 11, 9}, Shape w = {8, 6, 3, 3},
+                ir::Attributes attrs = conv_attrs({1, 1}, {1, 1}, {1, 1}, 1)) {
   SCOPED_TRACE(producer + "+" + consumer);
   std::vector<std::optional<Arg>> args = {in(random(x, 1, -2.f, 2.f)), weight(random(w, 2, -0.5f, 0.5f)),
                                           weight(random({w[0]}, 3, -2.f, 2.f))};
@@ -248,7 +251,8 @@ TEST(ConvPlugin, FusedActivationOnEveryProducer) {
   fused_case("aten::convolution", "aten::silu", {}, {2, 4, 8, 8}, {4, 2, 3, 3},
              convolution_attrs({1, 1}, {1, 1}, {1, 1}, 2, false));
   fused_case("aten::conv1d", "aten::gelu", {}, {2, 4, 13}, {6, 4, 3}, conv_attrs({2}, {1}, {1}, 1));
-  fused_case("aten::conv2d", "aten::relu", {}, {3, 6, 11, 9}, {6, 3, 3, 3}, {{"padding", text("same")}, {"groups", integer(2)}});
+  fused_case("aten::conv2d", "aten::relu", {}, {3, 6, 11, 9}, {6, 3, 3, 3},
+             {{"padding", text("same")}, {"groups", integer(2)}});
 }
 
 TEST(ConvPlugin, FusedActivationsKeepNaNAsAtenDoes) {
@@ -266,9 +270,9 @@ TEST(ConvPlugin, FusedActivationsKeepNaNAsAtenDoes) {
                           "aten::hardswish", "aten::silu", "aten::gelu", "aten::sigmoid", "aten::tanh"}) {
     SCOPED_TRACE(act);
     for (const auto& args : std::vector<std::vector<std::optional<Arg>>>{
-             {in(x), weight(w), weight(b)},                        // NaN and infinities in the input
+             {in(x), weight(w), weight(b)},                            // NaN and infinities in the input
              {in(random({2, 3, 7, 6}, 4)), weight(w_inf), weight(b)},  // an infinite constant weight
-             {in(x), in(w), in(b)}}) {                             // weights fed at run time
+             {in(x), in(w), in(b)}}) {                                 // weights fed at run time
       Tensor ref = run_on("aten", {{"aten::conv2d", conv}, {act, {}}}, args);
       Tensor got = run_on("conv", {{std::string("aten::conv2d+") + act, conv}}, args);
       expect_close(got, ref, act);
@@ -290,7 +294,9 @@ TEST(ConvPlugin, AReluAfterAWideInputKeepsNaNWithoutAScan) {
   const std::vector<Variant> variants = {
       {"1x1, 32 -> 8 channels", {3, 32, 20, 21}, {8, 32, 1, 1}, conv_attrs({1, 1}, {0, 0}, {1, 1}, 1)},
       {"depthwise 3x3, stride 2", {2, 16, 30, 30}, {16, 1, 3, 3}, conv_attrs({2, 2}, {1, 1}, {1, 1}, 16)},
-      {"1x1, 128 -> 32 channels, batch 6 (4.9 MB out: two chunks of 3)", {6, 128, 80, 80}, {32, 128, 1, 1},
+      {"1x1, 128 -> 32 channels, batch 6 (4.9 MB out: two chunks of 3)",
+       {6, 128, 80, 80},
+       {32, 128, 1, 1},
        conv_attrs({1, 1}, {0, 0}, {1, 1}, 1)}};
   for (const Variant& v : variants) {
     int64_t numel = 1;
@@ -362,11 +368,14 @@ TEST(ConvPlugin, OnlyAnInputThatReachesEveryOutputIsVouchedFor) {
   for (const bool strided : {true, false})
     for (const int64_t pixel : {int64_t{1 * 14 + 1}, int64_t{2 * 14 + 2}}) {  // skipped by stride 2, or not
       Tensor input = random({2, 32, 14, 14}, 1, -2.f, 2.f);
-      for (int64_t c = 0; c < 32; ++c) input.data<float>()[c * 14 * 14 + pixel] = std::numeric_limits<float>::quiet_NaN();
+      for (int64_t c = 0; c < 32; ++c)
+        input.data<float>()[c * 14 * 14 + pixel] = std::numeric_limits<float>::quiet_NaN();
       auto graph = [&](bool fused) {
         ir::Graph g;
         uint32_t seed = 40;
-        auto constant = [&](Shape shape) { return g.add_constant("k" + std::to_string(seed), random(shape, seed++, -0.3f, 0.3f)); };
+        auto constant = [&](Shape shape) {
+          return g.add_constant("k" + std::to_string(seed), random(shape, seed++, -0.3f, 0.3f));
+        };
         const ir::ValueId in = g.add_input("input", sytest::kF32);
         // x: a 1x1 convolution's output, in the plugin's storage, NaN at the same pixel.
         g.add_node("mix", "aten::conv2d", {in, constant({32, 32, 1, 1}), constant({32})}, {"x"}, one);
@@ -379,14 +388,15 @@ TEST(ConvPlugin, OnlyAnInputThatReachesEveryOutputIsVouchedFor) {
           g.add_node(name + ".relu", "aten::relu", {g.find_value(name)}, {name + ".r"});
           return g.find_value(name + ".r");
         };
-        const ir::ValueId a = conv_relu("reduce", x, {8, 32, 1, 1}, reduce);  // runs first: bare, then the relu loop
-        const ir::ValueId b = conv_relu("guarded", x, {32, 32, 3, 3}, three);   // as many channels out as in: guarded
+        const ir::ValueId a = conv_relu("reduce", x, {8, 32, 1, 1}, reduce);   // runs first: bare, then the relu loop
+        const ir::ValueId b = conv_relu("guarded", x, {32, 32, 3, 3}, three);  // as many channels out as in: guarded
         g.outputs = {a, b};
         return g;
       };
       const std::vector<Tensor> ref = load_graph(runtime("aten"), graph(false))->run({input});
       auto model = load_graph(runtime("conv"), graph(true));
-      const std::string what = std::string(strided ? "stride 2" : "stride 1") + ", NaN at pixel " + std::to_string(pixel);
+      const std::string what =
+          std::string(strided ? "stride 2" : "stride 1") + ", NaN at pixel " + std::to_string(pixel);
       for (int run = 0; run < 3; ++run) {
         const std::vector<Tensor> got = model->run({input});
         expect_close(got[0], ref[0], what + ", the reduce, run " + std::to_string(run));

@@ -103,9 +103,9 @@ TEST(ConvPluginPool, SpatialSizeChangesBetweenRuns) {
 // ---- what the plugin declines, and why (the host then falls back to aten) --------------
 
 TEST(ConvPluginRejects, UnsupportedPoolingCases) {
-  EXPECT_TRUE(contains(rejection("aten::adaptive_avg_pool2d", {in(random({1, 2, 7, 7}, 1))},
-                                 {{"output_size", ints({3, 3})}}),
-                       "does not divide"));
+  EXPECT_TRUE(
+      contains(rejection("aten::adaptive_avg_pool2d", {in(random({1, 2, 7, 7}, 1))}, {{"output_size", ints({3, 3})}}),
+               "does not divide"));
   EXPECT_TRUE(contains(rejection("aten::avg_pool2d", {in(random({1, 2, 8, 8}, 1))},
                                  with(pool_attrs({3, 3}, {2, 2}, {0, 0}), "ceil_mode", integer(1))),
                        "runs past the padded input"));
@@ -134,8 +134,8 @@ TEST(ConvPluginRejects, DeclinedNodesFallBackToAten) {
   ASSERT_FALSE(plan[0].rejected.empty());
   EXPECT_EQ(plan[0].rejected[0].backend, "conv");
   EXPECT_TRUE(contains(plan[0].rejected[0].reason, "does not divide"));
-  expect_close(model->run({x})[0], run_on("aten", {{"aten::adaptive_avg_pool2d", {{"output_size", ints({3, 4})}}}}, {in(x)}),
-               "fallback");
+  expect_close(model->run({x})[0],
+               run_on("aten", {{"aten::adaptive_avg_pool2d", {{"output_size", ints({3, 4})}}}}, {in(x)}), "fallback");
 }
 
 TEST(ConvPluginRejects, UnsupportedConvolutions) {
@@ -154,8 +154,8 @@ TEST(ConvPluginRejects, UnsupportedConvolutions) {
   EXPECT_TRUE(contains(rejection("aten::conv2d", {x(), weight(random({6, 1, 3, 3}, 2))}, {{"groups", integer(4)}}),
                        "divisible"));
   EXPECT_TRUE(contains(rejection("aten::conv2d", {in(random({1, 4, 2, 2}, 1)), w()}, {}), "smaller than the kernel"));
-  EXPECT_TRUE(contains(rejection("aten::_convolution", {x(), w(), std::nullopt}, {{"stride", ints({1, 1})}}),
-                       "missing"));
+  EXPECT_TRUE(
+      contains(rejection("aten::_convolution", {x(), w(), std::nullopt}, {{"stride", ints({1, 1})}}), "missing"));
   // A broadcast (stride 0) input cannot be described to oneDNN.
   Tensor one = random({1, 4, 1, 8}, 3);
   Tensor expanded = Tensor::from_blob(one.raw_data(), sytest::kF32, {1, 4, 8, 8}, {32, 8, 0, 1});
@@ -169,12 +169,12 @@ TEST(ConvPluginRejects, UnsupportedConvolutions) {
 
 TEST(ConvPluginRejects, UnsupportedFusedActivations) {
   std::vector<std::optional<Arg>> args = {in(random({1, 4, 8, 8}, 1)), weight(random({4, 4, 3, 3}, 2))};
-  EXPECT_TRUE(contains(rejection("aten::conv2d+aten::gelu", args, {{"post.approximate", text("erf")}}),
-                       "approximate='erf'"));
+  EXPECT_TRUE(
+      contains(rejection("aten::conv2d+aten::gelu", args, {{"post.approximate", text("erf")}}), "approximate='erf'"));
   EXPECT_TRUE(contains(rejection("aten::conv2d+aten::relu", args, {{"post.inplace", integer(1)}}), "not understood"));
-  EXPECT_TRUE(contains(rejection("aten::conv2d+aten::hardtanh", args,
-                                 {{"post.min_val", number(2)}, {"post.max_val", number(1)}}),
-                       "min_val > max_val"));
+  EXPECT_TRUE(contains(
+      rejection("aten::conv2d+aten::hardtanh", args, {{"post.min_val", number(2)}, {"post.max_val", number(1)}}),
+      "min_val > max_val"));
 }
 
 TEST(ConvPluginRejects, OverlappingStridesAreDeclined) {

@@ -34,7 +34,8 @@ ir::Graph tail(bool residual_from_conv, bool relu, double alpha) {
   if (!residual_from_conv) return g;
   // A convolution reads the tail, as the next block would: y stays in the conv storage.
   const ir::ValueId wh = g.add_constant("wh", random({32, 256, 1, 1}, 56, -0.2f, 0.2f));
-  g.add_node("head", "aten::conv2d", {g.find_value("y"), wh, ir::kNoValue}, {"out"}, conv_attrs({1, 1}, {0, 0}, {1, 1}, 1));
+  g.add_node("head", "aten::conv2d", {g.find_value("y"), wh, ir::kNoValue}, {"out"},
+             conv_attrs({1, 1}, {0, 0}, {1, 1}, 1));
   g.outputs = {g.find_value("out")};
   return g;
 }

@@ -22,9 +22,11 @@ std::string winograd_config(const std::string& name, const std::string& value) {
 // conv plugin takes it, or as two nodes for the reference.
 Built conv_relu(int64_t n, int64_t c, int64_t side, bool fused) {
   const float w = 1.f / std::sqrt(9.f * static_cast<float>(c));  // outputs of order 1
-  std::vector<Step> steps = {{fused ? "aten::conv2d+aten::relu" : "aten::conv2d", conv_attrs({1, 1}, {1, 1}, {1, 1}, 1)}};
+  std::vector<Step> steps = {
+      {fused ? "aten::conv2d+aten::relu" : "aten::conv2d", conv_attrs({1, 1}, {1, 1}, {1, 1}, 1)}};
   if (!fused) steps.push_back({"aten::relu", {}});
-  return chain(steps, {in(random({n, c, side, side}, 7)), weight(random({c, c, 3, 3}, 8, -w, w)), weight(random({c}, 9))});
+  return chain(steps,
+               {in(random({n, c, side, side}, 7)), weight(random({c, c, 3, 3}, 8, -w, w)), weight(random({c}, 9))});
 }
 
 Tensor run_twice(switchyard::Runtime& rt, Built b) {
@@ -52,8 +54,8 @@ TEST(ConvWinograd, ThreeByThreeLayersMatchAtenWithEveryWinogradOption) {
   // channels per call (one image each at batch 2).
   for (const Shape4 s : {Shape4{1, 64, 56}, Shape4{2, 32, 14}, Shape4{4, 64, 56}, Shape4{1, 48, 28}, Shape4{1, 128, 28},
                          Shape4{2, 128, 28}}) {
-    const std::string what = "[" + std::to_string(s.n) + ", " + std::to_string(s.c) + ", " +
-                             std::to_string(s.side) + ", " + std::to_string(s.side) + "]";
+    const std::string what = "[" + std::to_string(s.n) + ", " + std::to_string(s.c) + ", " + std::to_string(s.side) +
+                             ", " + std::to_string(s.side) + "]";
     Tensor ref = run_twice(runtime("aten"), conv_relu(s.n, s.c, s.side, false));
     Tensor fast = run_twice(runtime("conv"), conv_relu(s.n, s.c, s.side, true));
     Tensor slow = run_twice(direct, conv_relu(s.n, s.c, s.side, true));
@@ -77,8 +79,9 @@ TEST(ConvWinograd, AnUnknownWinogradOptionIsAnError) {
     model->run(b.feeds);
     FAIL() << "winograd = \"yes\" was accepted";
   } catch (const switchyard::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("option winograd is not \"2x2\", \"4x4\" or \"off\" (or true / false): got \"yes\""),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("option winograd is not \"2x2\", \"4x4\" or \"off\" (or true / false): got \"yes\""),
+        std::string::npos)
         << e.what();
   }
 }

@@ -41,11 +41,17 @@ double switchyard_ms(const Shape3& s, int pairs, bool bias, int repeat) {
   std::vector<Arg> first = {in(random({s.m, s.k}, 1)), weight(random({s.n, s.k}, 2, kF32, -0.05, 0.05)),
                             bias ? weight(random({s.n}, 3)) : absent()};
   for (int p = 0; p < pairs; ++p) {
-    if (p > 0) steps.push_back({"aten::linear", {}, {weight(random({s.n, s.k}, 4 + 2 * p, kF32, -0.05, 0.05)),
-                                                     bias ? weight(random({s.n}, 3)) : absent()}});
-    else steps.push_back({"aten::linear", {}, {}});
-    steps.push_back({"aten::linear", {}, {weight(random({s.k, s.n}, 5 + 2 * p, kF32, -0.05, 0.05)),
-                                          bias ? weight(random({s.k}, 3)) : absent()}});
+    if (p > 0)
+      steps.push_back(
+          {"aten::linear",
+           {},
+           {weight(random({s.n, s.k}, 4 + 2 * p, kF32, -0.05, 0.05)), bias ? weight(random({s.n}, 3)) : absent()}});
+    else
+      steps.push_back({"aten::linear", {}, {}});
+    steps.push_back(
+        {"aten::linear",
+         {},
+         {weight(random({s.k, s.n}, 5 + 2 * p, kF32, -0.05, 0.05)), bias ? weight(random({s.k}, 3)) : absent()}});
   }
   Built b = chain(steps, first);
   auto model = load_graph(cuda_runtime(), std::move(b.graph));
@@ -61,9 +67,9 @@ double switchyard_ms(const Shape3& s, int pairs, bool bias, int repeat) {
   return median(times);
 }
 
-#define CHECK_CUDA(x)                                                                      \
-  do {                                                                                     \
-    cudaError_t e = (x);                                                                   \
+#define CHECK_CUDA(x)                                                                               \
+  do {                                                                                              \
+    cudaError_t e = (x);                                                                            \
     if (e != cudaSuccess) throw std::runtime_error(std::string(#x) + ": " + cudaGetErrorString(e)); \
   } while (0)
 
@@ -84,10 +90,10 @@ double cublas_ms(const Shape3& s, int repeat) {
   const float one = 1.f, zero = 0.f;
   auto pair = [&] {
     // Row-major y[m, n] = x[m, k] w1[n, k]^T, then z[m, k] = y w2[k, n]^T (column-major terms).
-    cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.n), static_cast<int>(s.m), static_cast<int>(s.k), &one, w1,
-                static_cast<int>(s.k), x, static_cast<int>(s.k), &zero, y, static_cast<int>(s.n));
-    cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.k), static_cast<int>(s.m), static_cast<int>(s.n), &one, w2,
-                static_cast<int>(s.n), y, static_cast<int>(s.n), &zero, z, static_cast<int>(s.k));
+    cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.n), static_cast<int>(s.m), static_cast<int>(s.k), &one,
+                w1, static_cast<int>(s.k), x, static_cast<int>(s.k), &zero, y, static_cast<int>(s.n));
+    cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.k), static_cast<int>(s.m), static_cast<int>(s.n), &one,
+                w2, static_cast<int>(s.n), y, static_cast<int>(s.n), &zero, z, static_cast<int>(s.k));
   };
   cudaEvent_t a, b;
   CHECK_CUDA(cudaEventCreate(&a));
@@ -118,8 +124,10 @@ int main(int argc, char** argv) {
   std::string markdown;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--repeat" && i + 1 < argc) repeat = std::stoi(argv[++i]);
-    else if (a == "--markdown" && i + 1 < argc) markdown = argv[++i];
+    if (a == "--repeat" && i + 1 < argc)
+      repeat = std::stoi(argv[++i]);
+    else if (a == "--markdown" && i + 1 < argc)
+      markdown = argv[++i];
     else {
       std::cerr << "usage: bench_cuda_gemm [--repeat N] [--markdown FILE]\n";
       return 2;
@@ -135,12 +143,14 @@ int main(int argc, char** argv) {
       {4096, 4096, 4096, "square 4096"},         {32, 1000, 2048, "classifier head, batch 32"},
   };
   std::ostringstream table;
-  table << "| GEMM (m x n x k) | what | switchyard node (ms) | cuBLAS (ms) | switchyard GFLOP/s | cuBLAS GFLOP/s | fraction of cuBLAS |\n"
-        << "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
+  table
+      << "| GEMM (m x n x k) | what | switchyard node (ms) | cuBLAS (ms) | switchyard GFLOP/s | cuBLAS GFLOP/s | fraction of cuBLAS |\n"
+      << "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
   try {
     for (const Shape3& s : shapes) {
       const int short_pairs = 1, long_pairs = 5;
-      const double t_short = switchyard_ms(s, short_pairs, false, repeat), t_long = switchyard_ms(s, long_pairs, false, repeat);
+      const double t_short = switchyard_ms(s, short_pairs, false, repeat),
+                   t_long = switchyard_ms(s, long_pairs, false, repeat);
       const double node_pair = (t_long - t_short) / (long_pairs - short_pairs);
       const double cublas_pair = cublas_ms(s, repeat);
       const double flops_pair = 2.0 * 2.0 * static_cast<double>(s.m) * s.n * s.k;

@@ -1,6 +1,6 @@
 // Helpers for the cuda plugin's tests (cuda_test_util.hpp).
-#include "api/internal.hpp"
 #include "cuda_test_util.hpp"
+#include "api/internal.hpp"
 
 #include <algorithm>
 
@@ -94,7 +94,7 @@ uint16_t float_to_bf16(float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN stays NaN
-  x += 0x7fffu + ((x >> 16) & 1u);  // round to nearest even
+  x += 0x7fffu + ((x >> 16) & 1u);                                                       // round to nearest even
   return static_cast<uint16_t>(x >> 16);
 }
 
@@ -127,11 +127,16 @@ Tensor random(Shape shape, uint32_t seed, DLDataType dtype, double lo, double hi
   std::uniform_real_distribution<double> u(lo, hi);
   for (int64_t i = 0; i < t.numel(); ++i) {
     const double v = u(rng);
-    if (dtype.code == kDLFloat && dtype.bits == 32) t.data<float>()[i] = static_cast<float>(v);
-    else if (dtype.code == kDLFloat && dtype.bits == 64) t.data<double>()[i] = v;
-    else if (dtype.code == kDLFloat && dtype.bits == 16) t.data<uint16_t>()[i] = float_to_half(static_cast<float>(v));
-    else if (dtype.code == kDLBfloat) t.data<uint16_t>()[i] = float_to_bf16(static_cast<float>(v));
-    else ADD_FAILURE() << "random() of a non-float dtype";
+    if (dtype.code == kDLFloat && dtype.bits == 32)
+      t.data<float>()[i] = static_cast<float>(v);
+    else if (dtype.code == kDLFloat && dtype.bits == 64)
+      t.data<double>()[i] = v;
+    else if (dtype.code == kDLFloat && dtype.bits == 16)
+      t.data<uint16_t>()[i] = float_to_half(static_cast<float>(v));
+    else if (dtype.code == kDLBfloat)
+      t.data<uint16_t>()[i] = float_to_bf16(static_cast<float>(v));
+    else
+      ADD_FAILURE() << "random() of a non-float dtype";
   }
   return t;
 }
@@ -140,8 +145,10 @@ Tensor ints(Shape shape, std::vector<int64_t> values, DLDataType dtype) {
   Tensor t = Tensor::empty(dtype, std::move(shape));
   EXPECT_EQ(static_cast<size_t>(t.numel()), values.size());
   for (int64_t i = 0; i < t.numel(); ++i) {
-    if (dtype.bits == 64) t.data<int64_t>()[i] = values[static_cast<size_t>(i)];
-    else t.data<int32_t>()[i] = static_cast<int32_t>(values[static_cast<size_t>(i)]);
+    if (dtype.bits == 64)
+      t.data<int64_t>()[i] = values[static_cast<size_t>(i)];
+    else
+      t.data<int32_t>()[i] = static_cast<int32_t>(values[static_cast<size_t>(i)]);
   }
   return t;
 }

@@ -37,12 +37,15 @@ inline constexpr DLDataType kBool{6, 8, 1};
 
 // Only the cuda plugin, strict: a node it declines fails the plan instead of falling back.
 inline std::string cuda_only_config(const std::string& options = "") {
-  return sytest::write_config("cuda_only", "[plugins]\nload = [\"cuda\"]\n[selection]\ndefault = [\"cuda\"]\nstrict = true\n"
-                                           "fuse = false\n" + options);
+  return sytest::write_config("cuda_only",
+                              "[plugins]\nload = [\"cuda\"]\n[selection]\ndefault = [\"cuda\"]\nstrict = true\n"
+                              "fuse = false\n" +
+                                  options);
 }
 
 inline switchyard::Runtime& cuda_runtime() {
-  static std::unique_ptr<switchyard::Runtime> rt = std::make_unique<switchyard::Runtime>(switchyard::Options{cuda_only_config()});
+  static std::unique_ptr<switchyard::Runtime> rt =
+      std::make_unique<switchyard::Runtime>(switchyard::Options{cuda_only_config()});
   return *rt;
 }
 
@@ -53,10 +56,10 @@ struct GpuState {
 };
 const GpuState& gpu();
 
-#define REQUIRE_GPU()                                                                    \
-  do {                                                                                   \
-    if (!::cudatest::gpu().usable) GTEST_SKIP() << "missing resource: needs a CUDA GPU, and the cuda plugin says: " \
-                                                << ::cudatest::gpu().reason;             \
+#define REQUIRE_GPU()                                                                                               \
+  do {                                                                                                              \
+    if (!::cudatest::gpu().usable)                                                                                  \
+      GTEST_SKIP() << "missing resource: needs a CUDA GPU, and the cuda plugin says: " << ::cudatest::gpu().reason; \
   } while (0)
 
 // True when the cuda plugin lists a kernel for `op` (cuDNN's ops depend on the build).

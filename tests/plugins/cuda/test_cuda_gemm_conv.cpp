@@ -89,7 +89,8 @@ TEST(CudaGemm, LinearAtSeveralShapesWithAndWithoutBias) {
       std::vector<double> ref = matmul_ref(xt, w, true, &shape);
       expect_close(run_cuda({{"aten::linear", {}, {}}}, {in(xt), weight(w), absent()})[0], ref, shape, 1e-5, "no bias");
       add_broadcast(ref, shape, b, 1);
-      expect_close(run_cuda({{"aten::linear", {}, {}}}, {in(xt), weight(w), weight(b)})[0], ref, shape, 1e-5, "constant bias");
+      expect_close(run_cuda({{"aten::linear", {}, {}}}, {in(xt), weight(w), weight(b)})[0], ref, shape, 1e-5,
+                   "constant bias");
       expect_close(run_cuda({{"aten::linear", {}, {}}}, {in(xt), in(w), in(b)})[0], ref, shape, 1e-5, "inputs");
     }
   }
@@ -121,7 +122,8 @@ TEST(CudaGemm, FusedLinearActivations) {
   const std::vector<Act> acts = {
       {"aten::relu", {}, [](double v) { return v > 0 ? v : 0; }},
       {"aten::gelu", {}, gelu},
-      {"aten::gelu", {{"post.approximate", text("tanh")}},
+      {"aten::gelu",
+       {{"post.approximate", text("tanh")}},
        [](double v) { return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))); }},
       {"aten::silu", {}, [](double v) { return v / (1 + std::exp(-v)); }},
       {"aten::hardswish", {}, [](double v) { return v * std::min(std::max(v + 3, 0.0), 6.0) / 6; }},
@@ -136,10 +138,17 @@ TEST(CudaGemm, FusedLinearActivations) {
 
 TEST(CudaGemm, MatmulBroadcastsAndHandlesOneDimOperands) {
   REQUIRE_GPU();
-  const std::vector<std::pair<Shape, Shape>> cases = {
-      {{3, 4}, {4, 5}},          {{2, 3, 4}, {4, 5}},       {{4}, {4, 5}},       {{3, 4}, {4}},   {{4}, {4}},
-      {{2, 3, 4}, {2, 4, 5}},    {{2, 1, 3, 4}, {5, 4, 6}}, {{1, 3, 4}, {7, 4, 2}}, {{2, 3, 4}, {4}}, {{4}, {3, 4, 5}},
-      {{4, 12, 197, 64}, {4, 12, 64, 197}}};
+  const std::vector<std::pair<Shape, Shape>> cases = {{{3, 4}, {4, 5}},
+                                                      {{2, 3, 4}, {4, 5}},
+                                                      {{4}, {4, 5}},
+                                                      {{3, 4}, {4}},
+                                                      {{4}, {4}},
+                                                      {{2, 3, 4}, {2, 4, 5}},
+                                                      {{2, 1, 3, 4}, {5, 4, 6}},
+                                                      {{1, 3, 4}, {7, 4, 2}},
+                                                      {{2, 3, 4}, {4}},
+                                                      {{4}, {3, 4, 5}},
+                                                      {{4, 12, 197, 64}, {4, 12, 64, 197}}};
   uint32_t seed = 10;
   for (const auto& [a, b] : cases) {
     SCOPED_TRACE(switchyard::shape_string(a) + " @ " + switchyard::shape_string(b));
@@ -161,8 +170,9 @@ TEST(CudaGemm, MmBmmAddmmBaddbmm) {
       std::vector<double> r = matmul_ref(a, b, false, &shape);
       for (double& v : r) v *= alpha;
       if (beta != 0) add_broadcast(r, shape, self, beta);
-      expect_close(run_cuda({{"aten::addmm", {{"beta", f64(beta)}, {"alpha", f64(alpha)}}, {}}}, {in(self), in(a), in(b)})[0], r,
-                   shape, 1e-5, "addmm self " + switchyard::shape_string(self.shape()) + " beta " + std::to_string(beta));
+      expect_close(
+          run_cuda({{"aten::addmm", {{"beta", f64(beta)}, {"alpha", f64(alpha)}}, {}}}, {in(self), in(a), in(b)})[0], r,
+          shape, 1e-5, "addmm self " + switchyard::shape_string(self.shape()) + " beta " + std::to_string(beta));
     }
   }
   const Tensor b1 = random({4, 6, 8}, 6), b2 = random({4, 8, 5}, 7);
@@ -171,8 +181,9 @@ TEST(CudaGemm, MmBmmAddmmBaddbmm) {
   for (const Tensor& self : {random({1, 6, 5}, 8), random({4, 6, 5}, 9)}) {
     std::vector<double> r = matmul_ref(b1, b2, false, &shape);
     add_broadcast(r, shape, self, 1);
-    expect_close(run_cuda({{"aten::baddbmm", {{"beta", i64(1)}, {"alpha", i64(1)}}, {}}}, {weight(self), in(b1), in(b2)})[0], r,
-                 shape, 1e-5, "baddbmm");
+    expect_close(
+        run_cuda({{"aten::baddbmm", {{"beta", i64(1)}, {"alpha", i64(1)}}, {}}}, {weight(self), in(b1), in(b2)})[0], r,
+        shape, 1e-5, "baddbmm");
   }
 }
 
@@ -200,7 +211,8 @@ TEST(CudaGemm, PrecisionOptionIsHonouredAndTyposAreDeclined) {
   const std::vector<double> ref = matmul_ref(x, w, true, &shape);
   for (const char* p : {"tf32", "float16", "bfloat16"}) {
     switchyard::Runtime rt(switchyard::Options{cuda_only_config(
-        std::string("[[rules]]\nop = \"aten::linear\"\nbackends = [\"cuda\"]\noptions = { precision = \"") + p + "\" }\n")});
+        std::string("[[rules]]\nop = \"aten::linear\"\nbackends = [\"cuda\"]\noptions = { precision = \"") + p +
+        "\" }\n")});
     // Reduced precision inside: float16 rounding of inputs over 256 terms, about 1e-3.
     expect_close(run_cuda({{"aten::linear", {}, {}}}, {in(x), weight(w)}, &rt)[0], ref, shape, 3e-2, p);
   }
@@ -216,17 +228,20 @@ TEST(CudaGemm, DeclinesWhatItDoesNotDo) {
   REQUIRE_GPU();
   EXPECT_NE(cuda_error({{"aten::linear", {}, {}}}, {in(random({2, 4}, 1)), in(random({4}, 2))}).find("2-D weight"),
             std::string::npos);
-  EXPECT_NE(cuda_error({{"aten::mm", {}, {}}}, {in(random({2, 4}, 1)), in(random({5, 3}, 2))}).find("cannot be multiplied"),
-            std::string::npos);
-  EXPECT_NE(cuda_error({{"aten::matmul", {}, {}}}, {in(random({2, 4}, 1)), in(random({4, 3}, 2, kF16))}).find("mixed dtypes"),
-            std::string::npos);
+  EXPECT_NE(
+      cuda_error({{"aten::mm", {}, {}}}, {in(random({2, 4}, 1)), in(random({5, 3}, 2))}).find("cannot be multiplied"),
+      std::string::npos);
+  EXPECT_NE(
+      cuda_error({{"aten::matmul", {}, {}}}, {in(random({2, 4}, 1)), in(random({4, 3}, 2, kF16))}).find("mixed dtypes"),
+      std::string::npos);
 }
 
 // ---- convolution and pooling ----------------------------------------------------------------------
 
-#define REQUIRE_CUDNN()                                                                             \
-  do {                                                                                              \
-    if (!has_cuda_op("aten::_convolution")) GTEST_SKIP() << "missing resource: the cuda plugin was built without cuDNN"; \
+#define REQUIRE_CUDNN()                                                            \
+  do {                                                                             \
+    if (!has_cuda_op("aten::_convolution"))                                        \
+      GTEST_SKIP() << "missing resource: the cuda plugin was built without cuDNN"; \
   } while (0)
 
 struct ConvCase {
@@ -267,9 +282,9 @@ std::vector<double> conv_ref(const Tensor& x, const Tensor& w, const Tensor* b, 
 }
 
 ir::Attributes conv_attrs(const ConvCase& c) {
-  return {{"stride", list(c.stride)},         {"padding", list(c.padding)}, {"dilation", list(c.dilation)},
-          {"transposed", i64(0)},             {"output_padding", list({0, 0})}, {"groups", i64(c.groups)},
-          {"benchmark", i64(0)},              {"deterministic", i64(0)},    {"cudnn_enabled", i64(1)},
+  return {{"stride", list(c.stride)}, {"padding", list(c.padding)},     {"dilation", list(c.dilation)},
+          {"transposed", i64(0)},     {"output_padding", list({0, 0})}, {"groups", i64(c.groups)},
+          {"benchmark", i64(0)},      {"deterministic", i64(0)},        {"cudnn_enabled", i64(1)},
           {"allow_tf32", i64(1)}};
 }
 
@@ -279,7 +294,7 @@ TEST(CudaConv, ConvolutionsAsTheImporterEmitsThem) {
   const std::vector<ConvCase> cases = {
       {{1, 3, 16, 16}, {8, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
       {{2, 4, 15, 13}, {6, 2, 3, 2}, {2, 1}, {1, 0}, {1, 1}, 2, true},
-      {{2, 8, 12, 12}, {8, 1, 3, 3}, {1, 1}, {2, 2}, {2, 2}, 8, false},  // depthwise, dilated
+      {{2, 8, 12, 12}, {8, 1, 3, 3}, {1, 1}, {2, 2}, {2, 2}, 8, false},     // depthwise, dilated
       {{1, 3, 224, 224}, {64, 3, 7, 7}, {2, 2}, {3, 3}, {1, 1}, 1, false},  // resnet's stem
       {{4, 16, 7, 7}, {32, 16, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, true},
   };
@@ -362,8 +377,11 @@ TEST(CudaPool, MaxAndAvgPooling) {
     Shape shape;
     std::vector<double> ref = pool_ref(x, true, k, s, p, true, &shape);
     expect_close(run_cuda({{"aten::max_pool2d",
-                            {{"kernel_size", list({k, k})}, {"stride", list({s, s})}, {"padding", list({p, p})},
-                             {"dilation", list({1, 1})}, {"ceil_mode", i64(0)}},
+                            {{"kernel_size", list({k, k})},
+                             {"stride", list({s, s})},
+                             {"padding", list({p, p})},
+                             {"dilation", list({1, 1})},
+                             {"ceil_mode", i64(0)}},
                             {}}},
                           {in(x)})[0],
                  ref, shape, 1e-6, "max_pool2d");
@@ -371,8 +389,11 @@ TEST(CudaPool, MaxAndAvgPooling) {
       ref = pool_ref(x, false, k, s, p, include, &shape);
       for (double& v : ref) v = std::isnan(v) ? NAN : v;
       expect_close(run_cuda({{"aten::avg_pool2d",
-                              {{"kernel_size", list({k, k})}, {"stride", list({s, s})}, {"padding", list({p, p})},
-                               {"ceil_mode", i64(0)}, {"count_include_pad", i64(include)}},
+                              {{"kernel_size", list({k, k})},
+                               {"stride", list({s, s})},
+                               {"padding", list({p, p})},
+                               {"ceil_mode", i64(0)},
+                               {"count_include_pad", i64(include)}},
                               {}}},
                             {in(x)})[0],
                    ref, shape, 1e-6, include ? "avg_pool2d count_include_pad" : "avg_pool2d");
@@ -382,14 +403,16 @@ TEST(CudaPool, MaxAndAvgPooling) {
 
 TEST(CudaPool, AdaptiveAveragePoolingWithUnevenWindows) {
   REQUIRE_GPU();
-  for (auto [h, w, oh, ow] : {std::tuple{7, 7, 1, 1}, std::tuple{10, 7, 3, 4}, std::tuple{56, 56, 1, 1}, std::tuple{5, 5, 7, 7}}) {
+  for (auto [h, w, oh, ow] :
+       {std::tuple{7, 7, 1, 1}, std::tuple{10, 7, 3, 4}, std::tuple{56, 56, 1, 1}, std::tuple{5, 5, 7, 7}}) {
     const Tensor x = random({2, 4, h, w}, 3);
     const std::vector<double> xv = values_of(x);
     std::vector<double> ref;
     for (int64_t pl = 0; pl < 8; ++pl)
       for (int64_t i = 0; i < oh; ++i)
         for (int64_t j = 0; j < ow; ++j) {
-          const int64_t h0 = i * h / oh, h1 = ((i + 1) * h + oh - 1) / oh, w0 = j * w / ow, w1 = ((j + 1) * w + ow - 1) / ow;
+          const int64_t h0 = i * h / oh, h1 = ((i + 1) * h + oh - 1) / oh, w0 = j * w / ow,
+                        w1 = ((j + 1) * w + ow - 1) / ow;
           double s = 0;
           for (int64_t a = h0; a < h1; ++a)
             for (int64_t b = w0; b < w1; ++b) s += xv[static_cast<size_t>((pl * h + a) * w + b)];

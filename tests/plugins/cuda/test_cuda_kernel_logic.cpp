@@ -116,9 +116,14 @@ int64_t broadcast_offset(const Shape& shape, const Shape& out, int64_t i) {
 }
 
 TEST(CudaBroadcast, WalksVisitWhatNumpyBroadcastingReads) {
-  const std::vector<std::pair<Shape, Shape>> cases = {
-      {{4, 1, 3}, {5, 3}}, {{2, 3, 4}, {}}, {{1}, {7}}, {{6, 1, 1, 5}, {1, 4, 3, 1}}, {{2, 3, 4, 5}, {2, 3, 4, 5}},
-      {{3, 1}, {1, 3}},    {{1, 1, 9}, {9}}, {{2, 1, 2, 1, 2, 1, 2, 1, 2}, {2, 1, 2, 1, 2, 1, 2, 1, 2}}};
+  const std::vector<std::pair<Shape, Shape>> cases = {{{4, 1, 3}, {5, 3}},
+                                                      {{2, 3, 4}, {}},
+                                                      {{1}, {7}},
+                                                      {{6, 1, 1, 5}, {1, 4, 3, 1}},
+                                                      {{2, 3, 4, 5}, {2, 3, 4, 5}},
+                                                      {{3, 1}, {1, 3}},
+                                                      {{1, 1, 9}, {9}},
+                                                      {{2, 1, 2, 1, 2, 1, 2, 1, 2}, {2, 1, 2, 1, 2, 1, 2, 1, 2}}};
   for (const auto& [a, b] : cases) {
     SCOPED_TRACE(sycuda::str(a) + " x " + sycuda::str(b));
     const Shape out = sycuda::broadcast_shapes(a, b, "test");
@@ -199,8 +204,8 @@ std::vector<float> random_values(int64_t n, uint32_t seed) {
 
 // torch.matmul's definition, written out: 1-D operands get a dim of 1 that the result
 // drops, batch dims broadcast. `b_t`: b is stored [.., n, k] (linear's weight).
-std::vector<double> reference_matmul(const Shape& as, const std::vector<float>& a, const Shape& bs, const std::vector<float>& b,
-                                     bool b_t, Shape* out_shape) {
+std::vector<double> reference_matmul(const Shape& as, const std::vector<float>& a, const Shape& bs,
+                                     const std::vector<float>& b, bool b_t, Shape* out_shape) {
   const bool a1 = as.size() == 1, b1 = bs.size() == 1;
   Shape am = a1 ? Shape{1, as[0]} : as;
   Shape bm = b1 ? Shape{bs[0], 1} : bs;
@@ -249,11 +254,19 @@ void expect_plan_matches(const sycuda::GemmPlan& p, const Shape& as, const Shape
 }
 
 TEST(CudaGemmPlan, MatmulBroadcastingAndOneDimOperands) {
-  const std::vector<std::pair<Shape, Shape>> cases = {
-      {{3, 4}, {4, 5}},       {{2, 3, 4}, {4, 5}},       {{4}, {4, 5}},          {{3, 4}, {4}},
-      {{4}, {4}},             {{2, 3, 4}, {2, 4, 5}},    {{2, 1, 3, 4}, {5, 4, 6}}, {{1, 3, 4}, {7, 4, 2}},
-      {{2, 3, 4}, {4}},       {{4}, {3, 4, 5}},          {{6, 1, 2, 3}, {1, 5, 3, 2}}, {{1, 1, 3, 4}, {4, 5}},
-      {{2, 3, 1, 4}, {3, 4, 2}}};
+  const std::vector<std::pair<Shape, Shape>> cases = {{{3, 4}, {4, 5}},
+                                                      {{2, 3, 4}, {4, 5}},
+                                                      {{4}, {4, 5}},
+                                                      {{3, 4}, {4}},
+                                                      {{4}, {4}},
+                                                      {{2, 3, 4}, {2, 4, 5}},
+                                                      {{2, 1, 3, 4}, {5, 4, 6}},
+                                                      {{1, 3, 4}, {7, 4, 2}},
+                                                      {{2, 3, 4}, {4}},
+                                                      {{4}, {3, 4, 5}},
+                                                      {{6, 1, 2, 3}, {1, 5, 3, 2}},
+                                                      {{1, 1, 3, 4}, {4, 5}},
+                                                      {{2, 3, 1, 4}, {3, 4, 2}}};
   for (const auto& [a, b] : cases) {
     SCOPED_TRACE(sycuda::str(a) + " @ " + sycuda::str(b));
     expect_plan_matches(sycuda::plan_matmul(a, b), a, b, false, nullptr, 0, 1);
@@ -315,7 +328,10 @@ TEST(CudaGemmPlan, ShapeErrorsNameTheOperands) {
   };
   EXPECT_NE(message([] { sycuda::plan_matmul({3, 4}, {5, 6}); }).find("cannot be multiplied"), std::string::npos);
   EXPECT_NE(message([] { sycuda::plan_bmm({2, 3, 4}, {3, 4, 5}); }).find("same batch size"), std::string::npos);
-  EXPECT_NE(message([] { sycuda::plan_linear({3, 4}, {5, 3}, nullptr); }).find("cannot be multiplied"), std::string::npos);
+  EXPECT_NE(message([] {
+              sycuda::plan_linear({3, 4}, {5, 3}, nullptr);
+            }).find("cannot be multiplied"),
+            std::string::npos);
   EXPECT_NE(message([] { sycuda::plan_mm({3, 4, 1}, {4, 5}); }).find("must be a matrix"), std::string::npos);
   const Shape bad_bias = {3, 4};
   EXPECT_NE(message([&] { sycuda::plan_linear({3, 4}, {5, 4}, &bad_bias); }).find("bias"), std::string::npos);
@@ -354,7 +370,8 @@ TEST(CudaConvPlan, OutputShapesFollowAten) {
           p.groups = groups;
           const Shape x = {2, 4, 11, 9}, w = {6, 4 / groups, 3, 2};
           const sycuda::ConvGeometry g = sycuda::conv_geometry(p, x, w, nullptr);
-          EXPECT_EQ(g.out_shape, (Shape{2, 6, aten_conv_out(11, 3, pad, stride, dil), aten_conv_out(9, 2, pad, stride, dil)}));
+          EXPECT_EQ(g.out_shape,
+                    (Shape{2, 6, aten_conv_out(11, 3, pad, stride, dil), aten_conv_out(9, 2, pad, stride, dil)}));
           EXPECT_EQ(g.groups, groups);
         }
   // conv1d as a height of 1; an unbatched conv2d; padding='same' with an odd kernel.

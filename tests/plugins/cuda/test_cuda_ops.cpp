@@ -104,8 +104,9 @@ TEST(CudaElementwise, BinaryOpsBroadcastAndTakeScalars) {
                                  {"aten::div", [](double a, double b) { return a / b; }},
                                  {"aten::maximum", [](double a, double b) { return std::max(a, b); }},
                                  {"aten::minimum", [](double a, double b) { return std::min(a, b); }}};
-  const std::vector<std::pair<Shape, Shape>> shapes = {{{4, 5}, {4, 5}}, {{4, 1, 3}, {5, 3}}, {{2, 3, 4}, {}},
-                                                       {{3, 1}, {1, 7}}, {{1}, {6}},         {{2, 1, 4, 1, 3}, {5, 1, 3}}};
+  const std::vector<std::pair<Shape, Shape>> shapes = {{{4, 5}, {4, 5}}, {{4, 1, 3}, {5, 3}},
+                                                       {{2, 3, 4}, {}},  {{3, 1}, {1, 7}},
+                                                       {{1}, {6}},       {{2, 1, 4, 1, 3}, {5, 1, 3}}};
   uint32_t seed = 1;
   for (DLDataType dt : {kF32, kF16}) {
     for (const auto& [as, bs] : shapes) {
@@ -115,7 +116,8 @@ TEST(CudaElementwise, BinaryOpsBroadcastAndTakeScalars) {
       for (const Case& c : ops) {
         std::vector<double> ref;
         for (int64_t i = 0; i < numel(out); ++i)
-          ref.push_back(rounded(c.f(av[static_cast<size_t>(bcast(as, out, i))], bv[static_cast<size_t>(bcast(bs, out, i))]), dt));
+          ref.push_back(
+              rounded(c.f(av[static_cast<size_t>(bcast(as, out, i))], bv[static_cast<size_t>(bcast(bs, out, i))]), dt));
         ir::Attributes attrs;
         if (c.op == "aten::add" || c.op == "aten::sub") attrs = {{"alpha", i64(1)}};
         expect_close(run_cuda({{c.op, attrs, {}}}, {in(a), in(b)})[0], ref, out, tolerance(dt, 1e-6),
@@ -136,13 +138,15 @@ TEST(CudaElementwise, BinaryOpsBroadcastAndTakeScalars) {
                "div by a 0-dim float64 constant");
   ref.clear();
   for (double v : xv) ref.push_back(1.0 - 2 * v);
-  expect_close(run_cuda({{"aten::rsub", {{"other", f64(1.0)}, {"alpha", i64(2)}}, {}}}, {in(x)})[0], ref, {5, 6}, 1e-6, "rsub");
+  expect_close(run_cuda({{"aten::rsub", {{"other", f64(1.0)}, {"alpha", i64(2)}}, {}}}, {in(x)})[0], ref, {5, 6}, 1e-6,
+               "rsub");
 }
 
 TEST(CudaElementwise, IntegerArithmeticAndComparisons) {
   REQUIRE_GPU();
   const Tensor a = ints({2, 3}, {0, 5, -3, 7, 0, 2}), b = ints({3}, {0, 4, 2});
-  expect_close(run_cuda({{"aten::add", {{"alpha", i64(3)}}, {}}}, {in(a), in(b)})[0], {0, 17, 3, 7, 12, 8}, {2, 3}, 0, "int add");
+  expect_close(run_cuda({{"aten::add", {{"alpha", i64(3)}}, {}}}, {in(a), in(b)})[0], {0, 17, 3, 7, 12, 8}, {2, 3}, 0,
+               "int add");
   const Tensor eq = run_cuda({{"aten::eq", {{"other", i64(0)}}, {}}}, {in(a)})[0];
   EXPECT_TRUE(switchyard::same_dtype(eq.dtype(), kBool));
   expect_close(eq, {1, 0, 0, 0, 1, 0}, {2, 3}, 0, "eq Scalar");
@@ -166,13 +170,15 @@ TEST(CudaElementwise, WhereMaskedFillBatchNormAndFills) {
     ref.push_back(cv[static_cast<size_t>(i % 12)] ? xv[static_cast<size_t>(i)] : yv[static_cast<size_t>((i % 12) / 4)]);
   expect_close(run_cuda({{"aten::where", {}, {}}}, {in(c), in(x), in(y)})[0], ref, {2, 3, 4}, 0, "where");
   ref.clear();
-  for (int64_t i = 0; i < 24; ++i) ref.push_back(cv[static_cast<size_t>(i % 12)] ? -INFINITY : xv[static_cast<size_t>(i)]);
+  for (int64_t i = 0; i < 24; ++i)
+    ref.push_back(cv[static_cast<size_t>(i % 12)] ? -INFINITY : xv[static_cast<size_t>(i)]);
   expect_close(run_cuda({{"aten::masked_fill", {{"value", f64(-INFINITY)}}, {}}}, {in(x), in(c)})[0], ref, {2, 3, 4}, 0,
                "masked_fill");
   // batch_norm in inference.
   const Tensor img = random({2, 3, 5, 5}, 3), mean = random({3}, 4), var = random({3}, 5, kF32, 0.5, 2),
                w = random({3}, 6), b = random({3}, 7);
-  const std::vector<double> iv = values_of(img), mv = values_of(mean), vv = values_of(var), wv = values_of(w), bv = values_of(b);
+  const std::vector<double> iv = values_of(img), mv = values_of(mean), vv = values_of(var), wv = values_of(w),
+                            bv = values_of(b);
   ref.clear();
   for (int64_t i = 0; i < 150; ++i) {
     const size_t ch = static_cast<size_t>((i / 25) % 3);
@@ -186,8 +192,8 @@ TEST(CudaElementwise, WhereMaskedFillBatchNormAndFills) {
   const Tensor z = run_cuda({{"aten::zeros_like", {{"dtype", i64(6)}}, {}}}, {in(img)})[0];
   EXPECT_EQ(z.shape(), img.shape());
   for (double v : values_of(z)) ASSERT_EQ(v, 0.0);
-  expect_close(run_cuda({{"aten::full_like", {{"fill_value", f64(2.5)}}, {}}}, {in(random({3}, 1))})[0], {2.5, 2.5, 2.5}, {3}, 0,
-               "full_like");
+  expect_close(run_cuda({{"aten::full_like", {{"fill_value", f64(2.5)}}, {}}}, {in(random({3}, 1))})[0],
+               {2.5, 2.5, 2.5}, {3}, 0, "full_like");
 }
 
 // ---- softmax and layer norm ------------------------------------------------------------------------
@@ -202,7 +208,8 @@ TEST(CudaReduce, SoftmaxOverAnyDimAndLogSoftmax) {
       const std::vector<double> xv = values_of(x);
       const int64_t d = dim < 0 ? dim + static_cast<int64_t>(shape.size()) : dim;
       int64_t outer = 1, inner = 1;
-      for (int64_t k = 0; k < static_cast<int64_t>(shape.size()); ++k) (k < d ? outer : (k > d ? inner : outer)) *= k == d ? 1 : shape[k];
+      for (int64_t k = 0; k < static_cast<int64_t>(shape.size()); ++k)
+        (k < d ? outer : (k > d ? inner : outer)) *= k == d ? 1 : shape[k];
       const int64_t size = shape[static_cast<size_t>(d)];
       std::vector<double> soft(xv.size()), logsoft(xv.size());
       for (int64_t o = 0; o < outer; ++o)
@@ -216,10 +223,12 @@ TEST(CudaReduce, SoftmaxOverAnyDimAndLogSoftmax) {
             logsoft[i] = xv[i] - m - std::log(s);
           }
         }
-      const std::string what = switchyard::dtype_name(dt) + " " + switchyard::shape_string(shape) + " dim " + std::to_string(dim);
-      expect_close(run_cuda({{"aten::softmax", {{"dim", i64(dim)}}, {}}}, {in(x)})[0], soft, shape, tolerance(dt), "softmax " + what);
-      expect_close(run_cuda({{"aten::log_softmax", {{"dim", i64(dim)}}, {}}}, {in(x)})[0], logsoft, shape, tolerance(dt, 2e-5),
-                   "log_softmax " + what);
+      const std::string what =
+          switchyard::dtype_name(dt) + " " + switchyard::shape_string(shape) + " dim " + std::to_string(dim);
+      expect_close(run_cuda({{"aten::softmax", {{"dim", i64(dim)}}, {}}}, {in(x)})[0], soft, shape, tolerance(dt),
+                   "softmax " + what);
+      expect_close(run_cuda({{"aten::log_softmax", {{"dim", i64(dim)}}, {}}}, {in(x)})[0], logsoft, shape,
+                   tolerance(dt, 2e-5), "log_softmax " + what);
     }
   }
   // A row holding NaN is NaN; a row of -inf is NaN (0/0), as ATen.
@@ -255,10 +264,10 @@ TEST(CudaReduce, LayerNorm) {
       }
       const std::string what = switchyard::dtype_name(dt) + " " + switchyard::shape_string(shape);
       const ir::Attributes attrs = {{"normalized_shape", list(norm)}, {"eps", f64(1e-5)}, {"cudnn_enable", i64(1)}};
-      expect_close(run_cuda({{"aten::layer_norm", attrs, {}}}, {in(x), weight(w), weight(b)})[0], ref, shape, tolerance(dt, 2e-5),
-                   "layer_norm " + what);
-      expect_close(run_cuda({{"aten::layer_norm", attrs, {}}}, {in(x), absent(), absent()})[0], plain, shape, tolerance(dt, 2e-5),
-                   "layer_norm without affine " + what);
+      expect_close(run_cuda({{"aten::layer_norm", attrs, {}}}, {in(x), weight(w), weight(b)})[0], ref, shape,
+                   tolerance(dt, 2e-5), "layer_norm " + what);
+      expect_close(run_cuda({{"aten::layer_norm", attrs, {}}}, {in(x), absent(), absent()})[0], plain, shape,
+                   tolerance(dt, 2e-5), "layer_norm without affine " + what);
     }
   }
 }
@@ -275,7 +284,8 @@ std::vector<double> permuted(const std::vector<double>& v, const Shape& shape, c
   std::vector<double> r;
   for (int64_t i = 0; i < numel(*out); ++i) {
     int64_t rest = i, off = 0;
-    for (size_t d = out->size(); d-- > 0;) off += (rest % (*out)[d]) * strides[static_cast<size_t>(perm[d])], rest /= (*out)[d];
+    for (size_t d = out->size(); d-- > 0;)
+      off += (rest % (*out)[d]) * strides[static_cast<size_t>(perm[d])], rest /= (*out)[d];
     r.push_back(v[static_cast<size_t>(off)]);
   }
   return r;
@@ -286,13 +296,15 @@ TEST(CudaShape, ViewsReshapesPermutesSlicesAndSplits) {
   const Tensor x = random({2, 3, 4}, 1);
   const std::vector<double> xv = values_of(x);
   expect_close(run_cuda({{"aten::view", {{"size", list({4, -1})}}, {}}}, {in(x)})[0], xv, {4, 6}, 0, "view");
-  expect_close(run_cuda({{"aten::flatten", {{"start_dim", i64(1)}, {"end_dim", i64(-1)}}, {}}}, {in(x)})[0], xv, {2, 12}, 0, "flatten");
+  expect_close(run_cuda({{"aten::flatten", {{"start_dim", i64(1)}, {"end_dim", i64(-1)}}, {}}}, {in(x)})[0], xv,
+               {2, 12}, 0, "flatten");
   expect_close(run_cuda({{"aten::unsqueeze", {{"dim", i64(1)}}, {}}}, {in(x)})[0], xv, {2, 1, 3, 4}, 0, "unsqueeze");
   Shape out;
   std::vector<double> ref = permuted(xv, {2, 3, 4}, {2, 0, 1}, &out);
   expect_close(run_cuda({{"aten::permute", {{"dims", list({2, 0, 1})}}, {}}}, {in(x)})[0], ref, out, 0, "permute");
   ref = permuted(xv, {2, 3, 4}, {0, 2, 1}, &out);
-  expect_close(run_cuda({{"aten::transpose", {{"dim0", i64(1)}, {"dim1", i64(2)}}, {}}}, {in(x)})[0], ref, out, 0, "transpose");
+  expect_close(run_cuda({{"aten::transpose", {{"dim0", i64(1)}, {"dim1", i64(2)}}, {}}}, {in(x)})[0], ref, out, 0,
+               "transpose");
   // transpose -> contiguous -> view, as the decomposed attention does.
   expect_close(run_cuda({{"aten::transpose", {{"dim0", i64(1)}, {"dim1", i64(2)}}, {}},
                          {"aten::contiguous", {{"memory_format", i64(0)}}, {}},
@@ -304,13 +316,15 @@ TEST(CudaShape, ViewsReshapesPermutesSlicesAndSplits) {
   for (int64_t a = 0; a < 2; ++a)
     for (int64_t b = 0; b < 3; ++b)
       for (int64_t c = 1; c < 4; c += 2) ref.push_back(xv[static_cast<size_t>((a * 3 + b) * 4 + c)]);
-  expect_close(run_cuda({{"aten::slice", {{"dim", i64(2)}, {"start", i64(1)}, {"end", i64(INT64_MAX)}, {"step", i64(2)}}, {}}},
-                        {in(x)})[0],
-               ref, {2, 3, 2}, 0, "slice");
+  expect_close(
+      run_cuda({{"aten::slice", {{"dim", i64(2)}, {"start", i64(1)}, {"end", i64(INT64_MAX)}, {"step", i64(2)}}, {}}},
+               {in(x)})[0],
+      ref, {2, 3, 2}, 0, "slice");
   ref.clear();
   for (int64_t a = 0; a < 2; ++a)
     for (int64_t c = 0; c < 4; ++c) ref.push_back(xv[static_cast<size_t>((a * 3 + 2) * 4 + c)]);
-  expect_close(run_cuda({{"aten::select", {{"dim", i64(1)}, {"index", i64(-1)}}, {}}}, {in(x)})[0], ref, {2, 4}, 0, "select");
+  expect_close(run_cuda({{"aten::select", {{"dim", i64(1)}, {"index", i64(-1)}}, {}}}, {in(x)})[0], ref, {2, 4}, 0,
+               "select");
   // chunk into 3 along the last dim of [2, 6]: three outputs.
   const Tensor y = random({2, 6}, 2);
   const std::vector<double> yv = values_of(y);
@@ -318,16 +332,16 @@ TEST(CudaShape, ViewsReshapesPermutesSlicesAndSplits) {
   ASSERT_EQ(parts.size(), 3u);
   for (int64_t p = 0; p < 3; ++p)
     expect_close(parts[static_cast<size_t>(p)],
-                 {yv[static_cast<size_t>(2 * p)], yv[static_cast<size_t>(2 * p + 1)], yv[static_cast<size_t>(6 + 2 * p)],
-                  yv[static_cast<size_t>(7 + 2 * p)]},
+                 {yv[static_cast<size_t>(2 * p)], yv[static_cast<size_t>(2 * p + 1)],
+                  yv[static_cast<size_t>(6 + 2 * p)], yv[static_cast<size_t>(7 + 2 * p)]},
                  {2, 2}, 0, "chunk " + std::to_string(p));
   // expand [1, 1, 4] to [3, 2, 4].
   const Tensor e = random({1, 1, 4}, 3);
   const std::vector<double> ev = values_of(e);
   ref.clear();
   for (int i = 0; i < 6; ++i) ref.insert(ref.end(), ev.begin(), ev.end());
-  expect_close(run_cuda({{"aten::expand", {{"size", list({3, 2, -1})}, {"implicit", i64(0)}}, {}}}, {in(e)})[0], ref, {3, 2, 4}, 0,
-               "expand");
+  expect_close(run_cuda({{"aten::expand", {{"size", list({3, 2, -1})}, {"implicit", i64(0)}}, {}}}, {in(e)})[0], ref,
+               {3, 2, 4}, 0, "expand");
 }
 
 TEST(CudaShape, CatAndStackOfEveryDtype) {
@@ -352,14 +366,16 @@ TEST(CudaShape, EmbeddingAndIndexSelect) {
   const Tensor ids = ints({2, 3}, {0, 9, 3, -1, 4, 4});
   std::vector<double> ref;
   for (int64_t id : {0, 9, 3, 9, 4, 4}) ref.insert(ref.end(), tv.begin() + id * 4, tv.begin() + id * 4 + 4);
-  expect_close(run_cuda({{"aten::embedding", {{"padding_idx", i64(-1)}, {"scale_grad_by_freq", i64(0)}, {"sparse", i64(0)}}, {}}},
-                        {weight(table), in(ids)})[0],
-               ref, {2, 3, 4}, 0, "embedding");
+  expect_close(
+      run_cuda(
+          {{"aten::embedding", {{"padding_idx", i64(-1)}, {"scale_grad_by_freq", i64(0)}, {"sparse", i64(0)}}, {}}},
+          {weight(table), in(ids)})[0],
+      ref, {2, 3, 4}, 0, "embedding");
   ref.clear();
   for (int64_t r = 0; r < 10; ++r)
     for (int64_t c : {3, 0}) ref.push_back(tv[static_cast<size_t>(r * 4 + c)]);
-  expect_close(run_cuda({{"aten::index_select", {{"dim", i64(1)}}, {}}}, {in(table), in(ints({2}, {3, 0}))})[0], ref, {10, 2}, 0,
-               "index_select");
+  expect_close(run_cuda({{"aten::index_select", {{"dim", i64(1)}}, {}}}, {in(table), in(ints({2}, {3, 0}))})[0], ref,
+               {10, 2}, 0, "index_select");
   // An index out of range fails the run with the node's name, not a silent zero.
   const std::string err = cuda_error({{"aten::embedding", {}, {}}}, {weight(table), in(ints({2}, {1, 10}))});
   EXPECT_NE(err.find("out of range"), std::string::npos) << err;
@@ -392,13 +408,16 @@ AttnRef attention_ref(const Tensor& q, const Tensor& k, const Tensor& v, const T
       double m = -INFINITY;
       for (int64_t j = 0; j < S; ++j) {
         double dot = 0;
-        for (int64_t e = 0; e < E; ++e) dot += qv[static_cast<size_t>(oq + i * E + e)] * kv[static_cast<size_t>(ok + j * E + e)];
+        for (int64_t e = 0; e < E; ++e)
+          dot += qv[static_cast<size_t>(oq + i * E + e)] * kv[static_cast<size_t>(ok + j * E + e)];
         double sc = dot * scale;
         bool keep = !causal || j <= i;
         if (mask) {
           const double mvv = mv[static_cast<size_t>(bcast(mask->shape(), full, (t * L + i) * S + j))];
-          if (bool_mask) keep = keep && mvv != 0;
-          else sc += mvv;
+          if (bool_mask)
+            keep = keep && mvv != 0;
+          else
+            sc += mvv;
         }
         s[static_cast<size_t>(j)] = keep ? sc : -INFINITY;
         m = std::max(m, s[static_cast<size_t>(j)]);
@@ -446,19 +465,23 @@ TEST(CudaAttention, FusedAttentionMatchesTheDefinition) {
         mask = random({c.q[0], 1, L, S}, seed++, dt, -2, 2);
       }
       Shape lead;
-      const AttnRef ref = attention_ref(q, k, v, mask ? &*mask : nullptr, c.causal, 1 / std::sqrt(double(c.q.back())), &lead);
+      const AttnRef ref =
+          attention_ref(q, k, v, mask ? &*mask : nullptr, c.causal, 1 / std::sqrt(double(c.q.back())), &lead);
       Shape out = lead;
       out.insert(out.end(), {L, c.v.back()});
       const std::string what = switchyard::dtype_name(dt) + " q " + switchyard::shape_string(c.q);
       const ir::Attributes attrs = {{"dropout_p", f64(0)}, {"is_causal", i64(c.causal)}};
-      expect_close(run_cuda({{"aten::scaled_dot_product_attention", attrs, {}}}, {in(q), in(k), in(v), mask ? in(*mask) : absent()})[0],
+      expect_close(run_cuda({{"aten::scaled_dot_product_attention", attrs, {}}},
+                            {in(q), in(k), in(v), mask ? in(*mask) : absent()})[0],
                    ref.out, out, tolerance(dt, 2e-5), "sdpa " + what);
       // LibTorch 1.13's form returns the softmax weights too.
       if (lead == broadcast(Shape(c.q.begin(), c.q.end() - 2), Shape(c.k.begin(), c.k.end() - 2))) {
-        const std::vector<Tensor> two = run_cuda(
-            {{"aten::_scaled_dot_product_attention", {{"dropout_p", f64(0)}, {"need_attn_weights", i64(0)}, {"is_causal", i64(c.causal)}},
-              {}, 2}},
-            {in(q), in(k), in(v), mask ? in(*mask) : absent()});
+        const std::vector<Tensor> two =
+            run_cuda({{"aten::_scaled_dot_product_attention",
+                       {{"dropout_p", f64(0)}, {"need_attn_weights", i64(0)}, {"is_causal", i64(c.causal)}},
+                       {},
+                       2}},
+                     {in(q), in(k), in(v), mask ? in(*mask) : absent()});
         ASSERT_EQ(two.size(), 2u);
         expect_close(two[0], ref.out, out, tolerance(dt, 2e-5), "_sdpa output " + what);
         Shape w = lead;
@@ -469,8 +492,9 @@ TEST(CudaAttention, FusedAttentionMatchesTheDefinition) {
   }
   // A fully masked row is NaN, as ATen's math path.
   const Tensor q = random({1, 2, 4}, 1), kk = random({1, 3, 4}, 2);
-  const std::vector<double> got = values_of(run_cuda(
-      {{"aten::scaled_dot_product_attention", {}, {}}}, {in(q), in(kk), in(kk), in(bools({2, 3}, {0, 0, 0, 1, 1, 0}))})[0]);
+  const std::vector<double> got =
+      values_of(run_cuda({{"aten::scaled_dot_product_attention", {}, {}}},
+                         {in(q), in(kk), in(kk), in(bools({2, 3}, {0, 0, 0, 1, 1, 0}))})[0]);
   for (int d = 0; d < 4; ++d) EXPECT_TRUE(std::isnan(got[static_cast<size_t>(d)])) << d;
   for (int d = 4; d < 8; ++d) EXPECT_TRUE(std::isfinite(got[static_cast<size_t>(d)])) << d;
 }
@@ -532,8 +556,9 @@ TEST(CudaChain, ConcurrentRunsOfOneModel) {
         const std::vector<double> ref = mlp_ref(x, w1, b1, w2), got = values_of(out[0]);
         for (size_t e = 0; e < ref.size(); ++e)
           if (std::fabs(got[e] - ref[e]) > 1e-5) {
-            failures[static_cast<size_t>(t)] = "thread " + std::to_string(t) + " run " + std::to_string(i) + " element " +
-                                               std::to_string(e) + ": " + std::to_string(got[e]) + " vs " + std::to_string(ref[e]);
+            failures[static_cast<size_t>(t)] = "thread " + std::to_string(t) + " run " + std::to_string(i) +
+                                               " element " + std::to_string(e) + ": " + std::to_string(got[e]) +
+                                               " vs " + std::to_string(ref[e]);
             return;
           }
       }
@@ -552,7 +577,8 @@ TEST(CudaChain, NodeIoCaptureCopiesDeviceValuesBack) {
   const std::vector<switchyard::NodeIO>& io = model->node_io();
   ASSERT_EQ(io.size(), 4u);
   for (const switchyard::NodeIO& r : io)
-    for (const Tensor& t : r.outputs) EXPECT_EQ(t.device().device_type, kDLCPU) << r.node << ": node_io holds a device tensor";
+    for (const Tensor& t : r.outputs)
+      EXPECT_EQ(t.device().device_type, kDLCPU) << r.node << ": node_io holds a device tensor";
   // The last record's output is the graph output.
   expect_close(io.back().outputs[0], values_of(out[0]), out[0].shape(), 0, "node_io of the last node");
 }

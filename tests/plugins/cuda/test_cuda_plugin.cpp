@@ -67,16 +67,38 @@ TEST(CudaPlugin, LoadsWithItsKernelsAndTheCudaStorage) {
     EXPECT_NE(k.cost, nullptr) << k.op;
     EXPECT_EQ(k.output_mode, SY_OUTPUT_HOST_ALLOCATED) << k.op;
   }
-  for (const char* op :
-       {"aten::linear", "aten::linear+aten::gelu", "aten::linear+aten::relu", "aten::matmul", "aten::bmm", "aten::addmm",
-        "aten::mm", "aten::baddbmm", "aten::add", "aten::sub", "aten::mul", "aten::div", "aten::relu", "aten::gelu",
-        "aten::silu", "aten::sigmoid", "aten::tanh", "aten::hardswish", "aten::softmax", "aten::layer_norm",
-        "aten::scaled_dot_product_attention", "aten::_scaled_dot_product_attention", "aten::adaptive_avg_pool2d",
-        "aten::view", "aten::transpose", "aten::cat", "aten::embedding", "aten::masked_fill"})
+  for (const char* op : {"aten::linear",
+                         "aten::linear+aten::gelu",
+                         "aten::linear+aten::relu",
+                         "aten::matmul",
+                         "aten::bmm",
+                         "aten::addmm",
+                         "aten::mm",
+                         "aten::baddbmm",
+                         "aten::add",
+                         "aten::sub",
+                         "aten::mul",
+                         "aten::div",
+                         "aten::relu",
+                         "aten::gelu",
+                         "aten::silu",
+                         "aten::sigmoid",
+                         "aten::tanh",
+                         "aten::hardswish",
+                         "aten::softmax",
+                         "aten::layer_norm",
+                         "aten::scaled_dot_product_attention",
+                         "aten::_scaled_dot_product_attention",
+                         "aten::adaptive_avg_pool2d",
+                         "aten::view",
+                         "aten::transpose",
+                         "aten::cat",
+                         "aten::embedding",
+                         "aten::masked_fill"})
     EXPECT_TRUE(ops.count(op)) << op << " is not in the cuda plugin's table";
 #ifdef SY_TEST_CUDA_WITH_CUDNN
-  for (const char* op : {"aten::conv2d", "aten::_convolution", "aten::_convolution+aten::relu", "aten::max_pool2d",
-                         "aten::avg_pool2d"})
+  for (const char* op :
+       {"aten::conv2d", "aten::_convolution", "aten::_convolution+aten::relu", "aten::max_pool2d", "aten::avg_pool2d"})
     EXPECT_TRUE(ops.count(op)) << op << " is not in the cuda plugin's table (built with cuDNN)";
 #endif
 }
@@ -139,7 +161,8 @@ TEST(CudaPluginWithoutGpu, SelectionFallsThroughAndPlanSaysWhy) {
     model->run(b.feeds);  // and it runs on the fallback
     ++checked;
   }
-  if (checked == 0) GTEST_SKIP() << "missing resource: no CPU plugin to fall back to in this build (example, linalg, shape)";
+  if (checked == 0)
+    GTEST_SKIP() << "missing resource: no CPU plugin to fall back to in this build (example, linalg, shape)";
 }
 
 TEST(CudaPluginWithoutGpu, StrictSelectionFailsNamingTheReason) {

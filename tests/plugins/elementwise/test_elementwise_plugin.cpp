@@ -34,9 +34,9 @@ Tensor number(double v) {
 }
 
 Runtime runtime_with(const std::string& backends) {
-  return Runtime(Options{write_config("elementwise_" + std::to_string(backends.size()),
-                                      "[plugins]\nload = [\"elementwise\", \"aten\"]\n[selection]\ndefault = [" +
-                                          backends + "]\n")});
+  return Runtime(Options{
+      write_config("elementwise_" + std::to_string(backends.size()),
+                   "[plugins]\nload = [\"elementwise\", \"aten\"]\n[selection]\ndefault = [" + backends + "]\n")});
 }
 
 void expect_same(const Tensor& got, const Tensor& want, const std::string& what) {
@@ -94,7 +94,8 @@ TEST(ElementwisePlugin, BroadcastsBothWaysAndReadsStridedInputs) {
   for (const auto& [op, f] : ops) {
     ir::Graph g;
     const ir::ValueId ia = g.add_input("a", kF32), ib = g.add_input("b", kF32);
-    g.add_node("t", "aten::transpose", {ia}, {"at"}, {{"dim0", ir::Attribute::of_int(0)}, {"dim1", ir::Attribute::of_int(1)}});
+    g.add_node("t", "aten::transpose", {ia}, {"at"},
+               {{"dim0", ir::Attribute::of_int(0)}, {"dim1", ir::Attribute::of_int(1)}});
     g.add_node("op", op, {g.find_value("at"), ib}, {"out"});
     g.outputs = {g.find_value("out")};
     Runtime both = runtime_with("\"elementwise\", \"aten\"");
@@ -108,14 +109,16 @@ TEST(ElementwisePlugin, BroadcastsBothWaysAndReadsStridedInputs) {
     Runtime ref = runtime_with("\"aten\"");
     ir::Graph gr;
     const ir::ValueId ra = gr.add_input("a", kF32), rb = gr.add_input("b", kF32);
-    gr.add_node("t", "aten::transpose", {ra}, {"at"}, {{"dim0", ir::Attribute::of_int(0)}, {"dim1", ir::Attribute::of_int(1)}});
+    gr.add_node("t", "aten::transpose", {ra}, {"at"},
+                {{"dim0", ir::Attribute::of_int(0)}, {"dim1", ir::Attribute::of_int(1)}});
     gr.add_node("op", op, {gr.find_value("at"), rb}, {"out"});
     gr.outputs = {gr.find_value("out")};
     expect_same(got, load_graph(ref, std::move(gr))->run(feeds)[0].contiguous(), op + " against aten");
     for (int64_t i0 = 0; i0 < 3; ++i0)
       for (int64_t i1 = 0; i1 < 5; ++i1)
         for (int64_t k = 0; k < 7; ++k)
-          ASSERT_EQ(got.data<float>()[(i0 * 5 + i1) * 7 + k], f(a[i1 * 3 + i0], b[k])) << op << " at " << i0 << ", " << i1 << ", " << k;
+          ASSERT_EQ(got.data<float>()[(i0 * 5 + i1) * 7 + k], f(a[i1 * 3 + i0], b[k]))
+              << op << " at " << i0 << ", " << i1 << ", " << k;
   }
 }
 
@@ -130,15 +133,18 @@ TEST(ElementwisePlugin, OneInstanceFollowsItsOperandsFromRunToRun) {
   Runtime both = runtime_with("\"elementwise\", \"aten\"");
   auto model = load_graph(both, std::move(g));
   const Tensor a = uniform({4, 6}, 11), b = uniform({4, 6}, 12), wide = uniform({4, 12}, 13);
-  const Tensor every_other = Tensor::from_blob(const_cast<float*>(wide.data<float>()), kF32, {4, 6}, {12, 2}, [wide] {});
-  const std::vector<std::vector<Tensor>> feeds = {{a, b}, {every_other, b}, {a, every_other}, {a, b}, {every_other, every_other}};
+  const Tensor every_other =
+      Tensor::from_blob(const_cast<float*>(wide.data<float>()), kF32, {4, 6}, {12, 2}, [wide] {});
+  const std::vector<std::vector<Tensor>> feeds = {
+      {a, b}, {every_other, b}, {a, every_other}, {a, b}, {every_other, every_other}};
   for (size_t i = 0; i < feeds.size(); ++i) {
     EXPECT_EQ(model->plan(feeds[i])[0].backend, "elementwise") << "run " << i;
     const Tensor got = model->run(feeds[i])[0];
     ASSERT_EQ(got.shape(), (std::vector<int64_t>{4, 6})) << "run " << i;
     const Tensor x = feeds[i][0].contiguous(), y = feeds[i][1].contiguous();
     for (int64_t e = 0; e < 24; ++e)
-      ASSERT_EQ(got.data<float>()[e], x.data<float>()[e] + 0.5f * y.data<float>()[e]) << "run " << i << ", element " << e;
+      ASSERT_EQ(got.data<float>()[e], x.data<float>()[e] + 0.5f * y.data<float>()[e])
+          << "run " << i << ", element " << e;
   }
 }
 
@@ -151,9 +157,11 @@ TEST(ElementwisePlugin, LargeStridedWalksSplitAcrossThreads) {
   const float* b = feeds[1].data<float>();
   ir::Graph g;
   const ir::ValueId ia = g.add_input("a", kF32), ib = g.add_input("b", kF32);
-  g.add_node("t", "aten::transpose", {ia}, {"at"}, {{"dim0", ir::Attribute::of_int(0)}, {"dim1", ir::Attribute::of_int(1)}});
+  g.add_node("t", "aten::transpose", {ia}, {"at"},
+             {{"dim0", ir::Attribute::of_int(0)}, {"dim1", ir::Attribute::of_int(1)}});
   g.add_node("scale", "aten::div", {g.find_value("at")}, {"s"}, {{"other", ir::Attribute::of_float(8.0)}});
-  g.add_node("t2", "aten::transpose", {ia}, {"at2"}, {{"dim0", ir::Attribute::of_int(0)}, {"dim1", ir::Attribute::of_int(1)}});
+  g.add_node("t2", "aten::transpose", {ia}, {"at2"},
+             {{"dim0", ir::Attribute::of_int(0)}, {"dim1", ir::Attribute::of_int(1)}});
   g.add_node("mix", "aten::mul", {g.find_value("at2"), ib}, {"m"});
   g.outputs = {g.find_value("s"), g.find_value("m")};
   Runtime both = runtime_with("\"elementwise\", \"aten\"");
@@ -177,7 +185,8 @@ TEST(ElementwisePlugin, LeavesOtherDtypesAndRoundingModesToAten) {
   ir::Graph g;
   const ir::ValueId a = g.add_input("a", kF32), i = g.add_input("i", DLDataType{kDLInt, 64, 1});
   g.add_node("int_other", "aten::mul", {a, i}, {"m"});
-  g.add_node("floor_div", "aten::div", {g.find_value("m"), a}, {"out"}, {{"rounding_mode", ir::Attribute::of_string("floor")}});
+  g.add_node("floor_div", "aten::div", {g.find_value("m"), a}, {"out"},
+             {{"rounding_mode", ir::Attribute::of_string("floor")}});
   g.outputs = {g.find_value("out")};
   Tensor ints = Tensor::empty(DLDataType{kDLInt, 64, 1}, {4});
   for (int64_t k = 0; k < 4; ++k) ints.data<int64_t>()[k] = k + 1;

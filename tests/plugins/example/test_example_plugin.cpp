@@ -36,12 +36,11 @@ std::string strict_example_config() {
 
 // One node `op` over graph inputs x0, x1, ... (shapes left undeclared), its output the
 // graph's only output.
-ir::Graph one_node(const std::string& op, const std::vector<DLDataType>& dtypes,
-                   ir::Attributes attrs = {}, const std::string& name = "n") {
+ir::Graph one_node(const std::string& op, const std::vector<DLDataType>& dtypes, ir::Attributes attrs = {},
+                   const std::string& name = "n") {
   ir::Graph g;
   std::vector<ir::ValueId> ids;
-  for (size_t i = 0; i < dtypes.size(); ++i)
-    ids.push_back(g.add_input("x" + std::to_string(i), dtypes[i]));
+  for (size_t i = 0; i < dtypes.size(); ++i) ids.push_back(g.add_input("x" + std::to_string(i), dtypes[i]));
   g.add_node(name, op, ids, {"y"}, std::move(attrs));
   g.outputs = {g.find_value("y")};
   return g;
@@ -66,8 +65,8 @@ Tensor run_op(const std::string& op, const std::vector<Tensor>& inputs, ir::Attr
 }
 
 // The error message of running `op` over `inputs` ("" if it ran).
-std::string run_error(const std::string& op, const std::vector<Tensor>& inputs,
-                      ir::Attributes attrs = {}, const std::string& node = "n") {
+std::string run_error(const std::string& op, const std::vector<Tensor>& inputs, ir::Attributes attrs = {},
+                      const std::string& node = "n") {
   std::vector<DLDataType> dtypes;
   for (const Tensor& t : inputs) dtypes.push_back(t.dtype());
   Runtime rt(Options{strict_example_config()});
@@ -78,30 +77,24 @@ std::string run_error(const std::string& op, const std::vector<Tensor>& inputs,
 ir::Attributes attrs_other(ir::Attribute other) { return {{"other", std::move(other)}}; }
 ir::Attributes attrs_alpha(ir::Attribute alpha) { return {{"alpha", std::move(alpha)}}; }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A [3, 2] strided view of a [2, 3] row-major buffer: its transpose.
-Tensor transposed(Floats& buffer) {
-  return Tensor::from_blob(buffer.data(), kF32, {3, 2}, {1, 3});
-}
+Tensor transposed(Floats& buffer) { return Tensor::from_blob(buffer.data(), kF32, {3, 2}, {1, 3}); }
 
 }  // namespace
 
 // ---- equal shapes ----------------------------------------------------------------
 
 TEST(ExamplePlugin, AddEqualShapes) {
-  Tensor y = run_op("aten::add", {f32({2, 3}, {1, 2, 3, 4, 5, 6}),
-                                  f32({2, 3}, {10, 20, 30, 40, 50, 60})});
+  Tensor y = run_op("aten::add", {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2, 3}, {10, 20, 30, 40, 50, 60})});
   EXPECT_EQ(y.shape(), (Shape{2, 3}));
   EXPECT_TRUE(same_dtype(y.dtype(), kF32));
   EXPECT_EQ(values(y), (Floats{11, 22, 33, 44, 55, 66}));
 }
 
 TEST(ExamplePlugin, MulEqualShapes) {
-  Tensor y = run_op("aten::mul", {f32({2, 3}, {1, -2, 3, -4, 0.5f, 6}),
-                                  f32({2, 3}, {2, 3, -1, -0.5f, 4, 0})});
+  Tensor y = run_op("aten::mul", {f32({2, 3}, {1, -2, 3, -4, 0.5f, 6}), f32({2, 3}, {2, 3, -1, -0.5f, 4, 0})});
   EXPECT_EQ(y.shape(), (Shape{2, 3}));
   EXPECT_EQ(values(y), (Floats{2, -6, -3, 2, 2, 0}));
 }
@@ -141,13 +134,10 @@ TEST(ExamplePlugin, MulBroadcastsAColumnTimesARow) {
 
 TEST(ExamplePlugin, AddBroadcastsAcrossRanks) {
   // [4,1,3] + [2,1] -> [4,2,3]: y[i][j][k] = a[i][0][k] + b[j][0].
-  Tensor y = run_op("aten::add", {f32({4, 1, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}),
-                                  f32({2, 1}, {100, 200})});
+  Tensor y = run_op("aten::add", {f32({4, 1, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), f32({2, 1}, {100, 200})});
   EXPECT_EQ(y.shape(), (Shape{4, 2, 3}));
-  EXPECT_EQ(values(y), (Floats{100, 101, 102, 200, 201, 202,
-                               103, 104, 105, 203, 204, 205,
-                               106, 107, 108, 206, 207, 208,
-                               109, 110, 111, 209, 210, 211}));
+  EXPECT_EQ(values(y), (Floats{100, 101, 102, 200, 201, 202, 103, 104, 105, 203, 204, 205,
+                               106, 107, 108, 206, 207, 208, 109, 110, 111, 209, 210, 211}));
 }
 
 TEST(ExamplePlugin, MulBroadcastsAConstantRowOverARank3Input) {
@@ -163,8 +153,7 @@ TEST(ExamplePlugin, MulBroadcastsAConstantRowOverARank3Input) {
 }
 
 TEST(ExamplePlugin, ShapesThatDoNotBroadcastAreAnErrorNamingBoth) {
-  std::string msg = run_error("aten::add", {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2}, {1, 2})},
-                              {}, "bad.add");
+  std::string msg = run_error("aten::add", {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2}, {1, 2})}, {}, "bad.add");
   EXPECT_TRUE(contains(msg, "bad.add")) << msg;
   EXPECT_TRUE(contains(msg, "'example'")) << msg;
   EXPECT_TRUE(contains(msg, "shapes [2, 3] and [2] do not broadcast")) << msg;
@@ -177,8 +166,7 @@ TEST(ExamplePlugin, ScalarFormTakesAFloatOther) {
   Tensor sum = run_op("aten::add", {x}, attrs_other(ir::Attribute::of_float(0.5)));
   EXPECT_EQ(sum.shape(), (Shape{3}));
   EXPECT_EQ(values(sum), (Floats{1.5f, 2.5f, 3.5f}));
-  EXPECT_EQ(values(run_op("aten::mul", {x}, attrs_other(ir::Attribute::of_float(0.5)))),
-            (Floats{0.5f, 1, 1.5f}));
+  EXPECT_EQ(values(run_op("aten::mul", {x}, attrs_other(ir::Attribute::of_float(0.5)))), (Floats{0.5f, 1, 1.5f}));
 }
 
 TEST(ExamplePlugin, ScalarFormTakesAnIntOther) {
@@ -186,8 +174,7 @@ TEST(ExamplePlugin, ScalarFormTakesAnIntOther) {
   Tensor prod = run_op("aten::mul", {x}, attrs_other(ir::Attribute::of_int(3)));
   EXPECT_EQ(prod.shape(), (Shape{2, 2}));
   EXPECT_EQ(values(prod), (Floats{3, 6, 9, -12}));
-  EXPECT_EQ(values(run_op("aten::add", {x}, attrs_other(ir::Attribute::of_int(-2)))),
-            (Floats{-1, 0, 1, -6}));
+  EXPECT_EQ(values(run_op("aten::add", {x}, attrs_other(ir::Attribute::of_int(-2)))), (Floats{-1, 0, 1, -6}));
 }
 
 TEST(ExamplePlugin, ScalarFormWithAnAbsentSecondInput) {
@@ -212,15 +199,13 @@ TEST(ExamplePlugin, ScalarFormWithoutOtherIsDeclined) {
 // ---- alpha -----------------------------------------------------------------------
 
 TEST(ExamplePlugin, AddScalesOtherByIntAlpha) {
-  Tensor y = run_op("aten::add", {f32({3}, {1, 2, 3}), f32({3}, {10, 20, 30})},
-                    attrs_alpha(ir::Attribute::of_int(2)));
+  Tensor y = run_op("aten::add", {f32({3}, {1, 2, 3}), f32({3}, {10, 20, 30})}, attrs_alpha(ir::Attribute::of_int(2)));
   EXPECT_EQ(values(y), (Floats{21, 42, 63}));  // self + 2 * other
 }
 
 TEST(ExamplePlugin, AddScalesOtherByFloatAndNegativeAlpha) {
   Tensor a = f32({3}, {1, 2, 3}), b = f32({3}, {10, 20, 30});
-  EXPECT_EQ(values(run_op("aten::add", {a, b}, attrs_alpha(ir::Attribute::of_float(0.5)))),
-            (Floats{6, 12, 18}));
+  EXPECT_EQ(values(run_op("aten::add", {a, b}, attrs_alpha(ir::Attribute::of_float(0.5)))), (Floats{6, 12, 18}));
   EXPECT_EQ(values(run_op("aten::add", {a, b}, attrs_alpha(ir::Attribute::of_int(-1)))),
             (Floats{-9, -18, -27}));  // aten::sub's lowering
 }
@@ -228,8 +213,7 @@ TEST(ExamplePlugin, AddScalesOtherByFloatAndNegativeAlpha) {
 TEST(ExamplePlugin, AlphaAppliesToTheScalarFormAndToBroadcastOther) {
   ir::Attributes scalar{{"other", ir::Attribute::of_float(2.5)}, {"alpha", ir::Attribute::of_int(2)}};
   EXPECT_EQ(values(run_op("aten::add", {f32({3}, {1, 2, 3})}, scalar)), (Floats{6, 7, 8}));
-  Tensor y = run_op("aten::add", {f32({2, 1}, {1, 2}), f32({3}, {10, 20, 30})},
-                    attrs_alpha(ir::Attribute::of_int(3)));
+  Tensor y = run_op("aten::add", {f32({2, 1}, {1, 2}), f32({3}, {10, 20, 30})}, attrs_alpha(ir::Attribute::of_int(3)));
   EXPECT_EQ(y.shape(), (Shape{2, 3}));
   EXPECT_EQ(values(y), (Floats{31, 61, 91, 32, 62, 92}));
 }
@@ -280,8 +264,7 @@ TEST(ExamplePlugin, TransposedViewAsOtherAndBothSidesStrided) {
   Floats storage{1, 2, 3, 4, 5, 6};
   Tensor view = transposed(storage);  // [[1,4],[2,5],[3,6]]
   // contiguous self, strided other, alpha to tell them apart
-  Tensor y = run_op("aten::add", {f32({3, 2}, {10, 20, 30, 40, 50, 60}), view},
-                    attrs_alpha(ir::Attribute::of_int(2)));
+  Tensor y = run_op("aten::add", {f32({3, 2}, {10, 20, 30, 40, 50, 60}), view}, attrs_alpha(ir::Attribute::of_int(2)));
   EXPECT_EQ(values(y), (Floats{12, 28, 34, 50, 56, 72}));
   // both strided (the same view twice): squares of the transpose
   EXPECT_EQ(values(run_op("aten::mul", {view, view})), (Floats{1, 16, 4, 25, 9, 36}));
@@ -315,8 +298,7 @@ TEST(ExamplePlugin, ExpandedSelfInMulAndRelu) {
   // a column [2] expanded along dim 1: [[2,2,2],[3,3,3]]
   Floats column{2, 3};
   Tensor expanded = Tensor::from_blob(column.data(), kF32, {2, 3}, {1, 0});
-  EXPECT_EQ(values(run_op("aten::mul", {expanded, f32({2, 3}, {1, 2, 3, 4, 5, 6})})),
-            (Floats{2, 4, 6, 12, 15, 18}));
+  EXPECT_EQ(values(run_op("aten::mul", {expanded, f32({2, 3}, {1, 2, 3, 4, 5, 6})})), (Floats{2, 4, 6, 12, 15, 18}));
   Floats signs{-1, 4};
   Tensor expanded_signs = Tensor::from_blob(signs.data(), kF32, {2, 3}, {1, 0});
   Tensor y = run_op("aten::relu", {expanded_signs});

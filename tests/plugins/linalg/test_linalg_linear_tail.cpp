@@ -73,8 +73,10 @@ struct Buf {
     dl.strides = strides.empty() ? nullptr : strides.data();
   }
   void set(int64_t i, double v) {
-    if (dtype.bits == 64) reinterpret_cast<double*>(mem.data())[i] = v;
-    else reinterpret_cast<float*>(mem.data())[i] = float(v);
+    if (dtype.bits == 64)
+      reinterpret_cast<double*>(mem.data())[i] = v;
+    else
+      reinterpret_cast<float*>(mem.data())[i] = float(v);
   }
 };
 

@@ -31,8 +31,9 @@ using Shape = std::vector<int64_t>;
 constexpr DLDataType kF64{kDLFloat, 64, 1};
 
 std::string linalg_config() {
-  return write_config("linalg_strict", "[plugins]\nload = [\"linalg\"]\n"
-                                       "[selection]\ndefault = [\"linalg\"]\nstrict = true\n");
+  return write_config("linalg_strict",
+                      "[plugins]\nload = [\"linalg\"]\n"
+                      "[selection]\ndefault = [\"linalg\"]\nstrict = true\n");
 }
 std::string aten_config() {
   return write_config("linalg_ref", "[plugins]\nload = [\"aten\"]\n[selection]\ndefault = [\"aten\"]\n");
@@ -49,8 +50,10 @@ Tensor rand(Shape shape, DLDataType dtype = kF32) {
   Tensor t = Tensor::empty(dtype, std::move(shape));
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (int64_t i = 0; i < t.numel(); ++i) {
-    if (dtype.bits == 64) t.data<double>()[i] = u(rng());
-    else t.data<float>()[i] = static_cast<float>(u(rng()));
+    if (dtype.bits == 64)
+      t.data<double>()[i] = u(rng());
+    else
+      t.data<float>()[i] = static_cast<float>(u(rng()));
   }
   return t;
 }
@@ -89,8 +92,8 @@ Arg absent() { return {}; }
 
 // Nodes `ops` in a chain over `args` (first op) and attributes; the second op of a
 // fused name "A+B" gets the attributes prefixed "post." without the prefix.
-ir::Graph chain(const std::vector<std::string>& ops, const std::vector<Arg>& args,
-                const ir::Attributes& attrs, std::vector<Tensor>* inputs) {
+ir::Graph chain(const std::vector<std::string>& ops, const std::vector<Arg>& args, const ir::Attributes& attrs,
+                std::vector<Tensor>* inputs) {
   ir::Graph g;
   std::vector<ir::ValueId> ids;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -105,8 +108,10 @@ ir::Graph chain(const std::vector<std::string>& ops, const std::vector<Arg>& arg
   }
   ir::Attributes first, post;
   for (const auto& [name, value] : attrs) {
-    if (name.rfind("post.", 0) == 0 && ops.size() > 1) post.emplace_back(name.substr(5), value);
-    else first.emplace_back(name, value);
+    if (name.rfind("post.", 0) == 0 && ops.size() > 1)
+      post.emplace_back(name.substr(5), value);
+    else
+      first.emplace_back(name, value);
   }
   g.add_node("n", ops[0], ids, {ops.size() > 1 ? "mid" : "y"}, first);
   if (ops.size() > 1) g.add_node("post", ops[1], {g.find_value("mid")}, {"y"}, post);
@@ -120,8 +125,7 @@ std::vector<std::string> split_fused(const std::string& op) {
   return {op.substr(0, plus), op.substr(plus + 1)};
 }
 
-Tensor run_with(const std::string& config, ir::Graph g, const std::vector<Tensor>& inputs,
-                const std::string& backend) {
+Tensor run_with(const std::string& config, ir::Graph g, const std::vector<Tensor>& inputs, const std::string& backend) {
   Runtime rt(Options{config});
   auto model = load_graph(rt, std::move(g));
   for (const PlanEntry& e : model->plan(inputs)) EXPECT_EQ(e.backend, backend) << e.node;
@@ -132,8 +136,7 @@ Tensor run_with(const std::string& config, ir::Graph g, const std::vector<Tensor
 
 // Runs `op` on linalg alone (as one node, fused names included) and on aten (a fused
 // op as its two nodes), and expects the same shape, dtype and values.
-void expect_matches_aten(const std::string& op, const std::vector<Arg>& args,
-                         const ir::Attributes& attrs = {}) {
+void expect_matches_aten(const std::string& op, const std::vector<Arg>& args, const ir::Attributes& attrs = {}) {
   SCOPED_TRACE(op);
   std::vector<Tensor> in_linalg, in_aten;
   Tensor got = run_with(linalg_config(), chain({op}, args, attrs, &in_linalg), in_linalg, "linalg");
@@ -158,8 +161,7 @@ void expect_matches_aten(const std::string& op, const std::vector<Arg>& args,
 }
 
 // The error of planning `op` on linalg alone (strict): it names linalg's reason.
-std::string rejection(const std::string& op, const std::vector<Arg>& args,
-                      const ir::Attributes& attrs = {}) {
+std::string rejection(const std::string& op, const std::vector<Arg>& args, const ir::Attributes& attrs = {}) {
   std::vector<Tensor> inputs;
   Runtime rt(Options{linalg_config()});
   auto model = load_graph(rt, chain({op}, args, attrs, &inputs));
@@ -168,13 +170,9 @@ std::string rejection(const std::string& op, const std::vector<Arg>& args,
   return msg;
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-ir::Attributes attrs(std::initializer_list<std::pair<std::string, ir::Attribute>> list) {
-  return ir::Attributes(list);
-}
+ir::Attributes attrs(std::initializer_list<std::pair<std::string, ir::Attribute>> list) { return ir::Attributes(list); }
 ir::Attribute num(double v) { return ir::Attribute::of_float(v); }
 ir::Attribute integer(int64_t v) { return ir::Attribute::of_int(v); }
 ir::Attribute text(const std::string& s) { return ir::Attribute::of_string(s); }
@@ -214,7 +212,8 @@ TEST(LinalgLinear, WeightsFedPerRunAreReadEveryRun) {
         for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng());
       const Tensor got = model->run(feeds)[0], want = ref->run(feeds)[0];
       for (int64_t i = 0; i < want.numel(); ++i)
-        ASSERT_NEAR(at(got, i), at(want, i), 1e-5 + 1e-5 * std::fabs(at(want, i))) << "run " << run << ", element " << i;
+        ASSERT_NEAR(at(got, i), at(want, i), 1e-5 + 1e-5 * std::fabs(at(want, i)))
+            << "run " << run << ", element " << i;
     }
   }
 }
@@ -226,14 +225,16 @@ TEST(LinalgLinear, StridedInputsAndWeights) {
   expect_matches_aten("aten::linear", {in(transposed({3, 6, 8})), weight(rand({5, 8}))});
   // Sequence-first attention's input, [T, B, E] viewed over a [B, T, E] buffer: its rows
   // are gathered for one GEMM against the packed weight, bias and all.
-  expect_matches_aten("aten::linear", {in(strided({4, 3, 8}, {8, 32, 1}, 96)), weight(rand({5, 8})), weight(rand({5}))});
+  expect_matches_aten("aten::linear",
+                      {in(strided({4, 3, 8}, {8, 32, 1}, 96)), weight(rand({5, 8})), weight(rand({5}))});
   expect_matches_aten("aten::linear", {in(strided({4, 3, 8}, {8, 32, 1}, 96)), weight(rand({40, 8})), absent()});
   // Every other column: no leading dimension fits, so a copy.
   expect_matches_aten("aten::linear", {in(strided({6, 8}, {16, 2}, 96)), in(strided({5, 8}, {16, 2}, 80))});
   // The same as a constant weight: prepared once at create.
   expect_matches_aten("aten::linear", {in(rand({6, 8})), weight(strided({5, 8}, {16, 2}, 80)), weight(rand({5}))});
   // Expanded input (stride 0 along rows) and a strided bias.
-  expect_matches_aten("aten::linear", {in(strided({4, 8}, {0, 1}, 8)), weight(rand({5, 8})), in(strided({5}, {3}, 15))});
+  expect_matches_aten("aten::linear",
+                      {in(strided({4, 8}, {0, 1}, 8)), weight(rand({5, 8})), in(strided({5}, {3}, 15))});
 }
 
 TEST(LinalgLinear, EdgeSizes) {
@@ -252,8 +253,8 @@ TEST(LinalgLinear, Float64) {
 // ---- fused epilogues --------------------------------------------------------------------
 
 TEST(LinalgFused, EveryActivationMatchesLinearThenTheActivation) {
-  for (const char* op : {"aten::linear+aten::relu", "aten::linear+aten::gelu",
-                         "aten::linear+aten::silu", "aten::linear+aten::hardswish"}) {
+  for (const char* op : {"aten::linear+aten::relu", "aten::linear+aten::gelu", "aten::linear+aten::silu",
+                         "aten::linear+aten::hardswish"}) {
     expect_matches_aten(op, {in(rand({7, 16})), weight(rand({9, 16})), weight(rand({9}))});
     expect_matches_aten(op, {in(rand({2, 3, 16})), weight(transposed({9, 16}))});
     expect_matches_aten(op, {in(rand({16})), weight(rand({9, 16})), weight(rand({9}))});
@@ -342,14 +343,14 @@ TEST(LinalgMm, ShapesAndStrides) {
 // ---- matmul -----------------------------------------------------------------------------
 
 TEST(LinalgMatmul, EveryBroadcastingCase) {
-  expect_matches_aten("aten::matmul", {in(rand({6})), in(rand({6}))});                  // dot
-  expect_matches_aten("aten::matmul", {in(rand({6})), in(rand({6, 3}))});               // 1-D x 2-D
-  expect_matches_aten("aten::matmul", {in(rand({6})), in(rand({2, 6, 3}))});            // 1-D x N-D
-  expect_matches_aten("aten::matmul", {in(rand({4, 6})), in(rand({6}))});               // 2-D x 1-D
-  expect_matches_aten("aten::matmul", {in(rand({2, 3, 4, 6})), in(rand({6}))});         // N-D x 1-D
-  expect_matches_aten("aten::matmul", {in(rand({2, 3, 4, 6})), in(rand({6, 5}))});      // N-D x 2-D
-  expect_matches_aten("aten::matmul", {in(rand({4, 6})), in(rand({2, 6, 5}))});         // 2-D x N-D
-  expect_matches_aten("aten::matmul", {in(rand({2, 1, 4, 6})), in(rand({3, 6, 5}))});   // batch broadcast
+  expect_matches_aten("aten::matmul", {in(rand({6})), in(rand({6}))});                 // dot
+  expect_matches_aten("aten::matmul", {in(rand({6})), in(rand({6, 3}))});              // 1-D x 2-D
+  expect_matches_aten("aten::matmul", {in(rand({6})), in(rand({2, 6, 3}))});           // 1-D x N-D
+  expect_matches_aten("aten::matmul", {in(rand({4, 6})), in(rand({6}))});              // 2-D x 1-D
+  expect_matches_aten("aten::matmul", {in(rand({2, 3, 4, 6})), in(rand({6}))});        // N-D x 1-D
+  expect_matches_aten("aten::matmul", {in(rand({2, 3, 4, 6})), in(rand({6, 5}))});     // N-D x 2-D
+  expect_matches_aten("aten::matmul", {in(rand({4, 6})), in(rand({2, 6, 5}))});        // 2-D x N-D
+  expect_matches_aten("aten::matmul", {in(rand({2, 1, 4, 6})), in(rand({3, 6, 5}))});  // batch broadcast
   expect_matches_aten("aten::matmul", {in(rand({1, 4, 6})), in(rand({3, 6, 5}))});
 }
 
@@ -358,7 +359,7 @@ TEST(LinalgMatmul, StridedBatches) {
   expect_matches_aten("aten::matmul", {in(strided({3, 4, 6}, {0, 6, 1}, 24)), in(rand({3, 6, 5}))});
   expect_matches_aten("aten::matmul", {in(strided({3, 4, 6}, {48, 12, 2}, 144)), in(rand({6}))});
   expect_matches_aten("aten::matmul", {in(rand({3, 4, 6})), in(strided({6}, {3}, 18))});
-  expect_matches_aten("aten::matmul", {in(strided({6}, {3}, 18)), in(rand({6, 5}))});        // strided row
+  expect_matches_aten("aten::matmul", {in(strided({6}, {3}, 18)), in(rand({6, 5}))});  // strided row
   expect_matches_aten("aten::matmul", {in(strided({6}, {3}, 18)), in(transposed({6, 5}))});
   expect_matches_aten("aten::linear", {in(strided({1, 8}, {8, 2}, 16)), weight(rand({5, 8}))});
 }
@@ -398,18 +399,18 @@ void einsum(const std::string& eq, Tensor a, Tensor b) {
 
 TEST(LinalgEinsum, CommonContractions) {
   einsum("ij,jk->ik", rand({3, 4}), rand({4, 5}));
-  einsum("ij,jk->ki", rand({3, 4}), rand({4, 5}));                   // permuted output
-  einsum("ij,kj->ik", rand({3, 4}), rand({5, 4}));                   // x @ w^T
+  einsum("ij,jk->ki", rand({3, 4}), rand({4, 5}));  // permuted output
+  einsum("ij,kj->ik", rand({3, 4}), rand({5, 4}));  // x @ w^T
   einsum("bij,bjk->bik", rand({2, 3, 4}), rand({2, 4, 5}));
   einsum("bhqd,bhkd->bhqk", rand({2, 3, 4, 8}), rand({2, 3, 5, 8}));  // attention scores
   einsum("bhqk,bhkd->bqhd", rand({2, 3, 4, 5}), rand({2, 3, 5, 8}));
   einsum("i,i->", rand({6}), rand({6}));
   einsum("ij,j->i", rand({3, 6}), rand({6}));
-  einsum("i,j->ij", rand({3}), rand({4}));                           // outer product
-  einsum("ij,jk", rand({3, 4}), rand({4, 5}));                       // implicit output
-  einsum("ba,ac", rand({3, 4}), rand({4, 5}));                       // implicit, sorted
-  einsum("abc,cd->abd", transposed({2, 3, 4}), rand({4, 5}));        // rows that need a copy
-  einsum("ij , jk -> ik", rand({3, 4}), rand({4, 5}));               // spaces
+  einsum("i,j->ij", rand({3}), rand({4}));                     // outer product
+  einsum("ij,jk", rand({3, 4}), rand({4, 5}));                 // implicit output
+  einsum("ba,ac", rand({3, 4}), rand({4, 5}));                 // implicit, sorted
+  einsum("abc,cd->abd", transposed({2, 3, 4}), rand({4, 5}));  // rows that need a copy
+  einsum("ij , jk -> ik", rand({3, 4}), rand({4, 5}));         // spaces
 }
 
 TEST(LinalgEinsum, EllipsisAndBroadcasting) {
@@ -424,9 +425,10 @@ TEST(LinalgEinsum, EllipsisAndBroadcasting) {
 TEST(LinalgThreads, ConcurrentRunsOfOneModelAgree) {
   std::vector<Tensor> inputs;
   // A strided constant weight (prepared) and a strided input (copied per run).
-  ir::Graph g = chain({"aten::linear+aten::gelu"},
-                      {in(strided({40, 32}, {64, 2}, 2560)), weight(strided({48, 32}, {64, 2}, 3072)),
-                       weight(rand({48}))}, {}, &inputs);
+  ir::Graph g =
+      chain({"aten::linear+aten::gelu"},
+            {in(strided({40, 32}, {64, 2}, 2560)), weight(strided({48, 32}, {64, 2}, 3072)), weight(rand({48}))}, {},
+            &inputs);
   Runtime rt(Options{linalg_config()});
   auto model = load_graph(rt, std::move(g));
   std::vector<float> expected = values(model->run(inputs)[0]);
@@ -464,8 +466,10 @@ struct Recurrent {
     auto draw = [&](Shape shape) {
       Tensor t = rand(std::move(shape), dtype);
       for (int64_t i = 0; i < t.numel(); ++i) {
-        if (dtype.bits == 64) t.data<double>()[i] *= bound;
-        else t.data<float>()[i] *= static_cast<float>(bound);
+        if (dtype.bits == 64)
+          t.data<double>()[i] *= bound;
+        else
+          t.data<float>()[i] *= static_cast<float>(bound);
       }
       return t;
     };
@@ -479,9 +483,9 @@ struct Recurrent {
     return p;
   }
   ir::Attributes attributes() const {
-    ir::Attributes a{{"has_biases", integer(1)}, {"num_layers", integer(layers)}, {"dropout", num(0)},
-                     {"train", integer(0)}, {"bidirectional", integer(bidirectional)},
-                     {"batch_first", integer(batch_first)}};
+    ir::Attributes a{
+        {"has_biases", integer(1)}, {"num_layers", integer(layers)},           {"dropout", num(0)},
+        {"train", integer(0)},      {"bidirectional", integer(bidirectional)}, {"batch_first", integer(batch_first)}};
     if (op == "aten::lstm") a.emplace_back("hx.len", integer(2));
     return a;
   }
@@ -526,7 +530,8 @@ TEST(LinalgRecurrent, EveryCellMatchesAtenAsShapesChangeBetweenRuns) {
       r.features = 8, r.hidden = 24;
       r.batch_first = variant % 2 == 0;
       r.bidirectional = variant < 2;
-      SCOPED_TRACE(std::string(op) + (r.batch_first ? ", batch_first" : "") + (r.bidirectional ? ", bidirectional" : ""));
+      SCOPED_TRACE(std::string(op) + (r.batch_first ? ", batch_first" : "") +
+                   (r.bidirectional ? ", bidirectional" : ""));
       const std::vector<Tensor> params = r.params();
       Runtime mine(Options{linalg_config()}), theirs(Options{aten_config()});
       auto got = load_graph(mine, r.graph(params, r.attributes()));
@@ -539,8 +544,9 @@ TEST(LinalgRecurrent, EveryCellMatchesAtenAsShapesChangeBetweenRuns) {
         ASSERT_EQ(a.size(), r.outputs());
         ASSERT_EQ(b.size(), r.outputs());
         for (size_t o = 0; o < a.size(); ++o)
-          expect_close(a[o], b[o], "batch " + std::to_string(batch) + ", steps " + std::to_string(steps) + ", output " +
-                                       std::to_string(o));
+          expect_close(
+              a[o], b[o],
+              "batch " + std::to_string(batch) + ", steps " + std::to_string(steps) + ", output " + std::to_string(o));
       }
     }
 }
@@ -588,9 +594,11 @@ TEST(LinalgRecurrent, DeclinesWhatItLeavesToAten) {
     if (name == "dropout") value = num(0.5);
     if (name == "train") value = integer(1);
   }
-  EXPECT_TRUE(contains(reason(r.params(), dropout, r.inputs(2, 3)), "train=True with dropout 0.5 between layers is left to aten"));
+  EXPECT_TRUE(contains(reason(r.params(), dropout, r.inputs(2, 3)),
+                       "train=True with dropout 0.5 between layers is left to aten"));
   std::vector<Tensor> proj = r.params();  // an LSTM with proj_size: w_hr after each group
-  for (size_t i = 4; i <= proj.size(); i += 5) proj.insert(proj.begin() + static_cast<std::ptrdiff_t>(i), rand({3, r.hidden}));
+  for (size_t i = 4; i <= proj.size(); i += 5)
+    proj.insert(proj.begin() + static_cast<std::ptrdiff_t>(i), rand({3, r.hidden}));
   EXPECT_TRUE(contains(reason(proj, a, r.inputs(2, 3)), "LSTM projections (proj_size) are left to aten"));
   EXPECT_TRUE(contains(reason(r.params(), a, r.inputs(2, 3), true), "weights fed at run time"));
   ir::Attributes packed;  // lstm.data: no batch_first
@@ -601,7 +609,8 @@ TEST(LinalgRecurrent, DeclinesWhatItLeavesToAten) {
 
 TEST(LinalgRecurrent, TheDefaultConfigRunsLstmAndGruOnLinalg) {
   const char* source = std::getenv("SWITCHYARD_SOURCE_DIR");  // ctest sets it
-  if (source == nullptr) GTEST_SKIP() << "SWITCHYARD_SOURCE_DIR is not set";
+  if (source == nullptr)
+    GTEST_SKIP() << "missing resource: SWITCHYARD_SOURCE_DIR (CTest sets it; the source tree holds the fixture)";
   const std::string config = std::string(source) + "/configs/default.toml";
   for (const char* op : {"aten::lstm", "aten::gru"}) {
     Recurrent r;
@@ -623,12 +632,14 @@ TEST(LinalgDeclines, DtypesTheyDoNotTake) {
 }
 
 TEST(LinalgDeclines, ShapesThatDoNotMultiply) {
-  EXPECT_TRUE(contains(rejection("aten::mm", {in(rand({2, 3, 4})), in(rand({4, 5}))}), "self must be a matrix, got 3-D"));
+  EXPECT_TRUE(
+      contains(rejection("aten::mm", {in(rand({2, 3, 4})), in(rand({4, 5}))}), "self must be a matrix, got 3-D"));
   EXPECT_TRUE(contains(rejection("aten::mm", {in(rand({2, 3})), in(rand({4, 5}))}),
                        "self and mat2 shapes cannot be multiplied (2x3 and 4x5)"));
   EXPECT_TRUE(contains(rejection("aten::bmm", {in(rand({2, 3, 4})), in(rand({3, 4, 5}))}),
                        "self and mat2 must have the same batch size, got 2 and 3"));
-  EXPECT_TRUE(contains(rejection("aten::matmul", {in(rand({2, 3, 4})), in(rand({3, 5}))}), "cannot be multiplied (4 != 3)"));
+  EXPECT_TRUE(
+      contains(rejection("aten::matmul", {in(rand({2, 3, 4})), in(rand({3, 5}))}), "cannot be multiplied (4 != 3)"));
   EXPECT_TRUE(contains(rejection("aten::matmul", {in(rand({2, 3, 4})), in(rand({3, 4, 5}))}), "do not broadcast"));
   EXPECT_TRUE(contains(rejection("aten::addmm", {in(rand({3})), in(rand({4, 6})), in(rand({6, 5}))}),
                        "bias of shape [3] does not broadcast to [4, 5]"));
@@ -654,10 +665,12 @@ TEST(LinalgDeclines, EinsumEquationsItDoesNotHandle) {
   EXPECT_TRUE(contains(reason("ij,jk,kl->il", {in(rand({2, 3})), in(rand({3, 4})), in(rand({4, 5}))}),
                        "only two-operand contractions are handled"));
   EXPECT_TRUE(contains(reason("ii,ij->j", {in(rand({3, 3})), in(rand({3, 4}))}), "repeats in operand 0 (a diagonal)"));
-  EXPECT_TRUE(contains(reason("ij,jk->k", {in(rand({2, 3})), in(rand({3, 4}))}), "'i' is summed within operand 0 alone"));
+  EXPECT_TRUE(
+      contains(reason("ij,jk->k", {in(rand({2, 3})), in(rand({3, 4}))}), "'i' is summed within operand 0 alone"));
   EXPECT_TRUE(contains(reason("ij,jk->ik", {in(rand({2, 3})), in(rand({4, 5}))}), "'j' has sizes 3 and 4"));
   EXPECT_TRUE(contains(reason("ij,jk->iz", {in(rand({2, 3})), in(rand({3, 4}))}), "'z' appears in no operand"));
-  EXPECT_TRUE(contains(reason("ijk,jk->i", {in(rand({2, 3})), in(rand({3, 4}))}), "operand 0 has 2 dimensions for 3 subscripts"));
+  EXPECT_TRUE(contains(reason("ijk,jk->i", {in(rand({2, 3})), in(rand({3, 4}))}),
+                       "operand 0 has 2 dimensions for 3 subscripts"));
 }
 
 TEST(LinalgDeclines, StrictSelectionReportsTheReason) {

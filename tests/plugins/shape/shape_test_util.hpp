@@ -23,8 +23,8 @@ using Shape = std::vector<int64_t>;
 namespace ir = switchyard::ir;
 
 inline constexpr DLDataType kF32{kDLFloat, 32, 1}, kF64{kDLFloat, 64, 1}, kF16{kDLFloat, 16, 1},
-    kBF16{kDLBfloat, 16, 1}, kI8{kDLInt, 8, 1}, kI16{kDLInt, 16, 1}, kI32{kDLInt, 32, 1},
-    kI64{kDLInt, 64, 1}, kU8{kDLUInt, 8, 1}, kBool{6, 8, 1};
+    kBF16{kDLBfloat, 16, 1}, kI8{kDLInt, 8, 1}, kI16{kDLInt, 16, 1}, kI32{kDLInt, 32, 1}, kI64{kDLInt, 64, 1},
+    kU8{kDLUInt, 8, 1}, kBool{6, 8, 1};
 
 inline const std::vector<DLDataType>& all_dtypes() {
   static const std::vector<DLDataType> d = {kF32, kF64, kF16, kBF16, kI8, kI16, kI32, kI64, kU8, kBool};
@@ -32,8 +32,9 @@ inline const std::vector<DLDataType>& all_dtypes() {
 }
 
 inline std::string strict_config(const std::string& plugin) {
-  return sytest::write_config("shape_test_" + plugin, "[plugins]\nload = [\"" + plugin + "\"]\n[selection]\ndefault = [\"" +
-                                                          plugin + "\"]\nstrict = true\n");
+  return sytest::write_config(
+      "shape_test_" + plugin,
+      "[plugins]\nload = [\"" + plugin + "\"]\n[selection]\ndefault = [\"" + plugin + "\"]\nstrict = true\n");
 }
 
 // Element i of a tensor of `dtype`, as valid (finite, in-range) bits of that dtype.
@@ -42,15 +43,24 @@ inline void fill(Tensor& t, uint32_t seed = 1) {
   char* p = static_cast<char*>(t.raw_data());
   for (int64_t i = 0; i < t.numel(); ++i) {
     const int64_t v = (i * 37 + seed * 11) % 201 - 100;  // distinct-ish, small
-    if (d.code == kDLFloat && d.bits == 32) reinterpret_cast<float*>(p)[i] = static_cast<float>(v) * 0.25f;
-    else if (d.code == kDLFloat && d.bits == 64) reinterpret_cast<double*>(p)[i] = static_cast<double>(v) * 0.125;
-    else if (d.code == kDLFloat && d.bits == 16) reinterpret_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(0x3C00 + (v & 0x1FF));
-    else if (d.code == kDLBfloat) reinterpret_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(0x3F80 + (v & 0x7F));
-    else if (d.code == 6) reinterpret_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v % 3 == 0);
-    else if (d.bits == 8) reinterpret_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v);
-    else if (d.bits == 16) reinterpret_cast<int16_t*>(p)[i] = static_cast<int16_t>(v * 300);
-    else if (d.bits == 32) reinterpret_cast<int32_t*>(p)[i] = static_cast<int32_t>(v * 100000);
-    else reinterpret_cast<int64_t*>(p)[i] = v * 10000000000LL;
+    if (d.code == kDLFloat && d.bits == 32)
+      reinterpret_cast<float*>(p)[i] = static_cast<float>(v) * 0.25f;
+    else if (d.code == kDLFloat && d.bits == 64)
+      reinterpret_cast<double*>(p)[i] = static_cast<double>(v) * 0.125;
+    else if (d.code == kDLFloat && d.bits == 16)
+      reinterpret_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(0x3C00 + (v & 0x1FF));
+    else if (d.code == kDLBfloat)
+      reinterpret_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(0x3F80 + (v & 0x7F));
+    else if (d.code == 6)
+      reinterpret_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v % 3 == 0);
+    else if (d.bits == 8)
+      reinterpret_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v);
+    else if (d.bits == 16)
+      reinterpret_cast<int16_t*>(p)[i] = static_cast<int16_t>(v * 300);
+    else if (d.bits == 32)
+      reinterpret_cast<int32_t*>(p)[i] = static_cast<int32_t>(v * 100000);
+    else
+      reinterpret_cast<int64_t*>(p)[i] = v * 10000000000LL;
   }
 }
 
@@ -159,7 +169,8 @@ inline std::vector<Tensor> same_as_aten(const Op& op, const std::vector<Tensor>&
 inline std::vector<Tensor> same_view_as_aten(const Op& op, const std::vector<Tensor>& inputs) {
   std::vector<Tensor> got = same_as_aten(op, inputs);
   for (size_t i = 0; i < got.size(); ++i)
-    if (got[i].numel() > 0) EXPECT_TRUE(inside(got[i], inputs[0])) << describe(op, inputs) << " output " << i << " was copied";
+    if (got[i].numel() > 0)
+      EXPECT_TRUE(inside(got[i], inputs[0])) << describe(op, inputs) << " output " << i << " was copied";
   return got;
 }
 

@@ -14,7 +14,8 @@ namespace {
 Tensor strided_rows(DLDataType dtype, int64_t rows, int64_t cols) {
   Tensor buffer = filled(dtype, {2 * rows, cols + 1}, 7);
   const size_t es = switchyard::dtype_size(dtype);
-  return Tensor::from_blob(static_cast<char*>(buffer.raw_data()) + es, dtype, {rows, cols}, {2 * (cols + 1), 1}, [buffer] {});
+  return Tensor::from_blob(static_cast<char*>(buffer.raw_data()) + es, dtype, {rows, cols}, {2 * (cols + 1), 1},
+                           [buffer] {});
 }
 
 // ---- contiguous -----------------------------------------------------------------------
@@ -32,10 +33,10 @@ TEST(ShapeContiguous, AContiguousInputIsReturnedAsIs) {
 TEST(ShapeContiguous, NonContiguousInputsAreCopied) {
   Tensor row = filled(kF32, {1, 7});
   const std::vector<Tensor> inputs = {
-      transposed_copy(filled(kF32, {3, 5})),             // a 2-D transpose
-      transposed_copy(filled(kF32, {2, 64, 3})),         // batched, short inner runs
-      strided_rows(kF32, 5, 40),                         // row runs with gaps
-      strided_rows(kF32, 3, 2),                          // runs shorter than a memcpy is worth
+      transposed_copy(filled(kF32, {3, 5})),                              // a 2-D transpose
+      transposed_copy(filled(kF32, {2, 64, 3})),                          // batched, short inner runs
+      strided_rows(kF32, 5, 40),                                          // row runs with gaps
+      strided_rows(kF32, 3, 2),                                           // runs shorter than a memcpy is worth
       Tensor::from_blob(row.raw_data(), kF32, {4, 7}, {0, 1}, [row] {}),  // broadcast rows
   };
   for (const Tensor& x : inputs) {
@@ -52,8 +53,8 @@ TEST(ShapeContiguous, NonContiguousInputsAreCopied) {
 TEST(ShapeContiguous, ZooLayouts) {
   // a chunk of a fused QKV projection [T, B, 3E] -> [T, B, E] (ViT: T=197, E=768)
   Tensor qkv = filled(kF32, {197, 2, 3 * 768});
-  Tensor q = Tensor::from_blob(static_cast<float*>(qkv.raw_data()) + 768, kF32, {197, 2, 768}, {2 * 3 * 768, 3 * 768, 1},
-                               [qkv] {});
+  Tensor q = Tensor::from_blob(static_cast<float*>(qkv.raw_data()) + 768, kF32, {197, 2, 768},
+                               {2 * 3 * 768, 3 * 768, 1}, [qkv] {});
   same_as_aten({"aten::contiguous", {}}, {q});
   // bmm output [B*H, T, D] transposed to [T, B*H, D] (BERT: T=48, H=4, D=32)
   Tensor attn = filled(kF32, {8, 48, 32});
@@ -69,9 +70,8 @@ TEST(ShapeContiguous, ZooLayouts) {
 // wide row) and the element-wise walk (a broadcast oneDNN cannot express).
 TEST(ShapeContiguous, LargeCopiesSplitOverThreads) {
   Tensor wide = filled(kF32, {300, 2, 3 * 768});
-  same_as_aten({"aten::contiguous", {}},
-               {Tensor::from_blob(static_cast<float*>(wide.raw_data()) + 768, kF32, {300, 2, 768},
-                                  {2 * 3 * 768, 3 * 768, 1}, [wide] {})});
+  same_as_aten({"aten::contiguous", {}}, {Tensor::from_blob(static_cast<float*>(wide.raw_data()) + 768, kF32,
+                                                            {300, 2, 768}, {2 * 3 * 768, 3 * 768, 1}, [wide] {})});
   Tensor col = filled(kI32, {512});
   same_as_aten({"aten::contiguous", {}}, {Tensor::from_blob(col.raw_data(), kI32, {512, 1024}, {1, 0}, [col] {})});
 }
@@ -114,7 +114,8 @@ TEST(ShapeJoins, CatSkipsEmptyOneDimInputsLikeATen) {
 TEST(ShapeJoins, CatRejections) {
   Tensor a = filled(kF32, {2, 3});
   std::string msg = shape_error({"aten::cat", {{"dim", I(0)}}}, {a, filled(kF32, {2, 4})});
-  EXPECT_TRUE(contains(msg, "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 4")) << msg;
+  EXPECT_TRUE(contains(msg, "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 4"))
+      << msg;
   msg = shape_error({"aten::cat", {}}, {a, filled(kF64, {2, 3})});
   EXPECT_TRUE(contains(msg, "input 1 has another dtype than input 0")) << msg;
   msg = shape_error({"aten::cat", {}}, {a, filled(kF32, {2, 3, 1})});
@@ -163,7 +164,8 @@ TEST(ShapeSplits, Rejections) {
                        "split_sizes to sum exactly to 5"));
   EXPECT_TRUE(contains(shape_error({"aten::split", {{"split_size", I(0)}}, 1}, {x}),
                        "split_size can only be 0 if dimension size is 0"));
-  EXPECT_TRUE(contains(shape_error({"aten::chunk", {{"chunks", I(0)}}, 1}, {x}), "chunk expects `chunks` to be greater than 0"));
+  EXPECT_TRUE(contains(shape_error({"aten::chunk", {{"chunks", I(0)}}, 1}, {x}),
+                       "chunk expects `chunks` to be greater than 0"));
   EXPECT_TRUE(contains(shape_error({"aten::unbind", {}, 1}, {filled(kF32, {})}), "at least a 1-dimensional tensor"));
   EXPECT_TRUE(contains(shape_error({"aten::unbind", {}, 4}, {x}), "makes 5 output(s) for these arguments, node has 4"));
 }

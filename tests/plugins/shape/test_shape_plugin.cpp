@@ -125,17 +125,19 @@ TEST(ShapeViews, ExpandAndExpandAs) {
 
 TEST(ShapeViews, SliceClampsLikeATen) {
   Tensor x = filled(kF32, {5, 6});
-  const std::vector<std::pair<int64_t, int64_t>> ranges = {
-      {0, kEnd}, {1, 4}, {-4, -1}, {-100, 100}, {4, 2}, {7, 9}, {-1, kEnd}, {3, 3}, {0, -100}};
+  const std::vector<std::pair<int64_t, int64_t>> ranges = {{0, kEnd}, {1, 4},     {-4, -1}, {-100, 100}, {4, 2},
+                                                           {7, 9},    {-1, kEnd}, {3, 3},   {0, -100}};
   for (auto [start, end] : ranges)
     for (int64_t step : {1, 2, 4})
       for (int64_t dim : {0, 1, -1})
-        same_view_as_aten({"aten::slice", {{"dim", I(dim)}, {"start", I(start)}, {"end", I(end)}, {"step", I(step)}}}, {x});
+        same_view_as_aten({"aten::slice", {{"dim", I(dim)}, {"start", I(start)}, {"end", I(end)}, {"step", I(step)}}},
+                          {x});
   // defaults and None: the whole dim
   same_view_as_aten({"aten::slice", {{"start", ir::Attribute::none()}, {"end", ir::Attribute::none()}}}, {x});
   same_view_as_aten({"aten::slice", {{"dim", I(1)}, {"start", I(2)}}}, {transposed_copy(x)});
   EXPECT_TRUE(contains(shape_error({"aten::slice", {{"step", I(0)}}}, {x}), "slice step must be positive"));
-  EXPECT_TRUE(contains(shape_error({"aten::slice", {}}, {filled(kF32, {})}), "slice() cannot be applied to a 0-dim tensor"));
+  EXPECT_TRUE(
+      contains(shape_error({"aten::slice", {}}, {filled(kF32, {})}), "slice() cannot be applied to a 0-dim tensor"));
 }
 
 TEST(ShapeViews, SelectAndNarrow) {
@@ -200,8 +202,9 @@ TEST(ShapeViews, EmptyTensors) {
 // ---- the host keeps a view's parent alive ---------------------------------------------
 
 std::string shape_then_aten_config() {
-  return sytest::write_config("shape_then_aten", "[plugins]\nload = [\"shape\", \"aten\"]\n"
-                                                 "[selection]\ndefault = [\"shape\", \"aten\"]\n");
+  return sytest::write_config("shape_then_aten",
+                              "[plugins]\nload = [\"shape\", \"aten\"]\n"
+                              "[selection]\ndefault = [\"shape\", \"aten\"]\n");
 }
 
 TEST(ShapeKeepAlive, AViewOutlivesItsParentsOtherConsumers) {
@@ -338,14 +341,17 @@ TEST(ShapePlugin, AdvertisesEveryDtypeAndProducesItsOutputs) {
                                                   "int64", "uint8", "bool"}))
         << k.op;
   }
-  for (const char* op : {"aten::view", "aten::reshape", "aten::permute", "aten::transpose", "aten::t", "aten::expand",
-                         "aten::slice", "aten::select", "aten::squeeze", "aten::unsqueeze", "aten::flatten",
-                         "aten::unflatten", "aten::alias", "aten::detach", "aten::contiguous", "aten::cat", "aten::stack",
-                         "aten::split", "aten::split_with_sizes", "aten::chunk", "aten::unbind", "aten::embedding"})
+  for (const char* op :
+       {"aten::view",    "aten::reshape",   "aten::permute", "aten::transpose",        "aten::t",
+        "aten::expand",  "aten::slice",     "aten::select",  "aten::squeeze",          "aten::unsqueeze",
+        "aten::flatten", "aten::unflatten", "aten::alias",   "aten::detach",           "aten::contiguous",
+        "aten::cat",     "aten::stack",     "aten::split",   "aten::split_with_sizes", "aten::chunk",
+        "aten::unbind",  "aten::embedding"})
     EXPECT_NE(std::find(ops.begin(), ops.end(), op), ops.end()) << op;
   // Copies and gathers write into host-allocated outputs (the memory plan's); views are produced.
-  EXPECT_EQ(host_allocated, (std::vector<std::string>{"aten::reshape", "aten::reshape_as", "aten::flatten", "aten::contiguous",
-                                                      "aten::cat", "aten::concat", "aten::stack", "aten::embedding"}));
+  EXPECT_EQ(host_allocated,
+            (std::vector<std::string>{"aten::reshape", "aten::reshape_as", "aten::flatten", "aten::contiguous",
+                                      "aten::cat", "aten::concat", "aten::stack", "aten::embedding"}));
 }
 
 }  // namespace

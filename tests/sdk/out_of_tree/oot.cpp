@@ -15,9 +15,7 @@ class Square {
 
   explicit Square(const sy::Node&) {}
 
-  void infer(sy::Infer& infer) {
-    infer.set_output(0, sy::kFloat32, sy::shape_of(infer.input(0)));
-  }
+  void infer(sy::Infer& infer) { infer.set_output(0, sy::kFloat32, sy::shape_of(infer.input(0))); }
 
   void run(sy::Run& run) {
     const float* x = sy::data<float>(run.input(0));
@@ -31,5 +29,4 @@ class Square {
 
 }  // namespace
 
-SY_PLUGIN("oot", "1.0.0", "out-of-tree tests",
-          sy::kernel<Square>("oot::square", "elementwise", {sy::kFloat32}))
+SY_PLUGIN("oot", "1.0.0", "out-of-tree tests", sy::kernel<Square>("oot::square", "elementwise", {sy::kFloat32}))

@@ -47,8 +47,7 @@ static SY_Status copy_run(void* context, SY_KernelRunArgs* args) {
   int32_t d;
   (void)context;
   for (d = 0; d < in->ndim; ++d) n *= (size_t)in->shape[d];
-  memmove((char*)out->data + out->byte_offset, (const char*)in->data + in->byte_offset,
-          n * sizeof(float));
+  memmove((char*)out->data + out->byte_offset, (const char*)in->data + in->byte_offset, n * sizeof(float));
   return SY_OK;
 }
 
@@ -84,29 +83,29 @@ static const DLDataType float32 = {kDLFloat, 32, 1};
 
 /* Designated initializers: the same source builds against the 1.0 header kept in
  * tests/sdk/fixtures/sdk_1_0 (the "older_minor" plugin) and against the current one. */
-static const SY_KernelDef copy_kernel = {.struct_size = KERNEL_DEF_SIZE,
-                                         .op = "test::copy",
-                                         .family = "elementwise",
-                                         .device_type = kDLCPU,
-                                         .dtypes = &float32,
-                                         .num_dtypes = 1,
-                                         .output_mode = SY_OUTPUT_HOST_ALLOCATED,
-                                         .create = copy_create,
-                                         .infer = copy_infer,
-                                         .run = copy_run,
-                                         .destroy = copy_destroy,
+static const SY_KernelDef copy_kernel = {
+    .struct_size = KERNEL_DEF_SIZE,
+    .op = "test::copy",
+    .family = "elementwise",
+    .device_type = kDLCPU,
+    .dtypes = &float32,
+    .num_dtypes = 1,
+    .output_mode = SY_OUTPUT_HOST_ALLOCATED,
+    .create = copy_create,
+    .infer = copy_infer,
+    .run = copy_run,
+    .destroy = copy_destroy,
 #if SY_SDK_VERSION_MINOR >= 1
-                                         .storage = copy_storage,
-                                         .cost = copy_cost,
+    .storage = copy_storage,
+    .cost = copy_cost,
 #endif
 };
 
 static const SY_KernelDef* const kernels[] = {&copy_kernel};
 
 #if SY_SDK_VERSION_MINOR >= 3
-static const SY_NamedValue attributes[] = {
-    {SY_NamedValue_STRUCT_SIZE, "build", "C11 test plugin"},
-    {SY_NamedValue_STRUCT_SIZE, "library", "none 0.0"}};
+static const SY_NamedValue attributes[] = {{SY_NamedValue_STRUCT_SIZE, "build", "C11 test plugin"},
+                                           {SY_NamedValue_STRUCT_SIZE, "library", "none 0.0"}};
 
 static SY_Status list_attributes(void* context, SY_PluginAttributesArgs* args) {
   (void)context;
@@ -126,17 +125,18 @@ static SY_Extension unknown_tail = {SY_Extension_STRUCT_SIZE, SY_EXTENSION_VENDO
 static SY_Extension unknown_head = {SY_Extension_STRUCT_SIZE, SY_EXTENSION_VENDOR_BASE + 1, &unknown_tail};
 #endif
 
-static const SY_Plugin plugin = {.struct_size = PLUGIN_SIZE,
-                                 .sdk_version_major = TEST_SDK_MAJOR,
-                                 .sdk_version_minor = TEST_SDK_MINOR,
-                                 .name = TEST_PLUGIN_NAME,
-                                 .version = "0.0.1",
-                                 .vendor = "switchyard tests",
-                                 .kernels = kernels,
-                                 .num_kernels = 1,
+static const SY_Plugin plugin = {
+    .struct_size = PLUGIN_SIZE,
+    .sdk_version_major = TEST_SDK_MAJOR,
+    .sdk_version_minor = TEST_SDK_MINOR,
+    .name = TEST_PLUGIN_NAME,
+    .version = "0.0.1",
+    .vendor = "switchyard tests",
+    .kernels = kernels,
+    .num_kernels = 1,
 #if SY_SDK_VERSION_MINOR >= 3
-                                 .attributes = list_attributes,
-                                 .extension_start = &unknown_head,
+    .attributes = list_attributes,
+    .extension_start = &unknown_head,
 #endif
 };
 

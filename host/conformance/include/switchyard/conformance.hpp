@@ -40,9 +40,9 @@ namespace switchyard::conformance {
 
 // One single-node graph: the node's inputs and attributes at one dtype.
 struct Case {
-  std::string label;                            // what is special, e.g. "transposed B"
-  std::vector<std::optional<Tensor>> inputs;    // nullopt: an absent optional input
-  std::vector<bool> constant;                   // (optional) input i is a graph constant
+  std::string label;                          // what is special, e.g. "transposed B"
+  std::vector<std::optional<Tensor>> inputs;  // nullopt: an absent optional input
+  std::vector<bool> constant;                 // (optional) input i is a graph constant
   Attributes attrs;
   size_t num_outputs = 1;
   // Fused ops "A+B" / "A+B+C" only: how many of `inputs` are A's (the rest follow B's
@@ -107,7 +107,7 @@ struct KernelResult {
   // host owns it and it dies at the kernel) and the host granted an in-place output the
   // kernel declares (sdk.h output_inplace, output_inplace_tail).
   size_t in_place_cases = 0;
-  std::string detail;               // the first failure, why nothing ran, or what was rejected
+  std::string detail;  // the first failure, why nothing ran, or what was rejected
 };
 
 struct Report {

@@ -51,7 +51,8 @@ float element(const DLTensor& t, int64_t i) {
     const int64_t size = t.shape[d], index = i % size;
     i /= size;
     int64_t stride = 1;
-    if (t.strides != nullptr) stride = t.strides[d];
+    if (t.strides != nullptr)
+      stride = t.strides[d];
     else
       for (int k = d + 1; k < t.ndim; ++k) stride *= t.shape[k];
     offset += index * stride;

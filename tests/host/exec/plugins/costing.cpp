@@ -88,8 +88,7 @@ struct CostCalls {
 
 }  // namespace
 
-SY_PLUGIN("costing", "0.0.1", "switchyard tests",
-          sy::kernel<Costed>("test::costed", "test", {sy::kFloat32}),
+SY_PLUGIN("costing", "0.0.1", "switchyard tests", sy::kernel<Costed>("test::costed", "test", {sy::kFloat32}),
           sy::kernel<Uncosted>("test::uncosted", "test", {sy::kFloat32}),
           sy::kernel<CostFails>("test::cost_fails", "test", {sy::kFloat32}),
           sy::kernel<CostNan>("test::cost_nan", "test", {sy::kFloat32}),

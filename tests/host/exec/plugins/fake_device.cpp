@@ -40,8 +40,9 @@ class Access {
  public:
   Access(const DLTensor& t, const char* what) {
     if (t.device.device_type != kFake.device_type)
-      throw sy::Error(std::string(what) + " is not on the fake device (device type " +
-                      std::to_string(t.device.device_type) + ")", SY_ERROR_INTERNAL);
+      throw sy::Error(
+          std::string(what) + " is not on the fake device (device type " + std::to_string(t.device.device_type) + ")",
+          SY_ERROR_INTERNAL);
     std::lock_guard<std::mutex> lock(g_mutex);
     it_ = block_of(t.data);
     if (it_->second.opened++ == 0) mprotect(it_->first, it_->second.bytes, PROT_READ | PROT_WRITE);
@@ -134,7 +135,8 @@ struct Elementwise {
   }
   void run(sy::Run& run) {
     for (size_t i = 0; i < run.num_inputs(); ++i)
-      if (run.input_storage(i) != 0) throw sy::Error("input " + std::to_string(i) + " was not given on the fake device");
+      if (run.input_storage(i) != 0)
+        throw sy::Error("input " + std::to_string(i) + " was not given on the fake device");
     if (run.output_storage(0) != 0) throw sy::Error("the output was not placed on the fake device");
     DLTensor& out = run.output(0);
     Access o(out, "output");

@@ -43,7 +43,9 @@ class Scale : public Same {
   static void supports(const sy::Node& node) { require_float32(node); }
   explicit Scale(const sy::Node& node) : k_(static_cast<float>(node.attrs.f("k"))) {}
   void infer(sy::Infer& infer) { Same::infer(infer); }
-  void run(sy::Run& run) { map(run, [&](float x) { return x * k_; }); }
+  void run(sy::Run& run) {
+    map(run, [&](float x) { return x * k_; });
+  }
 
  private:
   float k_;
@@ -54,7 +56,9 @@ class Shift : public Same {
   static void supports(const sy::Node& node) { require_float32(node); }
   explicit Shift(const sy::Node& node) : by_(static_cast<float>(node.attrs.f("by"))) {}
   void infer(sy::Infer& infer) { Same::infer(infer); }
-  void run(sy::Run& run) { map(run, [&](float x) { return x + by_; }); }
+  void run(sy::Run& run) {
+    map(run, [&](float x) { return x + by_; });
+  }
 
  private:
   float by_;
@@ -136,8 +140,7 @@ class Runs {
 
 }  // namespace
 
-SY_PLUGIN("fusing", "0.0.1", "switchyard tests",
-          sy::kernel<Scale>("test::scale", "test", {sy::kFloat32}),
+SY_PLUGIN("fusing", "0.0.1", "switchyard tests", sy::kernel<Scale>("test::scale", "test", {sy::kFloat32}),
           sy::kernel<Shift>("test::shift", "test", {sy::kFloat32}),
           sy::kernel<ScaleShift>("test::scale+test::shift", "test", {sy::kFloat32}),
           sy::kernel<ScaleRelu>("test::scale+aten::relu", "test", {sy::kFloat32}),

@@ -113,8 +113,7 @@ class LateAlias {
 
 }  // namespace
 
-SY_PLUGIN("memory_ops", "0.0.1", "switchyard tests",
-          sy::kernel<Scale>("test::scale", "test", {sy::kFloat32}),
+SY_PLUGIN("memory_ops", "0.0.1", "switchyard tests", sy::kernel<Scale>("test::scale", "test", {sy::kFloat32}),
           sy::kernel<Add>("test::add", "test", {sy::kFloat32}),
           sy::kernel<Alias>("test::alias", "test", {sy::kFloat32}),
           sy::kernel<LateAlias>("test::late_alias", "test", {sy::kFloat32}),

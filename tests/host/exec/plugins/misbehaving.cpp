@@ -120,8 +120,7 @@ struct OomAtCreate : LikeInput {
 
 }  // namespace
 
-SY_PLUGIN("misbehaving", "0.0.1", "switchyard tests",
-          sy::kernel<ReturnsError>("bad::error", "test", {sy::kFloat32}),
+SY_PLUGIN("misbehaving", "0.0.1", "switchyard tests", sy::kernel<ReturnsError>("bad::error", "test", {sy::kFloat32}),
           sy::kernel<Throws>("bad::throw", "test", {sy::kFloat32}),
           sy::kernel<MakesNan>("bad::nan", "test", {sy::kFloat32}),
           sy::kernel<TampersShape>("bad::tamper_shape", "test", {sy::kFloat32}),
