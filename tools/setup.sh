@@ -22,6 +22,7 @@ PACKAGES=(
   python3-torch python3-torchvision  # model export tools
   python3-dev pybind11-dev python3-pytest  # the Python module (host/python) and its tests
   python3-distributed       # Dask distributed: switchyard.run_dataset on a cluster, and its tests
+  clang-format-14           # tools/format.sh, CTest test_format
   clang-14 libclang-rt-14-dev  # fuzzing (tools/fuzz.sh, CTest fuzz_smoke): libFuzzer, ASan, UBSan
 )
 
