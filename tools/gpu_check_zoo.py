@@ -16,7 +16,7 @@ the parity check there, and PyTorch's own eager CUDA timing for the benchmark.
       Prints how many of the graph's nodes `switchyard plan` put on the cuda plugin, and of how many.
   torch-bench MODEL NPZ [--repeat N]
       There (python3 with torch and CUDA): the same architecture in eager PyTorch on the GPU
-      (torchvision or tools/zoo_models.py, random weights: the time does not depend on them),
+      (torchvision or tools/zoo/zoo_models.py, random weights: the time does not depend on them),
       TF32 off as in switchyard's float32; prints one JSON line of median milliseconds with
       and without the host <-> device copies of inputs and outputs.
 """
@@ -142,7 +142,7 @@ def eager_model(name):
     import torch
     import torchvision
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo"))
     torch.manual_seed(0)
     base = name.replace("_fast", "").replace("_decomposed", "")
     if base in ("resnet18", "resnet50", "mobilenet_v3_small", "vit_b_16"):

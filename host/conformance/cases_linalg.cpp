@@ -408,7 +408,7 @@ std::vector<Case> recurrent_cases(DLDataType dtype, const std::string& cell) {
     Case& c = m.add(label, std::move(in), std::move(constant), std::move(attrs));
     c.num_outputs = r.outputs > 0 ? r.outputs : lstm ? 3 : 2;
   };
-  Recurrent zoo;  // the plain zoo's models (tools/plain_zoo_models.py)
+  Recurrent zoo;  // the plain zoo's models (tools/zoo/plain_zoo_models.py)
   if (lstm) {     // LstmTagger: 2 bidirectional batch-first layers, no initial state
     zoo.t = 7, zoo.b = 2, zoo.features = 24, zoo.hidden = 48, zoo.layers = 2;
     zoo.bidirectional = zoo.batch_first = zoo.zero_state = true;

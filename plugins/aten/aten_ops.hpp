@@ -58,7 +58,7 @@
 //   the union of all these sets: every dtype that may appear on some input.
 //   Then add an OP_CASE in tests/plugins/aten/test_ops_*.cpp; the test fails for a kernel
 //   without a case, or for a claimed dtype no case exercised. docs/ops.md lists the ops;
-//   `tools/list_model_ops.py --missing` shows what traced models use that is still absent.
+//   `tools/ops/list_model_ops.py --missing` shows what traced models use that is still absent.
 //
 // ---- Outputs -----------------------------------------------------------------------------
 //   Results go to the host zero-copy as DLManagedTensor. A result that aliases an input

@@ -7,8 +7,8 @@
         [--rounds 3] [--runs 10] [--warmup 3] [--min-round-ms 300] [--seq 64] [--out table.md]
 
 An optional benchmark: not part of the build or of CTest. For each zoo model (built by
-tools/export_zoo.py; the default zoo is the one the build's CMakeCache names) and batch:
-(`--zoo` may also name the plain zoo, tools/export_plain_zoo.py's folder, with --models
+tools/zoo/export_zoo.py; the default zoo is the one the build's CMakeCache names) and batch:
+(`--zoo` may also name the plain zoo, tools/zoo/export_plain_zoo.py's folder, with --models
 naming its stems, e.g. lstm_bidir,gru_stateful: their modules are rebuilt from that
 script's specs and seeds, and sequence models run at --seq steps.)
 
@@ -58,7 +58,7 @@ import time  # noqa: E402
 import warnings  # noqa: E402
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SRC, "tools"))
+sys.path.insert(0, os.path.join(SRC, "tools", "zoo"))
 sys.dont_write_bytecode = True
 
 try:

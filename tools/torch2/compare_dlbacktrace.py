@@ -9,7 +9,7 @@ node_io from both, compared key by key and value by value, and the time of each.
 
 Per model:
   1. the model (random weights from a fixed seed, eval) and a fixed batch-1 input:
-     resnet18 is torchvision's at --size (224), bert is tools/plain_zoo_models.py's HfBert
+     resnet18 is torchvision's at --size (224), bert is tools/zoo/plain_zoo_models.py's HfBert
      (2 layers, d_model 128) over 16 tokens with the last 4 padded;
   2. DLBacktrace(model, inputs, device="cpu") as its README shows (it exports the model
      itself and partly decomposes it, and sets torch to 1 thread), then predict(*inputs)
@@ -57,7 +57,7 @@ import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "zoo"))
 sys.dont_write_bytecode = True
 
 # dl-backtrace 0.1.24 imports three prebuilt CUDA extensions at import time; they do not load

@@ -33,7 +33,7 @@ import time
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "zoo"))
 sys.dont_write_bytecode = True
 
 import torch  # noqa: E402

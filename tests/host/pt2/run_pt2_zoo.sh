@@ -15,7 +15,7 @@ for version in 2.6.0 latest; do
   found=1
   tag="$("$python" -c 'import torch; v = torch.__version__.split("+")[0].split("."); print("torch-" + v[0] + "." + v[1])')"
   out="$build/pt2_zoo/$tag"
-  if [ ! -f "$out/manifest.json" ] || [ -n "$(find "$src/tools/torch2" "$src/tools/plain_zoo_models.py" -newer "$out/manifest.json" -name '*.py' | head -1)" ]; then
+  if [ ! -f "$out/manifest.json" ] || [ -n "$(find "$src/tools/torch2" "$src/tools/zoo/plain_zoo_models.py" -newer "$out/manifest.json" -name '*.py' | head -1)" ]; then
     echo "run_pt2_zoo: exporting the zoo with $tag into $out (a few minutes)"
     rm -rf "$out"
     "$python" "$src/tools/torch2/make_fixtures.py" "$out" --set zoo 2>&1 | grep -E '^\[|wrote|FAILED' || true

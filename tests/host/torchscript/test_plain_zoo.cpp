@@ -1,4 +1,4 @@
-// The plain zoo (tools/export_plain_zoo.py): traces saved as users save them, with no
+// The plain zoo (tools/zoo/export_plain_zoo.py): traces saved as users save them, with no
 // switchyard_inputs.json and no extra files, loaded with no hints and run only at shapes
 // other than the traced one (other batch sizes; sequence models also at other lengths),
 // on reference.toml and default.toml, against PyTorch's eager outputs.

@@ -1,4 +1,4 @@
-// Every zoo model (tools/export_zoo.py), at every exported batch size, through switchyard
+// Every zoo model (tools/zoo/export_zoo.py), at every exported batch size, through switchyard
 // on the given configs, against the outputs PyTorch itself computed at export time.
 // Criterion: max |switchyard - pytorch| <= 1e-4 * max(1, max |pytorch|), per output.
 #include "import_model.hpp"

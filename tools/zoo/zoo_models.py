@@ -1,4 +1,4 @@
-"""Small transformer models for switchyard's model zoo (see tools/export_zoo.py).
+"""Small transformer models for switchyard's model zoo (see tools/zoo/export_zoo.py).
 
 Both are built only from stock torch.nn modules, the way users write them, so that a
 trace records what users send:

@@ -1,4 +1,4 @@
-"""Hand-written sequence models for switchyard's plain zoo (see tools/export_plain_zoo.py).
+"""Hand-written sequence models for switchyard's plain zoo (see tools/zoo/export_plain_zoo.py).
 
 Each is written the way its ecosystem writes it, because those idioms are what a plain
 trace records: sizes read from the inputs (`x.size(1)`, `torch.arange(seq_len)`), masks

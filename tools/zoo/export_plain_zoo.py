@@ -4,7 +4,7 @@
 about the traced shapes, plus inputs and PyTorch's eager outputs at shapes other than
 the traced one.
 
-    /usr/bin/python3 tools/export_plain_zoo.py OUT_DIR [--models a,b,...] [--force] [--list]
+    /usr/bin/python3 tools/zoo/export_plain_zoo.py OUT_DIR [--models a,b,...] [--force] [--list]
 
 Run it with Debian's /usr/bin/python3 (python3-torch 1.13, python3-torchvision 0.14).
 Nothing is downloaded: weights are random from fixed seeds (torchvision `weights=None`),
@@ -23,7 +23,7 @@ maxvit_t 224 px (its 7x7 partitions need 224), clip_vision 32 px; inception_v3 w
 head (aux_logits=False: in train mode, as calibration runs it, the head needs >= 299 px). vit_b_16 is built with image_size=64
 (16 patches). maxvit_t, the costliest forward, is traced at batch 2 and checked at batch
 1 only. Models with batch norm get random affine parameters and running statistics
-measured on random images (as tools/export_zoo.py does) so that outputs carry signal.
+measured on random images (as tools/zoo/export_zoo.py does) so that outputs carry signal.
 
 Files written to OUT_DIR, per stem:
   <stem>.pt                         the plain trace (torch.jit.trace(...).save(...));
@@ -48,7 +48,7 @@ of the bound on an AMD EPYC (OpenBLAS single-threaded Haswell kernels) and under
 Intel hosts; at 112 px it is 0.55-0.58 there.
 
 File names in zoo.json are relative to its directory. A stem is skipped (cached) when its
-meta file and files are newer than this script and tools/plain_zoo_models.py.
+meta file and files are newer than this script and tools/zoo/plain_zoo_models.py.
 """
 import os
 

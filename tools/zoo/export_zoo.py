@@ -2,7 +2,7 @@
 """Exports switchyard's model zoo: traced TorchScript models with fixed inputs and PyTorch's
 own outputs, for parity tests of the TorchScript importer and the plugins.
 
-    /usr/bin/python3 tools/export_zoo.py OUT_DIR [--models a,b,...] [--batches 1,4] [--force]
+    /usr/bin/python3 tools/zoo/export_zoo.py OUT_DIR [--models a,b,...] [--batches 1,4] [--force]
 
 Run it with Debian's /usr/bin/python3 (python3-torch 1.13, python3-torchvision 0.14); the
 pyenv `python3` first on PATH has no torch. Nothing is downloaded: weights are random
@@ -70,7 +70,7 @@ Files written to OUT_DIR, per stem:
   }
 
 Cache: a stem is skipped when its meta file and every file it lists exist, are newer
-than this script and tools/zoo_models.py, and cover the requested batches. Files are
+than this script and tools/zoo/zoo_models.py, and cover the requested batches. Files are
 written under a temporary name and renamed, the meta file last, so an interrupted run
 leaves no stem that looks complete.
 """

@@ -1,4 +1,4 @@
-"""Catalog for tools/list_model_ops.py: torch.nn layers, torch.nn.functional / torch API samples
+"""Catalog for tools/ops/list_model_ops.py: torch.nn layers, torch.nn.functional / torch API samples
 and sequence models, each as (name, make module, make inputs). Small shapes: only the ops matter."""
 import torch
 import torch.nn as nn

@@ -21,10 +21,10 @@ whether the aten plugin has a kernel for it (read from its table, plugins/aten/o
 and which family plugins list a kernel for it (`switchyard plugins --kernels` of a build).
 
 Run with Debian's python (torch 1.13, torchvision 0.14):
-    /usr/bin/python3 tools/list_model_ops.py                 # everything, text table
-    /usr/bin/python3 tools/list_model_ops.py --missing       # tensor ops aten lacks
-    /usr/bin/python3 tools/list_model_ops.py --group nn,functional --format markdown
-    /usr/bin/python3 tools/list_model_ops.py --skip-large --json ops.json
+    /usr/bin/python3 tools/ops/list_model_ops.py                 # everything, text table
+    /usr/bin/python3 tools/ops/list_model_ops.py --missing       # tensor ops aten lacks
+    /usr/bin/python3 tools/ops/list_model_ops.py --group nn,functional --format markdown
+    /usr/bin/python3 tools/ops/list_model_ops.py --skip-large --json ops.json
 Tracing all 80 torchvision models (each in its own process) takes 12-25 minutes on 2 busy
 cores; --skip-large leaves out the ones over 150M parameters (their op sets equal their
 smaller siblings'). --json saves a run; --from-json reprints it (e.g. after adding kernels)
@@ -50,7 +50,7 @@ except ImportError:
           file=sys.stderr)
     sys.exit(77)  # CTest's skip code (tests/plugins/aten/CMakeLists.txt)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/ops/ -> the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from list_model_ops_catalog import functional_entries, nn_entries, sequence_entries  # noqa: E402
 
