@@ -237,7 +237,7 @@ MemoryReport Model::memory_plan(const std::vector<Tensor>& inputs) const {
   };
   std::vector<char> in_place(plan.lives.size(), 0);
   for (const exec::Step& s : plan.steps)
-    for (const exec::OutputPlan& o : s.outputs)
+    for (const exec::OutputPlace& o : s.outputs)
       if (o.inplace_input >= 0 && o.slot >= 0) in_place[static_cast<size_t>(o.slot)] = 1;
   for (size_t slot = 0; slot < plan.lives.size(); ++slot) {
     const exec::ValueLife& life = plan.lives[slot];
@@ -313,7 +313,7 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
   };
   for (size_t n = 0; n < impl_->graph.nodes.size(); ++n) {
     const ir::Node& node = impl_->graph.nodes[n];
-    const exec::NodePlan& np = plan->record.nodes[n];
+    const exec::NodeDecision& np = plan->record.nodes[n];
     PlanEntry e{node.name, node.op, node.module_path, np.backend, np.selection.reason, {}, {}, {}, {}, {}};
     for (const auto& r : np.selection.rejected) e.rejected.push_back(Rejected{r.backend, r.reason});
     if (np.bound && np.bound->has_cost) {

@@ -189,7 +189,7 @@ void Finalizer::place_outputs(Step& s) {
   const loader::LoadedPlugin* plugin = plugin_of(s);
   for (size_t o = 0; o < node.outputs.size(); ++o) {
     const ir::ValueId v = node.outputs[o];
-    OutputPlan& out = s.outputs[o];
+    OutputPlace& out = s.outputs[o];
     out.storage = plan_.value_storage[at(v)];
     out.local = storages_.local_of(out.storage, plugin);
     out.slot = in_.last_use[at(v)] == -1 ? -1 : v;
@@ -215,7 +215,7 @@ void Finalizer::lay_out_steps() {
     Step s = *k;  // the planning run's kernel step, with its inputs redirected
     s.frees.clear();
     if (s.folded) {  // computed when planning; kept so that node_io and callbacks still see it
-      for (OutputPlan& o : s.outputs) o = OutputPlan{};
+      for (OutputPlace& o : s.outputs) o = OutputPlace{};
       steps_.push_back(std::move(s));
       continue;
     }
@@ -401,7 +401,7 @@ void Finalizer::place_memory() {
       s.arena_offset = offset[static_cast<size_t>(s.dst)];
       continue;
     }
-    for (OutputPlan& o : s.outputs) {
+    for (OutputPlace& o : s.outputs) {
       if (o.slot >= 0 && o.inplace_input < 0) o.arena_offset = offset[static_cast<size_t>(o.slot)];
       o.holds_arena = o.arena_offset >= 0 && plan_.memory.last[static_cast<size_t>(o.slot)] == kForever;
     }

@@ -60,7 +60,7 @@ Schedule Runner::make_schedule(const Plan& plan) const {
     if (st.kind == Step::Kind::Convert)
       made_by[static_cast<size_t>(st.dst)] = static_cast<int32_t>(i);
     else
-      for (const OutputPlan& o : st.outputs)
+      for (const OutputPlace& o : st.outputs)
         if (o.slot >= 0) made_by[static_cast<size_t>(o.slot)] = static_cast<int32_t>(i);
   }
   std::vector<int32_t> producers, read;

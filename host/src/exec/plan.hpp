@@ -44,7 +44,7 @@ struct BoundKernel {
 };
 
 // What was decided for one graph node (for `plan` and error messages).
-struct NodePlan {
+struct NodeDecision {
   std::unique_ptr<BoundKernel> bound;
   std::string backend;  // "host" for sym nodes
   select::Selection selection;
@@ -80,7 +80,7 @@ struct ValueInfo {
   bool view_of_outside = false;        // ... or into a graph input's or a constant's
 };
 
-struct OutputPlan {
+struct OutputPlace {
   int32_t slot = -1;                        // -1: nobody reads it; dropped at once
   int32_t storage = kHost;                  // where it lives
   SY_StorageIndex local = SY_STORAGE_HOST;  // the same, as the kernel's plugin names it
@@ -98,10 +98,10 @@ struct Step {
   const ir::Node* run_node = nullptr;  // the node as run (resolved or fused)
   const BoundKernel* kernel = nullptr;
   const std::string* backend = nullptr;
-  const NodePlan* decided = nullptr;  // what planning decided for the node (names for events)
+  const NodeDecision* decided = nullptr;  // what planning decided for the node (names for events)
   std::vector<InputRef> inputs;
   std::vector<SY_StorageIndex> input_storage;  // per input, as the kernel's plugin names it
-  std::vector<OutputPlan> outputs;
+  std::vector<OutputPlace> outputs;
   bool pass_storages = false;  // the kernel has `storage`: run args carry the above
   bool folded = false;         // planning: its inputs were all constants, so its
                                // outputs were kept as constants (no step in the plan)
@@ -169,7 +169,7 @@ struct Crossing {
 // Stage 1's product: what the planning run (planning_run.cpp, planner.cpp) learned by
 // running the graph once at this signature. The passes of finalize.cpp compile it.
 struct PlanningRecord {
-  std::vector<NodePlan> nodes;           // parallel to Graph::nodes: what was decided
+  std::vector<NodeDecision> nodes;       // parallel to Graph::nodes: what was decided
   std::vector<ir::Attribute> scalars;    // per value: scalar values as evaluated
   std::vector<ValueInfo> infos;          // per value: dtype, shape, who made its memory
   std::vector<Step> steps;               // the planning run's own steps (cleared once compiled)

@@ -111,7 +111,7 @@ ir::Attribute option_attribute(const config::RuleOption& o) {
 }  // namespace
 
 void Executor::bind_node(size_t index, Plan& plan, const ir::Node& node, const std::vector<const DLTensor*>& inputs) {
-  NodePlan& np = plan.record.nodes[index];
+  NodeDecision& np = plan.record.nodes[index];
   np.selection = select::select_kernel(config_, catalog_, node, inputs, rule_of_[index]);
   if (!np.selection.winner) {
     std::string asked = config_.strict ? " (strict mode: the first rejection is final)" : "";
@@ -208,7 +208,7 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
 }
 
 void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
-  NodePlan& np = plan.record.nodes[index];
+  NodeDecision& np = plan.record.nodes[index];
   if (!fuse_ || fusable_[index] < 0) return;
   const ir::Node& producer = np.as_run(graph_.nodes[index]);
   const std::vector<int32_t> chain = fusion_chain(graph_, fusable_, index);
@@ -249,7 +249,7 @@ void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
         for (size_t k = 1; k < len; ++k) {
           const ir::Node& consumer = graph_.nodes[static_cast<size_t>(part[k])];
           names += (k > 1 ? "', '" : "") + consumer.name;
-          NodePlan& folded = plan.record.nodes[static_cast<size_t>(part[k])];
+          NodeDecision& folded = plan.record.nodes[static_cast<size_t>(part[k])];
           folded.folded_into = static_cast<int32_t>(index);
           folded.backend = np.backend;
           folded.selection.reason = "fused into '" + producer.name + "' (" + op + ")";
@@ -269,7 +269,7 @@ void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
 // the kernel that runs. Returns the node that runs (the fused one, if fused).
 const ir::Node& Executor::prepare_node(size_t n, Plan& plan, const MetadataOf& metadata) {
   const ir::Node& node = graph_.nodes[n];
-  NodePlan& np = plan.record.nodes[n];
+  NodeDecision& np = plan.record.nodes[n];
   if (ir::has_bound_attrs(node)) np.resolved = std::make_unique<ir::Node>(resolve(node, plan));
   if (const std::vector<config::RuleOption>* options = rule_options(n)) {
     if (!np.resolved) np.resolved = std::make_unique<ir::Node>(node);

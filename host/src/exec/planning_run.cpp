@@ -177,7 +177,7 @@ void PlanningRun::free_value(ir::ValueId v) {
 
 void PlanningRun::run_sym_node(size_t n) {
   const ir::Node& node = graph_.nodes[n];
-  NodePlan& np = plan_.record.nodes[n];
+  NodeDecision& np = plan_.record.nodes[n];
   np.backend = "host";
   np.selection.reason = "sym op: evaluated by the host once per input-shape signature";
   std::vector<ir::SymArg> args;
@@ -208,7 +208,7 @@ void PlanningRun::run_sym_node(size_t n) {
 }
 
 void PlanningRun::run_kernel_node(size_t n) {
-  NodePlan& np = plan_.record.nodes[n];
+  NodeDecision& np = plan_.record.nodes[n];
   const ir::Node& run_node =
       ex_.prepare_node(n, plan_, [this](const std::vector<ir::ValueId>& ids) { return metadata(ids); });
   const BoundKernel& bk = *np.bound;
@@ -218,7 +218,7 @@ void PlanningRun::run_kernel_node(size_t n) {
   // computed here, once per plan, and its outputs kept as constants.
   bool folds = !is_random_op(run_node.op);
   for (const InputRef& r : s.inputs) folds = folds && (r.absent() || r.constant != nullptr);
-  for (const OutputPlan& o : s.outputs) folds = folds && o.storage == kHost;
+  for (const OutputPlace& o : s.outputs) folds = folds && o.storage == kHost;
   steps_.push_back(std::move(s));
   ex_.runner_.run_step(steps_.back(), steps_.size() - 1, st_, scratch_);
   if (folds) return fold(run_node);
@@ -262,7 +262,7 @@ Step PlanningRun::kernel_step(size_t n, const ir::Node& run_node, const BoundKer
   }
   for (size_t o = 0; o < run_node.outputs.size(); ++o) {
     const ir::ValueId v = run_node.outputs[o];
-    OutputPlan out;
+    OutputPlace out;
     out.storage = storages_.first_in(bk.output_writes[o], plugin);
     out.local = storages_.local_of(out.storage, plugin);
     out.slot = v;  // kept for recording; freed after the run if nobody reads it

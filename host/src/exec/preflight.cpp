@@ -66,7 +66,7 @@ std::string describe_inputs(const ir::Graph& graph, const std::vector<Tensor>& i
 // kernel declares (SDK 1.1 cost.scratch_bytes), held only while that kernel runs.
 uint64_t plan_need(const Plan& plan) {
   uint64_t scratch = 0;
-  for (const NodePlan& np : plan.record.nodes)
+  for (const NodeDecision& np : plan.record.nodes)
     if (np.bound && np.bound->has_cost) scratch = std::max<uint64_t>(scratch, np.bound->scratch_bytes);
   return plan.memory.estimated_peak_bytes() + scratch;
 }

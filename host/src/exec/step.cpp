@@ -273,7 +273,7 @@ void Runner::record_step(const Step& step, size_t index, RunState& st, Scratch& 
       host_outs[o] = storages_.to_host(step.outputs[o].storage, sc.outs[o], "an output of " + node.name);
   if (options.callback != nullptr && *options.callback) {
     std::lock_guard<std::mutex> lock(st.callback_mutex);  // one call at a time, in parallel runs too
-    const NodePlan& np = *step.decided;
+    const NodeDecision& np = *step.decided;
     const NodeEvent ev{node.name,
                        node.op,
                        *step.backend,
@@ -304,7 +304,7 @@ void Runner::host_outputs(const Step& step, RunState& st, Scratch& sc) const {
   const BoundKernel& bk = *step.kernel;
   for (size_t o = 0; o < step.outputs.size(); ++o) {
     const SY_TensorDesc& d = bk.output_descs[o];
-    const OutputPlan& op = step.outputs[o];
+    const OutputPlace& op = step.outputs[o];
     std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
     if (st.in_place && op.inplace_input >= 0) {  // the input dies here: write over it
       const Tensor& in = st.slots[static_cast<size_t>(step.inputs[static_cast<size_t>(op.inplace_input)].slot)];
@@ -383,7 +383,7 @@ void Runner::run_kernel(const Step& step, RunState& st, Scratch& sc) const {
   args.num_outputs = step.outputs.size();
   if (step.pass_storages) {
     out_storage.clear();
-    for (const OutputPlan& o : step.outputs) out_storage.push_back(o.local);
+    for (const OutputPlace& o : step.outputs) out_storage.push_back(o.local);
     args.input_storage = step.input_storage.data();
     args.output_storage = out_storage.data();
   }
