@@ -56,17 +56,17 @@ class SdpaKernel : public CudaKernel {
     else
       known.push_back("need_attn_weights");
     check_attributes(n, known);
-    const double dropout = number_attr(n.attrs, "dropout_p", 0.0);
+    const double dropout = n.attrs.f("dropout_p", 0.0);
     if (dropout != 0.0) {
       std::ostringstream s;
       s << "dropout_p=" << dropout << ": dropout is random; this inference kernel implements dropout_p=0 only";
       throw sy::Unsupported(s.str());
     }
-    causal_ = int_attr(n.attrs, "is_causal", 0) != 0;
-    if (!torch2_ && int_attr(n.attrs, "need_attn_weights", 0) != 0)
+    causal_ = n.attrs.i("is_causal", 0) != 0;
+    if (!torch2_ && n.attrs.i("need_attn_weights", 0) != 0)
       throw sy::Unsupported("need_attn_weights=True is not implemented (only False)");
     if (torch2_ && n.attrs.has("scale")) scale_ = n.attrs.f("scale");
-    if (torch2_ && int_attr(n.attrs, "enable_gqa", 0) != 0)
+    if (torch2_ && n.attrs.i("enable_gqa", 0) != 0)
       throw sy::Unsupported("enable_gqa=True (grouped-query attention) is not implemented");
   }
 

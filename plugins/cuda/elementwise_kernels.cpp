@@ -60,7 +60,7 @@ const std::map<std::string, UnaryDef>& unary_table() {
 }
 
 float scalar_of(const sy::Attrs& a, const std::string& name, double fallback) {
-  return static_cast<float>(number_attr(a, name.c_str(), fallback));
+  return static_cast<float>(a.f(name.c_str(), fallback));
 }
 
 }  // namespace
@@ -103,8 +103,7 @@ std::optional<UnaryOp> unary_op(const std::string& op, const sy::Attrs& a, const
   } else if (op == "aten::clamp_max") {
     u.a = scalar_of(a, attr("max"), 0);
   } else if (op == "aten::dropout" || op == "aten::feature_dropout") {
-    if (int_attr(a, attr("train").c_str(), 0) != 0)
-      throw sy::Unsupported("dropout with train=True is random; inference only");
+    if (a.i(attr("train").c_str(), 0) != 0) throw sy::Unsupported("dropout with train=True is random; inference only");
   }
   return u;
 }
@@ -298,7 +297,7 @@ class BinaryKernel : public CudaKernel {
     if (self_.input < 0) self_tensor_ = false;
     if (other_.input < 0) other_tensor_ = false;
     op_.kind = def_.kind;
-    op_.alpha = def_.has_alpha ? number_attr(n.attrs, "alpha", 1.0) : 1.0;
+    op_.alpha = def_.has_alpha ? n.attrs.f("alpha", 1.0) : 1.0;
     if (self_tensor_ && !is_comparison(def_.kind)) allow_in_place(static_cast<size_t>(self_.input));
   }
 

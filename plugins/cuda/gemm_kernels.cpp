@@ -256,8 +256,8 @@ class GemmKernel : public CudaKernel {
       for (const std::string& a : unary_attr_names(op.substr(op.find('+') + 1))) known.push_back("post." + a);
     check_attributes(n, known);
     act_ = fused_activation(n);
-    beta_ = number_attr(n.attrs, "beta", 1.0);
-    alpha_ = number_attr(n.attrs, "alpha", 1.0);
+    beta_ = n.attrs.f("beta", 1.0);
+    alpha_ = n.attrs.f("alpha", 1.0);
     precision_ = precision_of(n.attrs);
     if (n.num_outputs != 1) throw sy::Unsupported("expected one output");
   }

@@ -101,25 +101,6 @@ void check_attributes(const sy::Node& node, const std::vector<std::string>& know
   }
 }
 
-double number_attr(const sy::Attrs& attrs, const char* name, double fallback) {
-  switch (attrs.kind(name)) {
-    case SY_ATTR_MISSING:
-    case SY_ATTR_NONE: return fallback;
-    case SY_ATTR_INT:
-    case SY_ATTR_FLOAT: return attrs.f(name);
-    default: throw sy::Unsupported(std::string("attribute '") + name + "' is not a number");
-  }
-}
-
-int64_t int_attr(const sy::Attrs& attrs, const char* name, int64_t fallback) {
-  switch (attrs.kind(name)) {
-    case SY_ATTR_MISSING:
-    case SY_ATTR_NONE: return fallback;
-    case SY_ATTR_INT: return attrs.i(name);
-    default: throw sy::Unsupported(std::string("attribute '") + name + "' is not an int");
-  }
-}
-
 // ---- DeviceRun ---------------------------------------------------------------------------------
 
 size_t DevTensor::bytes() const { return static_cast<size_t>(numel()) * element_size(dtype); }

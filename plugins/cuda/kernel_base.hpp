@@ -53,10 +53,6 @@ inline void require_device() { Device::get().require(); }
 // Unsupported for any attribute outside `known` whose value is not None; '@' options are
 // skipped (sdk.h: a kernel never declines a node for an option it does not know).
 void check_attributes(const sy::Node& node, const std::vector<std::string>& known);
-// A number attribute (int or float) or `fallback` when missing or None.
-double number_attr(const sy::Attrs& attrs, const char* name, double fallback);
-// An int attribute or `fallback` when missing or None.
-int64_t int_attr(const sy::Attrs& attrs, const char* name, int64_t fallback);
 // sy::declining and sy::failing (plugin.hpp): shape errors found while checking a node are
 // reasons to decline it; an Unsupported found at run time is a plain error.
 using sy::declining;

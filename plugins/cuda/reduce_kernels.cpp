@@ -30,7 +30,7 @@ class SoftmaxKernel : public CudaKernel {
     check_attributes(n, {"self", "dim", underscore ? "half_to_float" : "dtype"});
     if (!n.attrs.has("dim")) throw sy::Unsupported("attribute 'dim' is missing");
     dim_ = n.attrs.i("dim");
-    if (underscore && int_attr(n.attrs, "half_to_float", 0) != 0)
+    if (underscore && n.attrs.i("half_to_float", 0) != 0)
       throw sy::Unsupported("half_to_float=True is not implemented");
     if (!underscore && n.attrs.has("dtype")) {
       // The dtype argument converts first; only "the input's own dtype" is a no-op here.
@@ -88,7 +88,7 @@ class LayerNormKernel : public CudaKernel {
     check_attributes(n, {"input", "weight", "bias", "normalized_shape", "eps", "cudnn_enable"});
     if (!n.attrs.has("normalized_shape")) throw sy::Unsupported("attribute 'normalized_shape' is missing");
     normalized_ = n.attrs.ints("normalized_shape");
-    eps_ = number_attr(n.attrs, "eps", 1e-5);
+    eps_ = n.attrs.f("eps", 1e-5);
     if (n.num_outputs != 1)
       throw sy::Unsupported("expected one output (native_layer_norm's mean and rstd are not made)");
   }

@@ -189,8 +189,8 @@ class BatchNormKernel : public CudaKernel {
         args_(n, {"input", "weight", "bias", "running_mean", "running_var"}, {false, true, true, false, false}) {
     check_attributes(
         n, {"input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps", "cudnn_enabled"});
-    if (int_attr(n.attrs, "training", 0) != 0) throw sy::Unsupported("batch_norm with training=True (inference only)");
-    eps_ = number_attr(n.attrs, "eps", 1e-5);
+    if (n.attrs.i("training", 0) != 0) throw sy::Unsupported("batch_norm with training=True (inference only)");
+    eps_ = n.attrs.f("eps", 1e-5);
     if (n.num_outputs != 1) throw sy::Unsupported("expected one output");
   }
 
@@ -276,7 +276,7 @@ class FillLikeKernel : public CudaKernel {
     value_ = op == "aten::ones_like" ? 1.0 : 0.0;
     if (op == "aten::full_like") {
       if (!n.attrs.has("fill_value")) throw sy::Unsupported("full_like without fill_value");
-      value_ = number_attr(n.attrs, "fill_value", 0);
+      value_ = n.attrs.f("fill_value", 0);
     }
     if (n.attrs.has("dtype")) {
       dtype_ = scalar_type(n.attrs.i("dtype"));

@@ -183,7 +183,7 @@ class JoinKernel : public CudaKernel {
 
   explicit JoinKernel(const sy::Node& n) : CudaKernel(n), stack_(std::string(n.op) == "aten::stack") {
     check_attributes(n, {"tensors", "dim"});
-    dim_ = int_attr(n.attrs, "dim", 0);
+    dim_ = n.attrs.i("dim", 0);
   }
 
   void infer(sy::Infer& f) {
@@ -241,7 +241,7 @@ class GatherKernel : public CudaKernel {
   explicit GatherKernel(const sy::Node& n) : CudaKernel(n), embedding_(std::string(n.op) == "aten::embedding") {
     if (embedding_) {
       check_attributes(n, {"weight", "indices", "padding_idx", "scale_grad_by_freq", "sparse"});
-      if (int_attr(n.attrs, "sparse", 0) != 0)
+      if (n.attrs.i("sparse", 0) != 0)
         throw sy::Unsupported("sparse embedding gradients (training) are not implemented");
     } else {
       check_attributes(n, {"self", "dim", "index"});
