@@ -76,8 +76,13 @@ class Tensor {
   Tensor contiguous() const;
   // Extends this tensor's owner to keep `owner` alive, e.g. a view's parent.
   void keep_alive(std::shared_ptr<void> owner);
-  // A token that keeps this tensor's memory alive (for keep_alive of another tensor).
+  // A token that keeps this tensor's memory alive (for keep_alive of another tensor). It
+  // is this tensor's own: two tensors have the same owner() only if they are one tensor.
   std::shared_ptr<void> owner() const { return impl_; }
+  // What keeps the bytes alive: for a view that borrows one owner's memory and nothing
+  // else, that owner; otherwise owner(). For a tensor placed in this one's memory, so that
+  // views of views do not chain (a chain of n in-place writes would keep n objects alive).
+  std::shared_ptr<void> memory_owner() const;
   long use_count() const { return impl_.use_count(); }
 
   struct Impl;  // defined in tensor.cpp

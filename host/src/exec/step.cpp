@@ -308,7 +308,7 @@ void Runner::host_outputs(const Step& step, RunState& st, Scratch& sc) const {
     std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
     if (st.in_place && op.inplace_input >= 0) {  // the input dies here: write over it
       const Tensor& in = st.slots[static_cast<size_t>(step.inputs[static_cast<size_t>(op.inplace_input)].slot)];
-      sc.outs.push_back(storages_.place(op.storage, in.raw_data(), d.dtype, std::move(shape), in.owner()));
+      sc.outs.push_back(storages_.place(op.storage, in.raw_data(), d.dtype, std::move(shape), in.memory_owner()));
     } else if (const ArenaPool::Buffer* a = op.arena_offset >= 0 ? arena_for(st, storages_, op.storage) : nullptr) {
       // A graph output in the arena keeps it: the next run takes another buffer.
       std::shared_ptr<void> keeps = op.holds_arena && st.arena ? std::shared_ptr<void>(st.arena, a->data) : nullptr;
@@ -358,7 +358,7 @@ void Runner::adopt_outputs(const Step& step, RunState& st, Scratch& sc) const {
         const InputRef& r = step.inputs[i];
         if (r.absent() || r.storage != kHost) continue;
         const Tensor& src = r.constant != nullptr ? *r.constant : st.slots[static_cast<size_t>(r.slot)];
-        if (points_into(t.raw_data(), src)) t.keep_alive(src.owner());
+        if (points_into(t.raw_data(), src)) t.keep_alive(src.memory_owner());
       }
     if (st.arena && t.numel() > 0 && step.outputs[o].storage == kHost) t = guard_arena_view(step, o, std::move(t), st);
     sc.outs.push_back(std::move(t));

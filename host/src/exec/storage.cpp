@@ -103,10 +103,11 @@ std::shared_ptr<void> StorageTable::allocate_bytes(int32_t id, uint64_t bytes, v
 
 Tensor StorageTable::place(int32_t id, void* data, DLDataType dtype, std::vector<int64_t> shape,
                            std::shared_ptr<void> owner) const {
-  std::function<void()> keep;  // none for arena memory: the run holds the arena
-  if (owner) keep = [owner = std::move(owner)] {};
-  if (id == kHost) return Tensor::from_blob(data, dtype, std::move(shape), {}, std::move(keep));
-  return Tensor::in_storage(data, kind(id).def->device, dtype, std::move(shape), std::move(keep));
+  // No release: the memory is the owner's (none for arena memory: the run holds the arena).
+  Tensor t = id == kHost ? Tensor::from_blob(data, dtype, std::move(shape), {}, nullptr)
+                         : Tensor::in_storage(data, kind(id).def->device, dtype, std::move(shape), nullptr);
+  t.keep_alive(std::move(owner));
+  return t;
 }
 
 Tensor StorageTable::allocate(int32_t id, DLDataType dtype, const std::vector<int64_t>& shape) const {

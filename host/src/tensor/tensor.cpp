@@ -213,6 +213,12 @@ Tensor Tensor::contiguous() const {
   return out;
 }
 
+std::shared_ptr<void> Tensor::memory_owner() const {
+  if (impl_ && !impl_->release && !impl_->maker && impl_->first_owner && impl_->more_owners.empty())
+    return impl_->first_owner;
+  return impl_;
+}
+
 void Tensor::keep_alive(std::shared_ptr<void> owner) {
   if (!owner) return;
   if (!impl_->first_owner)
