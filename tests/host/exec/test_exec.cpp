@@ -245,3 +245,25 @@ TEST(Executor, ModelAndOutputsOutliveTheRuntime) {
   model.reset();
   EXPECT_EQ(values(out[0]), (std::vector<float>{4, 16}));
 }
+
+// A tensor placed in another's memory (an in-place write, a view) keeps the memory's owner,
+// not the tensor it was placed over: views of views do not chain.
+TEST(Tensor, ViewsOfViewsKeepTheMemoryOwnerNotTheChain) {
+  const DLDataType f32{kDLFloat, 32, 1};
+  Tensor base = Tensor::uninitialized(f32, {4});
+  auto view_of = [&](const Tensor& t) {
+    Tensor v = Tensor::from_blob(t.raw_data(), f32, {4}, {}, nullptr);
+    v.keep_alive(t.memory_owner());
+    return v;
+  };
+  Tensor first = view_of(base);
+  Tensor second = view_of(first);
+  EXPECT_EQ(second.memory_owner(), base.owner());
+  EXPECT_EQ(first.use_count(), 1) << "the second view does not hold the first";
+  const void* bytes = base.raw_data();
+  base = Tensor();
+  first = Tensor();
+  EXPECT_EQ(second.raw_data(), bytes);
+  // The second view's reference, and the copy memory_owner() returned.
+  EXPECT_EQ(second.memory_owner().use_count(), 2) << "the second view alone keeps the memory";
+}
