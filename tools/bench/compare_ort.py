@@ -4,7 +4,8 @@
     tools/bench/setup_ort.sh                      # once: onnxruntime into build/onnxruntime-python
     PYTHONPATH=build/onnxruntime-python /usr/bin/python3 tools/bench/compare_ort.py \\
         [--zoo build/zoo] [--models resnet18,...] [--batches 1,8] [--threads 2] \\
-        [--rounds 3] [--runs 10] [--warmup 3] [--min-round-ms 300] [--seq 64] [--out table.md]
+        [--rounds 3] [--runs 10] [--warmup 3] [--min-round-ms 300] [--seq 64] [--out table.md] \\
+        [--json run.json]
 
 An optional benchmark: not part of the build or of CTest. For each zoo model (built by
 tools/zoo/export_zoo.py; the default zoo is the one the build's CMakeCache names) and batch:
@@ -42,12 +43,21 @@ first two CPUs, and the table gives its min / max over the row's rounds. A virtu
 may move its vCPUs further apart for minutes at a time (on the 2-vCPU EPYC of
 docs/benchmarks.md, about 80 ns then about 400 ns), and every contender's small-model
 times move with it: a spread across such a change is the host's.
+
+--json FILE also writes the run for tools/bench/check_baseline.py, which compares it with
+the stored ratios (tools/bench/baseline_ort.json): the machine, date, commit, command and
+settings, and one record per model and batch with zoo ("zoo" or "zoo-plain"), model, batch,
+threads, rounds, ratio (the median of the per-round switchyard/ORT ratios), ratio_min and
+ratio_max (over the rounds), each contender's median of round medians in ms, and whether
+both outputs were within the bound; a model that failed has "error" instead.
 """
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # for LibTorch in this process
 
 import argparse  # noqa: E402
+import datetime  # noqa: E402
+import json  # noqa: E402
 import platform  # noqa: E402
 import re  # noqa: E402
 import shlex  # noqa: E402
@@ -239,7 +249,7 @@ def thread_config(args, work):
 
 # ----------------------------------------------------------------------------- machine, table
 
-def machine_line():
+def machine_info():
     cpu = "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
@@ -250,9 +260,14 @@ def machine_line():
                            capture_output=True, text=True,
                            env=dict(os.environ, OPENBLAS_VERBOSE="2"))
     core = re.search(r"Core: (\S+)", probe.stdout + probe.stderr)
-    return (f"{cpu}; {os.cpu_count()} CPUs; OpenBLAS core {core.group(1) if core else 'unknown'} "
-            f"(OPENBLAS_VERBOSE=2); Linux {platform.release()}; load average "
-            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return {"cpu": cpu, "cores": os.cpu_count(), "openblas_core": core.group(1) if core else "unknown",
+            "linux": platform.release(), "load_average": [round(x, 2) for x in os.getloadavg()]}
+
+
+def machine_line(info):
+    return (f"{info['cpu']}; {info['cores']} CPUs; OpenBLAS core {info['openblas_core']} "
+            f"(OPENBLAS_VERBOSE=2); Linux {info['linux']}; load average "
+            f"{' '.join(f'{x:.2f}' for x in info['load_average'])}")
 
 
 def fmt(ms):
@@ -289,6 +304,18 @@ def row(stem, batch, res):
             f"{f'{min(host):.0f} / {max(host):.0f}' if host else '-'} |")
 
 
+def record(args, zoo_name, stem, batch, res):
+    """The row for --json: what check_baseline.py compares, and the times it came from."""
+    per_round = [a / b for a, b in zip(res["switchyard"], res["ort"])]
+    host = [ns for ns in res["cross_core_ns"] if ns is not None]
+    return {"zoo": zoo_name, "model": stem, "batch": batch, "threads": args.threads,
+            "rounds": args.rounds, "ratio": statistics.median(per_round),
+            "ratio_min": min(per_round), "ratio_max": max(per_round),
+            "switchyard_ms": statistics.median(res["switchyard"]), "ort_ms": statistics.median(res["ort"]),
+            "libtorch_ms": statistics.median(res["libtorch"]), "outputs_ok": res["sy_ok"] and res["ort_ok"],
+            "cross_core_ns": [min(host), max(host)] if host else None}
+
+
 HEADER = ("| model | batch | switchyard ms (min / median / max) | ORT ms (min / median / max) | "
           "LibTorch ms (min / median / max) | switchyard spread (max/min) | ORT spread (max/min) | "
           "switchyard / ORT | switchyard / ORT, per round | switchyard / LibTorch | switchyard max\\|Δ\\| | "
@@ -298,7 +325,8 @@ HEADER = ("| model | batch | switchyard ms (min / median / max) | ORT ms (min / 
 
 # ----------------------------------------------------------------------------- main
 
-def bench(args, zoo_dir, entry, batches, config, work):
+def bench(args, zoo_dir, entry, batches, config, work, records, zoo_name):
+    """The markdown rows of one model; its --json records go to records as each batch ends."""
     stem = entry["stem"]
     model = rebuild(zoo_dir, entry)
     zoo_module = os.path.join(zoo_dir, stem + ".pt")
@@ -343,8 +371,32 @@ def bench(args, zoo_dir, entry, batches, config, work):
                 f"ORT {res['ort'][-1]:.3g} ms, LibTorch {res['libtorch'][-1]:.3g} ms"
                 + (f", host cross-core {ns:.0f} ns" if ns is not None else ""))
         rows.append(row(stem, batch, res))
+        records.append(record(args, zoo_name, stem, batch, res))
         print(rows[-1], flush=True)
     return rows
+
+
+ZOO_NAMES = {"switchyard-zoo": "zoo", "switchyard-plain-zoo": "zoo-plain"}  # zoo.json's format -> key
+
+
+def git_commit():
+    """HEAD of the source tree, or "unknown" (rev-parse only reads; the index is left alone)."""
+    res = subprocess.run(["git", "-C", SRC, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return res.stdout.strip() if res.returncode == 0 else "unknown"
+
+
+def write_json(args, run, records):
+    """The --json file: the run's settings and machine, and one record per model and batch."""
+    run = {"format": "switchyard-compare-ort", "version": 1, **run, "commit": git_commit(),
+           "ort_version": ort.__version__, "torch_version": torch.__version__,
+           "settings": {"threads": args.threads, "rounds": args.rounds, "runs": args.runs,
+                        "warmup": args.warmup, "min_round_ms": args.min_round_ms, "seq": args.seq},
+           "load_average_end": [round(x, 2) for x in os.getloadavg()], "records": records}
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(run, f, indent=1)
+        f.write("\n")
+    log(f"compare_ort: wrote {args.json} ({len(records)} records)")
 
 
 def default_zoo():
@@ -380,6 +432,8 @@ def main(argv=None):
     ap.add_argument("--work", default=os.path.join(SRC, "build", "ort-compare"),
                     help="ONNX files, inputs and outputs (default: %(default)s)")
     ap.add_argument("--out", help="also write the markdown to this file")
+    ap.add_argument("--json", metavar="FILE",
+                    help="also write the run for tools/bench/check_baseline.py (see the end of this help)")
     args = ap.parse_args(argv)
     if min(args.threads, args.rounds, args.runs, args.warmup) < 1:
         ap.error("--threads, --rounds, --runs and --warmup must be >= 1")
@@ -389,7 +443,6 @@ def main(argv=None):
     zoo_json = os.path.join(args.zoo, "zoo.json")
     if not os.path.exists(zoo_json):
         sys.exit(f"compare_ort: {zoo_json} not found; export the zoo: cmake --build build --target zoo")
-    import json
     with open(zoo_json) as f:
         zoo = json.load(f)
     batches = [int(b) for b in args.batches.split(",") if b.strip()]
@@ -403,9 +456,10 @@ def main(argv=None):
     config = thread_config(args, args.work)
     command = (f"PYTHONPATH={os.environ.get('PYTHONPATH', '')} /usr/bin/python3 "
                f"tools/bench/compare_ort.py {shlex.join(sys.argv[1:] if argv is None else argv)}")
-    started = machine_line()
+    date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    machine = machine_info()
     lines = [f"**Command:** `{command.strip()}`", "",
-             f"**Machine (at start):** {started}", "",
+             f"**Machine (at start):** {machine_line(machine)}", "",
              f"ONNX Runtime {ort.__version__} (CPU provider, {args.threads} intra-op threads, "
              f"inter-op 1, ORT_ENABLE_ALL, opset 17, static shapes); switchyard "
              f"`run --config configs/default.toml` with intra_op_threads = {args.threads}; "
@@ -424,17 +478,25 @@ def main(argv=None):
         lines.insert(-1, f"**Warning:** plugins not built: {', '.join(missing)} (their nodes run on "
                      "aten); build them with `cmake --build build`.\n")
     print("\n".join(lines), flush=True)
+    records, zoo_name = [], ZOO_NAMES.get(zoo.get("format"), zoo.get("format", "unknown"))
     for entry in entries:
         try:
-            lines += bench(args, args.zoo, entry, batches, config, args.work)
+            lines += bench(args, args.zoo, entry, batches, config, args.work, records, zoo_name)
         except (RuntimeError, AssertionError) as e:  # one model failing does not end the run
             lines.append(f"| {entry['stem']} | | failed: {str(e).strip()[:300]} | | | | | | | | | | |")
             print(lines[-1], flush=True)
+            done = {r["batch"] for r in records if r["model"] == entry["stem"]}
+            records += [{"zoo": zoo_name, "model": entry["stem"], "batch": b, "threads": args.threads,
+                         "rounds": args.rounds, "error": str(e).strip()[:300]}
+                        for b in batches if b not in done]
     lines += ["", f"Load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"]
     print(lines[-1], flush=True)
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n".join(lines) + "\n")
+    if args.json:
+        write_json(args, {"date": date, "command": command.strip(), "machine": machine,
+                          "zoo": zoo_name}, records)
     return 0
 
 
