@@ -22,7 +22,9 @@ Image sizes are small to keep CI cheap: 64 px, inception_v3 112 px (it needs >= 
 maxvit_t 224 px (its 7x7 partitions need 224), clip_vision 32 px; inception_v3 without its auxiliary
 head (aux_logits=False: in train mode, as calibration runs it, the head needs >= 299 px). vit_b_16 is built with image_size=64
 (16 patches). maxvit_t, the costliest forward, is traced at batch 2 and checked at batch
-1 only. Models with batch norm get random affine parameters and running statistics
+1 only. The models that join channels (densenet121, googlenet, inception_v3,
+squeezenet1_1) are traced at batch 2 and checked at batches 1 and 3: at batch 1 their
+concatenations are written in place, a path of their own. Models with batch norm get random affine parameters and running statistics
 measured on random images (as tools/zoo/export_zoo.py does) so that outputs carry signal.
 
 Files written to OUT_DIR, per stem:
@@ -80,6 +82,9 @@ SOURCES = [os.path.abspath(__file__), os.path.join(HERE, "plain_zoo_models.py")]
 
 IMAGE_SETS = [{"batch": 2}, {"batch": 3}]
 SEQ_TRACE = {"batch": 1, "seq": 16}
+# Models that join channels: at batch 1 a channel cat's inputs are written into its output
+# (README, "Memory planning"), so they are checked there too, traced at batch 2.
+CAT_SHAPES = {"trace_at": {"batch": 2}, "sets": [{"batch": 1}, {"batch": 3}]}
 SEQ_SETS = [{"batch": 2, "seq": 7}, {"batch": 3, "seq": 29}]
 
 
@@ -193,14 +198,14 @@ SPECS = [
     image_spec("resnet18", "resnet"),
     image_spec("resnext50_32x4d", "resnext"),
     image_spec("wide_resnet50_2", "wide_resnet"),
-    image_spec("densenet121", "densenet"),
-    image_spec("googlenet", "googlenet", init_weights=True),
-    image_spec("inception_v3", "inception", image=112, init_weights=True, aux_logits=False),
+    image_spec("densenet121", "densenet", **CAT_SHAPES),
+    image_spec("googlenet", "googlenet", init_weights=True, **CAT_SHAPES),
+    image_spec("inception_v3", "inception", image=112, init_weights=True, aux_logits=False, **CAT_SHAPES),
     image_spec("mobilenet_v2", "mobilenet_v2"),
     image_spec("mobilenet_v3_small", "mobilenet_v3"),
     image_spec("mnasnet0_5", "mnasnet"),
     image_spec("shufflenet_v2_x0_5", "shufflenet"),
-    image_spec("squeezenet1_1", "squeezenet"),
+    image_spec("squeezenet1_1", "squeezenet", **CAT_SHAPES),
     image_spec("efficientnet_b0", "efficientnet"),
     image_spec("regnet_y_400mf", "regnet"),
     image_spec("convnext_tiny", "convnext"),

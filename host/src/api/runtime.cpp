@@ -254,7 +254,11 @@ MemoryReport Model::memory_plan(const std::vector<Tensor>& inputs) const {
                    producer,
                    group->last.size() > slot ? node_of(group->last[slot]) : -1,
                    in_place[slot] != 0};
-    if (life.kind == exec::ValueLife::Kind::View)
+    if (life.kind == exec::ValueLife::Kind::View && mv.offset >= 0 && life.view_of != ir::kNoValue)
+      mv.placement = "arena, inside " + plan.slot_names[static_cast<size_t>(life.view_of)] + " at byte " +
+                     std::to_string(mv.offset - group->offset[static_cast<size_t>(life.view_of)]) +
+                     " (a part of a cat, written there)";
+    else if (life.kind == exec::ValueLife::Kind::View)
       mv.placement = life.view_of == ir::kNoValue ? "view of an input"
                                                   : "view of " + plan.slot_names[static_cast<size_t>(life.view_of)];
     else if (mv.offset >= 0 && group->tail_host.size() > slot && group->tail_host[slot] >= 0)

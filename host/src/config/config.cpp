@@ -308,8 +308,8 @@ class Reader {
 
   void read_runtime(const toml::table& table) {
     warn_unknown(table,
-                 {"intra_op_threads", "inter_op_threads", "deterministic", "memory_planner", "node_io", "log_level",
-                  "plan_cache", "copy_warning_share", "preflight", "prefer_storage"},
+                 {"intra_op_threads", "inter_op_threads", "deterministic", "memory_planner", "join_in_place", "node_io",
+                  "log_level", "plan_cache", "copy_warning_share", "preflight", "prefer_storage"},
                  "[runtime]");
     if (const toml::node* n = table.get("plan_cache")) {
       cfg_.plan_cache = non_negative_int_of(*n, "[runtime] plan_cache");
@@ -324,6 +324,7 @@ class Reader {
     if (const toml::node* n = table.get("deterministic")) cfg_.deterministic = bool_of(*n, "[runtime] deterministic");
     if (const toml::node* n = table.get("memory_planner"))
       cfg_.memory_planner = bool_of(*n, "[runtime] memory_planner");
+    if (const toml::node* n = table.get("join_in_place")) cfg_.join_in_place = bool_of(*n, "[runtime] join_in_place");
     if (const toml::node* n = table.get("preflight")) cfg_.preflight = bool_of(*n, "[runtime] preflight");
     if (const toml::node* n = table.get("prefer_storage")) {
       const auto* s = n->as_string();

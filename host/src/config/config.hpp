@@ -55,6 +55,7 @@ struct Config {
   int inter_op_threads = 1;                     // [runtime] > 1: independent nodes run at once; 0 = all cores
   bool deterministic = false;                   // [runtime] bit-identical across runs and schedules
   bool memory_planner = true;                   // [runtime] host-allocated activations share one arena
+  bool join_in_place = true;                    // [runtime] a cat's inputs are written into its output
   int plan_cache = 16;                          // [runtime] plans kept, one per input-shape signature
   bool preflight = true;                        // [runtime] memory pre-flight before planning a new signature
   double copy_warning_share = 0.25;             // [runtime] warn when conversions move more of a run's bytes

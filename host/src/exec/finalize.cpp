@@ -8,12 +8,16 @@
 //      converted copy in a slot of its own, made once per (value, storage) just before its
 //      first reader.
 //   3. plan_lives: each slot's first and last step, its bytes and kind, and its free.
-//   4. plan_in_place, plan_in_place_tails: an output may take an input's buffer (or sit
+//   4. plan_joins: a cat's inputs are written straight into its output, which then copies
+//      nothing (join_placement.hpp).
+//      plan_in_place, plan_in_place_tails: an output may take an input's buffer (or sit
 //      over its end) when the kernel allows it and the input dies at this step.
 //   5. place_memory: one arena per memory (host memory, and each device storage), placed
 //      by the planner in memory_plan.cpp.
 //   6. add_guards: the sizes sym nodes read were fixed from these shapes.
 #include "exec/finalize.hpp"
+
+#include "exec/join_placement.hpp"
 
 #include "util/log.hpp"
 
@@ -45,6 +49,7 @@ class Finalizer {
     choose_storages();
     lay_out_steps();
     plan_lives();
+    plan_joins();
     plan_in_place();
     plan_in_place_tails();
     place_memory();
@@ -63,6 +68,9 @@ class Finalizer {
   }
   uint64_t value_bytes(ir::ValueId v) const { return dense_bytes(plan_.record.infos[at(v)]); }
   const loader::LoadedPlugin* plugin_of(const Step& s) const { return s.kernel->kernel.plugin.get(); }
+  bool written_into_join(int32_t slot) const {
+    return !joins_.holder.empty() && joins_.holder[static_cast<size_t>(slot)] >= 0;
+  }
 
   void find_producers_and_readers();
   void choose_storages();
@@ -73,9 +81,14 @@ class Finalizer {
   void place_outputs(Step& s);
   void plan_lives();
   bool dies_here(const Step& s, size_t i, const InputRef& r, size_t o) const;
+  void plan_joins();
   void plan_in_place();
   void plan_in_place_tails();
+  bool use_arena() const {
+    return in_.config.memory_planner && !in_.parallel && in_.config.capture == config::CaptureMode::None;
+  }
   void place_memory();
+  void place_join_parts(MemoryPlan& m) const;
   void add_guards();
   void finish();
 
@@ -94,6 +107,7 @@ class Finalizer {
   std::vector<int32_t> first_, last_, reads_;    // per slot: first step, last reader, readers
   std::vector<char> viewed_, written_in_place_;  // per slot
   std::vector<int64_t> buffer_bytes_;            // per slot: the bytes of the buffer it holds
+  JoinPlacement joins_;                          // parts written into a join's output
 };
 
 void Finalizer::find_producers_and_readers() {
@@ -288,7 +302,14 @@ void Finalizer::plan_lives() {
       steps_[static_cast<size_t>(last_[slot])].frees.push_back(static_cast<int32_t>(slot));
 }
 
-// ---- 4. in-place
+// ---- 4. joins and in-place
+
+// Joins need the arena: their parts are written at offsets in the holder's bytes.
+void Finalizer::plan_joins() {
+  if (!use_arena() || !in_.config.join_in_place) return;
+  joins_ = place_joins(steps_, plan_.lives, plan_.record.infos, plan_.slot_storage, num_values_);
+  if (joins_.joins_elided > 0) log::get().debug("plan: {} join(s) copy nothing", joins_.joins_elided);
+}
 
 // Input r of step s (at index i) is an owned buffer, read here once and never after, in
 // output o's storage and dtype. Earlier readers are done in a sequential run; a parallel
@@ -323,11 +344,13 @@ void Finalizer::plan_in_place() {
     for (size_t o = 0; o < s.outputs.size(); ++o) {
       const int32_t in = s.kernel->output_inplace[o];
       const int32_t out_slot = s.outputs[o].slot;
-      if (in < 0 || out_slot < 0) continue;
+      if (in < 0 || out_slot < 0 || written_into_join(out_slot)) continue;
       const InputRef& r = s.inputs[static_cast<size_t>(in)];
       if (r.slot < 0) continue;
       const auto src = static_cast<size_t>(r.slot);
-      if (!dies_here(s, i, r, o) || buffer_bytes_[src] != plan_.lives[static_cast<size_t>(out_slot)].bytes) continue;
+      if (!dies_here(s, i, r, o) ||
+          buffer_bytes_[src] != static_cast<int64_t>(plan_.lives[static_cast<size_t>(out_slot)].bytes))
+        continue;
       s.outputs[o].inplace_input = in;
       ValueLife& ol = plan_.lives[static_cast<size_t>(out_slot)];
       ol.kind = ValueLife::Kind::View;  // it owns nothing: its bytes are the input's
@@ -349,7 +372,9 @@ void Finalizer::plan_in_place_tails() {
     for (size_t o = 0; o < s.outputs.size(); ++o) {
       const int32_t in = s.kernel->output_inplace_tail[o];
       const int32_t out_slot = s.outputs[o].slot;
-      if (in < 0 || out_slot < 0 || s.outputs[o].inplace_input >= 0 || s.outputs[o].storage != kHost) continue;
+      if (in < 0 || out_slot < 0 || s.outputs[o].inplace_input >= 0 || s.outputs[o].storage != kHost ||
+          written_into_join(out_slot))
+        continue;
       const InputRef& r = s.inputs[static_cast<size_t>(in)];
       if (r.slot < 0 || !dies_here(s, i, r, o)) continue;
       int32_t root = r.slot;  // the buffer's owner: through the values written in place over it
@@ -365,7 +390,7 @@ void Finalizer::plan_in_place_tails() {
 
 void Finalizer::place_memory() {
   const size_t num_slots = plan_.lives.size();
-  const bool use_arena = in_.config.memory_planner && !in_.parallel && in_.config.capture == config::CaptureMode::None;
+  const bool use_arena = this->use_arena();
   auto host_memory = [&](int32_t id) { return storages_.in_host_memory(id); };
   std::vector<int32_t> groups{kHost};
   for (int32_t id : plan_.slot_storage)
@@ -378,6 +403,7 @@ void Finalizer::place_memory() {
       if (g == kHost ? !host_memory(plan_.slot_storage[slot]) : plan_.slot_storage[slot] != g)
         lives[slot].kind = ValueLife::Kind::Unused;
     MemoryPlan m = plan_memory(std::move(lives), use_arena);
+    if (g == kHost) place_join_parts(m);
     for (size_t slot = 0; slot < num_slots; ++slot)
       if (m.offset[slot] >= 0) offset[slot] = m.offset[slot];
     if (g == kHost) {
@@ -405,6 +431,19 @@ void Finalizer::place_memory() {
       if (o.slot >= 0 && o.inplace_input < 0) o.arena_offset = offset[static_cast<size_t>(o.slot)];
       o.holds_arena = o.arena_offset >= 0 && plan_.memory.last[static_cast<size_t>(o.slot)] == kForever;
     }
+  }
+}
+
+// A join's parts and nested joins sit at their offsets in the holder's bytes.
+void Finalizer::place_join_parts(MemoryPlan& m) const {
+  for (size_t slot = 0; slot < joins_.holder.size(); ++slot) {
+    const int32_t h = joins_.holder[slot];
+    if (h < 0) continue;
+    const int64_t base = m.offset[static_cast<size_t>(h)];
+    if (base < 0)
+      throw Error(ErrorKind::Internal, "memory plan: the join output '" + plan_.slot_names[static_cast<size_t>(h)] +
+                                           "' that holds '" + plan_.slot_names[slot] + "' was not placed in the arena");
+    m.offset[slot] = base + joins_.offset[slot];
   }
 }
 

@@ -61,6 +61,10 @@ std::vector<size_t> use_heap_headroom(const std::vector<ValueLife>& values, cons
   std::vector<size_t> kept;
   for (size_t v : arena) {
     const auto [from, to] = span(v);
+    if (values[v].arena_only) {
+      kept.push_back(v);
+      continue;
+    }
     size_t most = 0;
     for (int32_t t = from; t <= to; ++t) most = std::max(most, live[static_cast<size_t>(t)]);
     if (most + values[v].bytes > peak) {

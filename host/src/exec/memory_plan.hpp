@@ -32,6 +32,9 @@ struct ValueLife {
   // The value whose producer may write it over a buffer that ends with this one (SDK 1.2
   // output_inplace_tail; set on the buffer's owner). -1: none.
   int32_t tail_of = -1;
+  // Other values are written inside its bytes (a join's output, join_placement.hpp): it
+  // goes in the arena however it fits, never to the heap.
+  bool arena_only = false;
 };
 
 inline constexpr int32_t kForever = INT32_MAX;

@@ -105,6 +105,8 @@ struct Step {
   bool pass_storages = false;  // the kernel has `storage`: run args carry the above
   bool folded = false;         // planning: its inputs were all constants, so its
                                // outputs were kept as constants (no step in the plan)
+  bool elided = false;         // a join whose inputs were written into its output's arena
+                               // bytes (join_placement.hpp): it copies nothing
   // Convert
   ir::ValueId value = ir::kNoValue;  // the value it converts
   int32_t src = -1, dst = -1;        // slots

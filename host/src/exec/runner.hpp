@@ -93,6 +93,7 @@ class Runner {
   void run_conversion(const Step& step, RunState& state) const;
   void run_kernel(const Step& step, RunState& state, Scratch& scratch) const;
   void host_outputs(const Step& step, RunState& state, Scratch& scratch) const;
+  bool join_in_place(const Step& step, RunState& state, Scratch& scratch) const;
   void adopt_outputs(const Step& step, RunState& state, Scratch& scratch) const;
   [[noreturn]] void kernel_failed(const Step& step, SY_Status s, const SY_CallContext& call, Scratch& scratch) const;
   void record_step(const Step& step, size_t index, RunState& state, Scratch& scratch) const;

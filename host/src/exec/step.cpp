@@ -93,6 +93,7 @@ void Runner::end_run(RunState& st) const {
       if (!rec.node.empty()) result.node_io.push_back(std::move(rec));
   if (st.options->profile) {
     const std::vector<Step>& steps = plan.complete ? plan.steps : plan.record.steps;
+    result.profile.reserve(steps.size());  // one block: a long chain would grow it a dozen times
     for (size_t i = 0; i < steps.size() && i < st.end_ns.size(); ++i) {
       if (st.end_ns[i] < 0) continue;
       const Step& s = steps[i];
@@ -248,8 +249,9 @@ void Runner::run_step_body(const Step& step, size_t index, RunState& st, Scratch
     if (st.keep_inputs) sc.in_tensors.push_back(t);
   }
 
-  // ---- the kernel (a folded one ran when planning: its outputs are the plan's constants)
-  if (!folded) run_kernel(step, st, sc);
+  // ---- the kernel (a folded one ran when planning: its outputs are the plan's constants;
+  // an elided join's inputs are already in its output)
+  if (!folded && !(step.elided && join_in_place(step, st, sc))) run_kernel(step, st, sc);
 
   // ---- the tail
   std::vector<Tensor>& outs = sc.outs;
@@ -319,6 +321,19 @@ void Runner::host_outputs(const Step& step, RunState& st, Scratch& sc) const {
     }
     sc.out_ptrs.push_back(const_cast<DLTensor*>(&sc.outs.back().dl()));
   }
+}
+
+// An elided join's output: the arena bytes its inputs' producers wrote. A run without the
+// arena (a node callback, node_io) placed them apart: then the kernel joins them.
+bool Runner::join_in_place(const Step& step, RunState& st, Scratch& sc) const {
+  const ArenaPool::Buffer* a = arena_for(st, storages_, kHost);
+  if (a == nullptr) return false;
+  sc.outs.clear();
+  for (size_t o = 0; o < step.outputs.size(); ++o) {
+    const ValueInfo& info = st.plan->record.infos[static_cast<size_t>(step.run_node->outputs[o])];
+    sc.outs.push_back(storages_.place(kHost, a->data + step.outputs[o].arena_offset, info.dtype, info.shape, nullptr));
+  }
+  return true;
 }
 
 // Hands back what a failed kernel produced and throws, naming the node and plugin.
