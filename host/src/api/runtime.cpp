@@ -197,6 +197,7 @@ std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs, RunContext& co
   options.callback = context.callback_ ? &context.callback_ : nullptr;
   options.check_finite = impl_->runtime->check_finite;
   options.profile = context.profiling_;
+  options.recycled_profile = &context.profile_;  // replaced below: its storage is free to take
   options.measure_memory = context.measure_memory_;
   exec::RunResult result = impl_->executor->run(inputs, options);
   context.node_io_ = std::move(result.node_io);

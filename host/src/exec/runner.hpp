@@ -29,6 +29,8 @@ struct RunOptions {
   bool check_finite = false;               // fail at the first node producing NaN or Inf
   bool profile = false;                    // record each node's time (RunResult::profile)
   bool measure_memory = false;             // sample heap bytes in use after each node
+  // (optional) a profile from an earlier run, whose storage this run's profile reuses.
+  std::vector<NodeProfile>* recycled_profile = nullptr;
 };
 
 struct RunResult {

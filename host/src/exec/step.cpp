@@ -93,7 +93,11 @@ void Runner::end_run(RunState& st) const {
       if (!rec.node.empty()) result.node_io.push_back(std::move(rec));
   if (st.options->profile) {
     const std::vector<Step>& steps = plan.complete ? plan.steps : plan.record.steps;
-    result.profile.reserve(steps.size());  // one block: a long chain would grow it a dozen times
+    if (st.options->recycled_profile != nullptr) {  // a fresh block per run would cost more than the copies
+      result.profile.swap(*st.options->recycled_profile);
+      result.profile.clear();
+    }
+    result.profile.reserve(steps.size());
     for (size_t i = 0; i < steps.size() && i < st.end_ns.size(); ++i) {
       if (st.end_ns[i] < 0) continue;
       const Step& s = steps[i];
@@ -126,10 +130,16 @@ void Runner::end_run(RunState& st) const {
 RunResult Runner::run_sequential(const Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options) const {
   RunResult result;
   RunState st;
-  // The slots of this thread's last run: a large block malloc would otherwise take and give
-  // back on every run, and giving it back makes glibc consolidate its free lists each time.
+  // The slots and profile stamps of this thread's last run: blocks malloc would otherwise
+  // take and give back on every run, and a large request after many small frees makes
+  // glibc consolidate its free lists, which then costs every small allocation of the run.
   thread_local std::vector<Tensor> kept_slots;
+  thread_local std::vector<int64_t> kept_start_ns, kept_end_ns;
+  thread_local std::vector<int32_t> kept_lanes;
   st.slots.swap(kept_slots);
+  st.start_ns.swap(kept_start_ns);
+  st.end_ns.swap(kept_end_ns);
+  st.lanes.swap(kept_lanes);
   begin_run(plan, inputs, options, st, result);
   Scratch scratch;
   int64_t previous_end = 0;
@@ -140,6 +150,9 @@ RunResult Runner::run_sequential(const Plan& plan, const std::vector<Tensor>& in
   }
   end_run(st);
   st.slots.swap(kept_slots);
+  st.start_ns.swap(kept_start_ns);
+  st.end_ns.swap(kept_end_ns);
+  st.lanes.swap(kept_lanes);
   return result;
 }
 
