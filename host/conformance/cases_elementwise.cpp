@@ -1,5 +1,5 @@
 // Conformance cases for element-wise ops (broadcasting, strides, scalars, edge sizes), the
-// softmax and the layer norm.
+// mean, the softmax and the layer norm.
 #include "case_makers.hpp"
 #include "families.hpp"
 
@@ -61,7 +61,8 @@ std::vector<Case> binary_cases(DLDataType dtype, bool with_alpha, bool numbers =
   return cases;
 }
 
-std::vector<Case> unary_cases(DLDataType dtype, Attributes attrs = {}) {
+// `lo`: the inputs' lower bound (0 for sqrt and rsqrt; a negative value is NaN in both).
+std::vector<Case> unary_cases(DLDataType dtype, Attributes attrs = {}, double lo = -4) {
   if (!is_f32(dtype)) return {};
   Rng rng(12);
   std::vector<Case> cases;
@@ -72,11 +73,62 @@ std::vector<Case> unary_cases(DLDataType dtype, Attributes attrs = {}) {
     c.attrs = attrs;
     cases.push_back(std::move(c));
   };
-  add("[4, 5]", random_tensor(rng, dtype, {4, 5}, -4, 4));
-  add("0-dim", random_tensor(rng, dtype, {}, -4, 4));
+  add("[4, 5]", random_tensor(rng, dtype, {4, 5}, lo, 4));
+  add("0-dim", random_tensor(rng, dtype, {}, lo, 4));
   add("empty [0]", random_tensor(rng, dtype, {0}));
-  add("transposed [7, 3]", transposed_layout(random_tensor(rng, dtype, {7, 3}, -4, 4)));
-  add("odd size 4099", random_tensor(rng, dtype, {4099}, -6, 6));
+  add("transposed [7, 3]", transposed_layout(random_tensor(rng, dtype, {7, 3}, lo, 4)));
+  add("odd size 4099", random_tensor(rng, dtype, {4099}, lo < 0 ? -6 : lo, 6));
+  return cases;
+}
+
+// pow with a number exponent: squares (RMSNorm's), a root, a cube, a negative power.
+std::vector<Case> pow_cases(DLDataType dtype) {
+  std::vector<Case> cases;
+  for (double e : {2.0, 3.0}) {
+    for (Case c : unary_cases(dtype, {{"exponent", number(e)}})) {
+      c.label += ", exponent " + std::to_string(static_cast<int>(e));
+      cases.push_back(std::move(c));
+    }
+  }
+  for (double e : {0.5, -1.5}) {
+    for (Case c : unary_cases(dtype, {{"exponent", number(e)}}, 0.25)) {
+      c.label += ", exponent " + std::to_string(e);
+      cases.push_back(std::move(c));
+    }
+  }
+  Rng rng(15);
+  Case c;
+  c.label = "integer exponent 2 [3, 8]";
+  c.inputs = {random_tensor(rng, dtype, {3, 8}, -3, 3)};
+  c.attrs = {{"exponent", integer(2)}};
+  if (is_f32(dtype)) cases.push_back(std::move(c));
+  return cases;
+}
+
+// The mean over dims: a token's features, NCHW's spatial dims (kept or not), a sequence's
+// steps, every dim, size-1 dims around the reduced ones, a strided input, empty sizes.
+std::vector<Case> mean_cases(DLDataType dtype) {
+  if (!is_f32(dtype)) return {};
+  Rng rng(16);
+  auto t = [&](std::vector<int64_t> shape) { return random_tensor(rng, dtype, std::move(shape), -3, 3); };
+  std::vector<Case> cases;
+  auto add = [&](std::string label, Tensor x, std::optional<std::vector<int64_t>> dims, bool keepdim) {
+    Case c;
+    c.label = std::move(label);
+    c.inputs = {std::move(x)};
+    if (dims) c.attrs.emplace_back("dim", ints(*dims));
+    c.attrs.emplace_back("keepdim", integer(keepdim ? 1 : 0));
+    cases.push_back(std::move(c));
+  };
+  add("tokens [2, 5, 64], dim -1, keepdim", t({2, 5, 64}), std::vector<int64_t>{-1}, true);
+  add("NCHW [2, 16, 7, 7], dims [2, 3]", t({2, 16, 7, 7}), std::vector<int64_t>{2, 3}, false);
+  add("NCHW [2, 16, 7, 7], dims [-1, -2], keepdim", t({2, 16, 7, 7}), std::vector<int64_t>{-1, -2}, true);
+  add("steps [3, 29, 12], dim 1", t({3, 29, 12}), std::vector<int64_t>{1}, false);
+  add("every dim [4, 6]", t({4, 6}), std::nullopt, false);
+  add("size-1 dims [1, 8, 1, 5], dims [1, 2]", t({1, 8, 1, 5}), std::vector<int64_t>{1, 2}, false);
+  add("long rows [3, 4099], dim -1", t({3, 4099}), std::vector<int64_t>{-1}, false);
+  add("transposed [6, 9], dim -1", transposed_layout(t({6, 9})), std::vector<int64_t>{-1}, false);
+  add("empty batch [0, 8], dim -1", t({0, 8}), std::vector<int64_t>{-1}, false);
   return cases;
 }
 
@@ -157,8 +209,12 @@ void add_elementwise_cases(CaseTable& table) {
   table.add("aten::maximum", [](DLDataType t) { return binary_cases(t, false, false); });
   table.add("aten::minimum", [](DLDataType t) { return binary_cases(t, false, false); });
   for (const char* op : {"aten::relu", "aten::sigmoid", "aten::tanh", "aten::silu", "aten::hardswish",
-                         "aten::hardsigmoid", "aten::neg", "aten::exp"})
+                         "aten::hardsigmoid", "aten::neg", "aten::exp", "aten::sin", "aten::cos"})
     table.add(op, [](DLDataType t) { return unary_cases(t); });
+  for (const char* op : {"aten::sqrt", "aten::rsqrt"})
+    table.add(op, [](DLDataType t) { return unary_cases(t, {}, 0.0); });
+  table.add("aten::pow", pow_cases);
+  table.add("aten::mean", mean_cases);
   table.add("aten::gelu", [](DLDataType t) {
     std::vector<Case> cases = unary_cases(t, {{"approximate", text("none")}});
     for (Case c : unary_cases(t, {{"approximate", text("tanh")}})) {

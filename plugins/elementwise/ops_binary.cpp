@@ -28,56 +28,10 @@
 namespace sy_elementwise {
 namespace {
 
-// Below this many elements a loop stays on the calling thread. A transformer's adds sit
-// between oneDNN primitives, whose OpenMP threads still spin on both cores afterwards: at
-// 32768, waking the host pool's worker there made gpt_decomposed at batch 8 take 14-18 ms
-// in about 1% of runs (its median is 1.6 ms); at this size its slowest run was 4-5 ms.
-constexpr int64_t kGrainElements = 262144;
-
 enum class Kind { Add, Sub, Mul, Div, Maximum, Minimum };
 
-bool is_f32(const DLTensor& t) { return t.dtype.code == kDLFloat && t.dtype.bits == 32 && t.dtype.lanes == 1; }
 bool is_f64_number(const DLTensor& t) {
   return t.ndim == 0 && t.dtype.code == kDLFloat && t.dtype.bits == 64 && t.dtype.lanes == 1;
-}
-
-// y[j] = f(a[j * sa], b[j * sb]) for j < n, with the unit-stride cases vectorised.
-template <typename F>
-inline void row(float* __restrict y, const float* a, int64_t sa, const float* b, int64_t sb, int64_t n, F f) {
-  if (sa == 1 && sb == 1) {
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) y[j] = f(a[j], b[j]);
-  } else if (sa == 1 && sb == 0) {
-    const float bv = b[0];
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) y[j] = f(a[j], bv);
-  } else if (sa == 0 && sb == 1) {
-    const float av = a[0];
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) y[j] = f(av, b[j]);
-  } else {
-    for (int64_t j = 0; j < n; ++j) y[j] = f(a[j * sa], b[j * sb]);
-  }
-}
-
-template <typename F>
-void apply(const Walk& w, float* y, const float* a, const float* b, F f) {
-  const int64_t rows = w.rows(), len = w.row_length();
-  const int64_t sa = w.strides[0].back(), sb = w.strides[1].back();
-  if (rows == 1) {  // one long row: split it
-    sy::parallel_for(int64_t{0}, len, kGrainElements, [&](int64_t begin, int64_t end, int) {
-      row(y + begin, a + begin * sa, sa, b + begin * sb, sb, end - begin, f);
-    });
-    return;
-  }
-  const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, len));
-  sy::parallel_for(int64_t{0}, rows, grain, [&](int64_t begin, int64_t end, int) {
-    RowCursor cursor(w, begin);
-    for (int64_t r = begin; r < end; ++r, cursor.next()) {
-      const int64_t* off = cursor.offsets();
-      row(y + r * len, a + off[0], sa, b + off[1], sb, len, f);
-    }
-  });
 }
 
 class Binary {
