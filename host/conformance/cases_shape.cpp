@@ -8,6 +8,8 @@
 #include "case_makers.hpp"
 #include "families.hpp"
 
+#include <switchyard/aten_dtype.hpp>
+
 #include <limits>
 
 namespace switchyard::conformance {
@@ -21,6 +23,7 @@ class Cases {
  public:
   Cases(DLDataType dtype, uint32_t seed) : dtype_(dtype), rng_(seed) {}
 
+  DLDataType dtype() const { return dtype_; }
   Tensor t(Shape shape) { return random_tensor(rng_, dtype_, std::move(shape), -8, 8); }
   Tensor transposed(Shape shape) { return transposed_layout(t(std::move(shape))); }
   Tensor rows(Shape shape) { return strided_rows(rng_, dtype_, std::move(shape)); }
@@ -208,6 +211,17 @@ void identity(Cases& c) {
   c.add("0-dim", {c.t({})});
 }
 
+// aten::to with the input's own dtype: PyTorch returns the tensor itself.
+void to_same_dtype(Cases& c) {
+  sy::AtenScalarType code{};
+  if (!sy::to_scalar_type(c.dtype(), &code)) return;
+  const Attributes attrs{
+      {"dtype", integer(static_cast<int>(code))}, {"non_blocking", integer(0)}, {"copy", integer(0)}};
+  c.add("[3, 4]", {c.t({3, 4})}, attrs);
+  c.add("transposed", {c.transposed({3, 4})}, attrs);
+  c.add("0-dim", {c.t({})}, attrs);
+}
+
 // ---- copies ---------------------------------------------------------------------------------
 
 void contiguous(Cases& c) {
@@ -320,6 +334,7 @@ void add_shape_cases(CaseTable& table) {
   add(table, "aten::unsqueeze", 317, unsqueeze);
   add(table, "aten::alias", 318, identity);
   add(table, "aten::detach", 319, identity);
+  add(table, "aten::to", 328, to_same_dtype);
   add(table, "aten::contiguous", 320, contiguous);
   add(table, "aten::cat", 321, cat);
   add(table, "aten::concat", 322, cat);

@@ -5,6 +5,8 @@
 // a node gives the same result here as on the aten plugin. Messages follow ATen's.
 #include "shape_ops.hpp"
 
+#include <switchyard/aten_dtype.hpp>
+
 #include <algorithm>
 
 namespace sy_shape {
@@ -379,6 +381,19 @@ Geometries unsqueeze(const Geometry& in, const Params& p, const Shape*) {
 
 Geometries identity(const Geometry& in, const Params&, const Shape*) { return {in}; }
 
+// aten::to that changes nothing (the input's own dtype, no copy): PyTorch returns the
+// tensor itself. A conversion, a copy or a device argument is left to the next backend.
+Params parse_to(const sy::Node& n) {
+  DLDataType want{};
+  if (!n.attrs.has("dtype") || !sy::to_dl_dtype(static_cast<sy::AtenScalarType>(n.attrs.i("dtype")), &want))
+    throw sy::Unsupported("aten::to without a dtype (the device and tensor overloads are left to other backends)");
+  if (!sy::same_dtype(want, n.input(0).dtype)) throw sy::Unsupported("a dtype conversion");
+  if (n.attrs.i("copy", 0) != 0) throw sy::Unsupported("copy=True");
+  if (n.attrs.i("memory_format", 1) != 1)  // c10::MemoryFormat::Preserve (or None)
+    throw sy::Unsupported("a memory_format other than preserve_format");
+  return {};
+}
+
 Params parse_contiguous(const sy::Node& n) {
   const int64_t format = n.attrs.i("memory_format", 0);
   if (format != 0)  // c10::MemoryFormat::Contiguous
@@ -509,6 +524,7 @@ const std::vector<ViewOp>& view_ops() {
       {"aten::unsqueeze", "dim", 1, false, [](const sy::Node& n) { return read(n, nullptr, "dim"); }, unsqueeze},
       {"aten::alias", "", 1, false, none, identity},
       {"aten::detach", "", 1, false, none, identity},
+      {"aten::to", "dtype non_blocking copy memory_format", 1, false, parse_to, identity},
       {"aten::contiguous", "memory_format", 1, false, parse_contiguous, contiguous, true},
       {"aten::split", "split_size dim", 1, true, parse_split, split},
       {"aten::split_with_sizes", "split_sizes dim", 1, true,

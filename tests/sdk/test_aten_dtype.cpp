@@ -32,6 +32,18 @@ TEST(AtenDtype, AgreesWithATensOwnDLPackConversion) {
   }
 }
 
+TEST(AtenDtype, TheSdksNumberingIsATens) {
+#define SY_TEST_SAME_NUMBER(name, dl_code, dl_bits) \
+  EXPECT_EQ(static_cast<int>(sy::AtenScalarType::name), static_cast<int>(c10::ScalarType::name)) << #name;
+  SY_ATEN_DTYPES(SY_TEST_SAME_NUMBER)
+#undef SY_TEST_SAME_NUMBER
+  for (const AtenDtype& d : kAtenDtypes) {  // an int read from a model names the same dtype
+    DLDataType dl{};
+    ASSERT_TRUE(sy::to_dl_dtype(static_cast<sy::AtenScalarType>(static_cast<int>(d.scalar_type)), &dl));
+    EXPECT_TRUE(same(dl, d.dl)) << c10::toString(d.scalar_type);
+  }
+}
+
 TEST(AtenDtype, RoundTripsEveryEntry) {
   for (const AtenDtype& d : kAtenDtypes) {
     DLDataType dl{};

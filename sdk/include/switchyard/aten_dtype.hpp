@@ -23,6 +23,27 @@
 
 namespace sy {
 
+// c10::ScalarType's numbering, for a plugin that reads a `dtype` attribute (an int, as
+// TorchScript records it) without LibTorch: sy::to_dl_dtype(AtenScalarType(n), &dl).
+enum class AtenScalarType : int {
+  Byte = 0,
+  Char,
+  Short,
+  Int,
+  Long,
+  Half,
+  Float,
+  Double,
+  ComplexHalf,
+  ComplexFloat,
+  ComplexDouble,
+  Bool,
+  QInt8,
+  QUInt8,
+  QInt32,
+  BFloat16
+};
+
 // The DLPack dtype of `type` (a c10::ScalarType); false for types DLPack cannot name.
 template <typename ScalarType>
 bool to_dl_dtype(ScalarType type, DLDataType* out) {
