@@ -34,7 +34,8 @@ std::string human_bytes(uintmax_t n) {
 
 struct Comparison {
   double max_abs = 0, max_rel = 0, max_ref = 0, allowed = 0;
-  std::string problem;  // non-empty: a mismatch that no tolerance excuses
+  std::string problem;         // non-empty: a mismatch that no tolerance excuses
+  bool across_dtypes = false;  // floating outputs of two precisions, compared by value
   bool ok() const { return problem.empty() && max_abs <= allowed; }
 };
 
@@ -45,7 +46,9 @@ Comparison compare(const Tensor& got, const Tensor& ref, double tolerance) {
     c.problem = "shape " + shape_string(got.shape()) + " but the reference has " + shape_string(ref.shape());
     return c;
   }
-  if (!same_dtype(got.dtype(), ref.dtype())) {
+  auto floating = [](DLDataType d) { return d.code == kDLFloat || d.code == kDLBfloat; };
+  c.across_dtypes = !same_dtype(got.dtype(), ref.dtype()) && floating(got.dtype()) && floating(ref.dtype());
+  if (!same_dtype(got.dtype(), ref.dtype()) && !c.across_dtypes) {
     c.problem = "dtype " + dtype_name(got.dtype()) + " but the reference has " + dtype_name(ref.dtype());
     return c;
   }
@@ -149,7 +152,7 @@ int cmd_verify(const CommonFlags& common, const VerifyFlags& flags) {
   std::vector<Tensor> ref = reference_outputs(flags, *model, inputs, &reference_name);
   std::printf("reference: %s\n", reference_name.c_str());
 
-  std::vector<std::string> failures;
+  std::vector<std::string> failures, notes;
   if (got.size() != ref.size())
     failures.push_back("switchyard produced " + std::to_string(got.size()) + " output(s), the reference " +
                        std::to_string(ref.size()));
@@ -163,6 +166,9 @@ int cmd_verify(const CommonFlags& common, const VerifyFlags& flags) {
       failures.push_back("output " + std::to_string(i) + " '" + name + "': " + c.problem);
       continue;
     }
+    if (c.across_dtypes)  // e.g. a bfloat16 model computed in float32 ([precision] compute)
+      notes.push_back("output '" + name + "' is " + dtype_name(got[i].dtype()) + ", the reference " +
+                      dtype_name(ref[i].dtype()) + ": compared by value");
     rows.push_back({name, shape_string(got[i].shape()), dtype_name(got[i].dtype()), fmt(c.max_abs), fmt(c.max_rel),
                     fmt(c.max_ref), fmt(c.allowed), c.ok() ? "ok" : "FAIL"});
     if (!c.ok())
@@ -172,6 +178,7 @@ int cmd_verify(const CommonFlags& common, const VerifyFlags& flags) {
   std::printf("\n");
   print_table(rows);
   std::printf("criterion: max_abs <= tolerance x max(1, max|ref|); max_rel = max |a-b| / max(|ref|, 1e-12)\n");
+  for (const std::string& note : notes) std::printf("note: %s\n", note.c_str());
   if (failures.empty()) {
     std::printf("verify: PASS, %zu output(s) within tolerance of %s\n", got.size(), reference_name.c_str());
     return 0;

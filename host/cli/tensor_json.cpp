@@ -1,5 +1,7 @@
 #include "tensor_json.hpp"
 
+#include <switchyard/half.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <switchyard/sdk.h>
@@ -14,45 +16,6 @@ namespace switchyard::cli {
 namespace {
 
 using nlohmann::json;
-
-// IEEE half (binary16) bits to float.
-float half_to_float(uint16_t h) {
-  const uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  float v;
-  if (exp == 0)
-    v = std::ldexp(static_cast<float>(mant), -24);  // zero and subnormals
-  else if (exp == 31)
-    v = mant ? std::nanf("") : INFINITY;
-  else
-    v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
-  return sign ? -v : v;
-}
-
-// float to half (round to nearest even) and to bfloat16 (round to nearest even), for the
-// small, finite sample values only.
-uint16_t float_to_half(float f) {
-  uint16_t sign = std::signbit(f) ? 0x8000 : 0;
-  float a = std::fabs(f);
-  if (a < std::ldexp(1.0f, -24)) return sign;
-  int e;
-  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
-  if (e - 1 < -14) return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(a, 24))));
-  uint32_t mant = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, 11 - e)));  // 11 significant bits
-  int exp = e - 1 + 15;
-  if (mant == 0x800) {
-    mant = 0x400;
-    ++exp;
-  }
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7C00);
-  return static_cast<uint16_t>(sign | (exp << 10) | (mant & 0x3FF));
-}
-
-uint16_t float_to_bfloat16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  bits += 0x7FFF + ((bits >> 16) & 1);
-  return static_cast<uint16_t>(bits >> 16);
-}
 
 template <typename T>
 void fill_from(const json& data, Tensor& t) {
@@ -69,12 +32,7 @@ double element(const Tensor& t, int64_t i) {
   if (d.code == kDLFloat && d.bits == 32) return static_cast<const float*>(p)[i];
   if (d.code == kDLFloat && d.bits == 64) return static_cast<const double*>(p)[i];
   if (d.code == kDLFloat && d.bits == 16) return half_to_float(static_cast<const uint16_t*>(p)[i]);
-  if (d.code == kDLBfloat && d.bits == 16) {
-    uint32_t bits = static_cast<uint32_t>(static_cast<const uint16_t*>(p)[i]) << 16;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  }
+  if (d.code == kDLBfloat && d.bits == 16) return bfloat16_to_float(static_cast<const uint16_t*>(p)[i]);
   if (d.code == kDLInt && d.bits == 64) return static_cast<double>(static_cast<const int64_t*>(p)[i]);
   if (d.code == kDLInt && d.bits == 32) return static_cast<const int32_t*>(p)[i];
   if (d.code == kDLInt && d.bits == 16) return static_cast<const int16_t*>(p)[i];

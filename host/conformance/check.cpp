@@ -42,6 +42,7 @@ Runtime runtime_for(const std::string& tag, const std::string& plugin, Options o
       out << "[[rules]]\nnode = \"*\"\nbackends = [\"" << probe << "\"]\noptions = { " << kProbeOption << " = 1 }\n";
     out << "[runtime]\nnode_io = \"none\"\n";
     if (!storage.empty()) out << "prefer_storage = \"" << storage << "\"\n";
+    out << "[precision]\ncompute = \"as-is\"\n";  // each kernel at the dtypes the case gives it
     if (!out) throw Error(ErrorKind::Io, "cannot write " + path.string());
   }
   options.config_path = path.string();

@@ -8,6 +8,7 @@
 #include "exec/op_cost.hpp"
 #include "ir/fold_batch_norm.hpp"
 #include "ir/input_spec.hpp"
+#include "ir/precision.hpp"
 #include "loader/plugin_manager.hpp"
 #include "util/intra_op_pool.hpp"
 #include "util/log.hpp"
@@ -142,7 +143,43 @@ std::unique_ptr<Model> Runtime::load(Graph graph) const {
 
 std::unique_ptr<Model> Runtime::load(const std::string& model_path) const { return load(Graph::read(model_path)); }
 
+namespace {
+
+// [precision] compute: a model with float16 or bfloat16 weights computes in float32 unless
+// the config says "as-is"; one that only takes half-precision inputs stays as it is. The
+// log says what was chosen.
+void apply_precision(ir::Graph& graph, const config::Config& config) {
+  const DLDataType half = ir::half_dtype_of(graph);
+  if (half.lanes == 0) return;
+  const bool weights = ir::has_half_weights(graph);
+  const config::Compute compute = config.compute ? *config.compute
+                                  : weights      ? config::Compute::Float32
+                                                 : config::Compute::AsIs;
+  const std::string why = config.compute ? "[precision] compute at " + config.compute_pos.str()
+                          : weights      ? "the default for a model with half-precision weights"
+                                         : "the default for a model whose weights are not half-precision";
+  if (compute == config::Compute::AsIs) {
+    log::get().info(
+        "the model holds {}: computing as-is ({}); nodes run where a kernel takes {}, and "
+        "[precision] compute = \"fp32\" computes in float32",
+        dtype_name(half), why, dtype_name(half));
+    return;
+  }
+  const ir::Float32Upcast up = ir::compute_in_float32(graph);
+  ir::validate(graph);  // the inputs' conversions go before their readers
+  std::string inputs;
+  for (const std::string& name : up.inputs) inputs += (inputs.empty() ? "" : ", ") + name;
+  log::get().info(
+      "the model holds {}: computing in float32 ({}; [precision] compute = \"as-is\" keeps its dtypes): {} "
+      "constant(s) converted once ({} bytes as float32), input(s) {} converted as they enter, {} dtype argument(s) "
+      "now float32; outputs are float32",
+      dtype_name(half), why, up.constants, up.constant_bytes, inputs.empty() ? "(none)" : inputs, up.dtype_arguments);
+}
+
+}  // namespace
+
 std::unique_ptr<Model> Runtime::make_model(std::unique_ptr<Model::Impl> impl) const {
+  apply_precision(impl->graph, impl_->config);
   for (ir::ValueId v : impl->graph.inputs) impl->input_names.push_back(impl->graph.values[v].name);
   for (ir::ValueId v : impl->graph.outputs) impl->output_names.push_back(impl->graph.values[v].name);
   impl->runtime = impl_;

@@ -123,11 +123,12 @@ class Reader {
       : cfg_(cfg), source_(std::move(source)), log_warnings_(log_warnings) {}
 
   void read(const toml::table& root) {
-    warn_unknown(root, {"plugins", "selection", "rules", "runtime"}, "the top level");
+    warn_unknown(root, {"plugins", "selection", "rules", "runtime", "precision"}, "the top level");
     if (const toml::node* plugins = root.get("plugins")) read_plugins(table_of(*plugins, "[plugins]"));
     if (const toml::node* selection = root.get("selection")) read_selection(table_of(*selection, "[selection]"));
     if (const toml::node* rules = root.get("rules")) read_rules(*rules);
     if (const toml::node* runtime = root.get("runtime")) read_runtime(table_of(*runtime, "[runtime]"));
+    if (const toml::node* precision = root.get("precision")) read_precision(table_of(*precision, "[precision]"));
   }
 
  private:
@@ -304,6 +305,19 @@ class Reader {
     if (rule.backends.empty()) fail(*backends, label + " backends: must not be empty");
     if (const toml::node* options = table.get("options")) rule.options = options_of(*options, label + " options");
     cfg_.rules.push_back(std::move(rule));
+  }
+
+  void read_precision(const toml::table& table) {
+    warn_unknown(table, {"compute"}, "[precision]");
+    const toml::node* n = table.get("compute");
+    if (n == nullptr) return;
+    const std::string compute = one_of(*n, "[precision] compute", {"as-is", "fp32", "bf16"});
+    if (compute == "bf16")
+      fail(*n,
+           "[precision] compute = \"bf16\": this build has no bfloat16 kernels yet; use \"fp32\" (half-precision "
+           "models compute in float32) or \"as-is\"");
+    cfg_.compute = compute == "fp32" ? Compute::Float32 : Compute::AsIs;
+    cfg_.compute_pos = pos(*n);
   }
 
   void read_runtime(const toml::table& table) {

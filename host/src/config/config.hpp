@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ struct Rule {
   std::vector<SourcePos> backend_pos;  // where each `backends` entry is, for check_backends
 };
 
+// [precision] compute: a model's own dtypes, or float32 for a model that holds float16 or
+// bfloat16 (its weights converted once, when it loads).
+enum class Compute { AsIs, Float32 };
+
 // Stream: each node's record goes to a sink (a node callback) as the node runs, and
 // nothing is kept; a run without a sink is an error.
 enum class CaptureMode { None, Outputs, All, Stream };
@@ -56,6 +61,8 @@ struct Config {
   bool deterministic = false;                   // [runtime] bit-identical across runs and schedules
   bool memory_planner = true;                   // [runtime] host-allocated activations share one arena
   bool join_in_place = true;                    // [runtime] a cat's inputs are written into its output
+  std::optional<Compute> compute;               // [precision] unset: as-is, float32 for half-precision models
+  SourcePos compute_pos;                        // where compute is set
   int plan_cache = 16;                          // [runtime] plans kept, one per input-shape signature
   bool preflight = true;                        // [runtime] memory pre-flight before planning a new signature
   double copy_warning_share = 0.25;             // [runtime] warn when conversions move more of a run's bytes

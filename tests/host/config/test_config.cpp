@@ -420,3 +420,23 @@ TEST(ShippedConfigs, DefaultAndReferenceParseCleanly) {
   EXPECT_EQ(ref.load, std::vector<std::string>{"aten"});
   EXPECT_TRUE(ref.rules.empty());
 }
+
+// ---- [precision] ------------------------------------------------------------------------
+
+TEST(Config, PrecisionCompute) {
+  EXPECT_FALSE(cfgns::parse_config("", "x.toml").compute.has_value()) << "unset: decided per model";
+  const cfgns::Config fp32 = cfgns::parse_config("[precision]\ncompute = \"fp32\"\n", "x.toml");
+  ASSERT_TRUE(fp32.compute.has_value());
+  EXPECT_EQ(*fp32.compute, cfgns::Compute::Float32);
+  EXPECT_EQ(fp32.compute_pos.str(), "x.toml:2:11");
+  EXPECT_EQ(*cfgns::parse_config("[precision]\ncompute = \"as-is\"\n", "x.toml").compute, cfgns::Compute::AsIs);
+}
+
+TEST(ConfigErrors, PrecisionComputeNames) {
+  std::string msg = parse_error("[precision]\ncompute = \"half\"\n");
+  EXPECT_STARTS_WITH(msg, "x.toml:2:11: ");
+  EXPECT_CONTAINS(msg, "[precision] compute: invalid value 'half' (expected one of: as-is, fp32, bf16)");
+  msg = parse_error("[precision]\ncompute = \"bf16\"\n");
+  EXPECT_STARTS_WITH(msg, "x.toml:2:11: ");
+  EXPECT_CONTAINS(msg, "no bfloat16 kernels yet");
+}
