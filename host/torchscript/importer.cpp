@@ -96,6 +96,18 @@ jit::Module load_module(const std::string& path, jit::ExtraFilesMap& extra) {
 
 }  // namespace
 
+namespace {
+
+bool has_half_weights(const jit::Module& module) {
+  for (const at::Tensor& t : module.parameters())
+    if (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16) return true;
+  for (const at::Tensor& t : module.buffers())
+    if (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16) return true;
+  return false;
+}
+
+}  // namespace
+
 void import_model(const std::string& path, ir::Graph& out) {
   jit::ExtraFilesMap extra{{kInputsFile, ""}};
   jit::Module module = load_module(path, extra);
@@ -105,7 +117,10 @@ void import_model(const std::string& path, ir::Graph& out) {
   try {
     if (!module.find_method("forward")) throw Error(ErrorKind::Graph, path + ": the module has no forward method");
     module.eval();
-    jit::Module frozen = jit::freeze(module);
+    // Folding batch norms into convolutions computes in the weights' dtype: a half-precision
+    // model keeps them apart here, and the host folds them in float32 when [precision]
+    // compute = "fp32" applies (ir/precision.cpp, then ir/fold_batch_norm.cpp).
+    jit::Module frozen = jit::freeze(module, c10::nullopt, /*optimize_numerics=*/!has_half_weights(module));
     jit::Method forward = frozen.get_method("forward");
     graph = forward.graph();
     jit::Inline(*graph);

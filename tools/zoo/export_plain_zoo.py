@@ -24,7 +24,11 @@ head (aux_logits=False: in train mode, as calibration runs it, the head needs >=
 (16 patches). maxvit_t, the costliest forward, is traced at batch 2 and checked at batch
 1 only. The models that join channels (densenet121, googlenet, inception_v3,
 squeezenet1_1) are traced at batch 2 and checked at batches 1 and 3: at batch 1 their
-concatenations are written in place, a path of their own. Models with batch norm get random affine parameters and running statistics
+concatenations are written in place, a path of their own. resnet18, vit_b_16, bert_hf and
+llama_like are also saved with bfloat16 and float16 weights (<stem>_bf16, <stem>_fp16,
+taking inputs of that dtype; traced in float32, then converted, since LibTorch 1.13 runs
+few half-precision kernels on a CPU): their expected outputs are the float64 forward of
+the rounded weights on the rounded inputs, what [precision] compute = "fp32" computes. Models with batch norm get random affine parameters and running statistics
 measured on random images (as tools/zoo/export_zoo.py does) so that outputs carry signal.
 
 Files written to OUT_DIR, per stem:
@@ -58,6 +62,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import copy  # noqa: E402
+import io  # noqa: E402
 import json  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
@@ -92,10 +97,22 @@ class Spec:
     """One model: how to build it, its inputs for a shape, where it is traced and checked."""
 
     def __init__(self, stem, family, build, inputs, trace_at, sets, source="torchvision",
-                 trace_mode="grad", image=None, note=""):
+                 trace_mode="grad", image=None, note="", half=None):
         self.stem, self.family, self.build, self.inputs = stem, family, build, inputs
         self.trace_at, self.sets, self.source = trace_at, sets, source
         self.trace_mode, self.image, self.note = trace_mode, image, note
+        self.half = half  # torch.float16 or torch.bfloat16: saved in that dtype (half_variant)
+
+
+def half_variant(spec, dtype):
+    """The same model saved with float16 or bfloat16 weights, taking inputs of that dtype.
+    Its expected outputs are the float64 forward of the rounded weights on the rounded
+    inputs: what [precision] compute = "fp32" (the default for such a model) computes."""
+    name = "bf16" if dtype == torch.bfloat16 else "fp16"
+    return Spec(f"{spec.stem}_{name}", spec.family, spec.build, spec.inputs, spec.trace_at, spec.sets,
+                spec.source, spec.trace_mode, spec.image,
+                f"saved as {dtype} (torch.jit.trace(...).to({dtype})); expected: float64 forward of "
+                "the rounded weights", half=dtype)
 
 
 # ----------------------------------------------------------------------------- models
@@ -233,6 +250,9 @@ SPECS = [
          IMAGE_SETS, source="plain_zoo_models.py", image=pzm.ClipVision.IMAGE,
          note="float pixel_values converted by pixel_values.to(dtype=...) before the conv"),
 ]
+# Half-precision checkpoints: a CNN, a ViT, an encoder and a decoder, in each half dtype.
+SPECS += [half_variant(s, dtype) for s in SPECS if s.stem in ("resnet18", "vit_b_16", "bert_hf", "llama_like")
+          for dtype in (torch.bfloat16, torch.float16)]
 BY_STEM = {s.stem: s for s in SPECS}
 
 
@@ -247,7 +267,15 @@ def shape_label(shape):
 
 def make_inputs(spec, shape):
     g = torch.Generator().manual_seed(seed_of(spec.stem) + 1000 * shape["batch"] + shape.get("seq", 0))
-    return tuple(t.contiguous() for t in spec.inputs(g, shape))
+    inputs = tuple(t.contiguous() for t in spec.inputs(g, shape))
+    if spec.half is None:
+        return inputs
+    return tuple(t.to(spec.half) if t.is_floating_point() else t for t in inputs)
+
+
+def as_float32(inputs):
+    """A half variant's inputs as float32 (exact), for PyTorch's own float32 forward."""
+    return tuple(t.float() if t.is_floating_point() else t for t in inputs)
 
 
 # ----------------------------------------------------------------------------- export
@@ -287,32 +315,43 @@ def reference(model64, inputs, trace_mode):
 
 def export(out_dir, spec):
     t_start = time.time()
-    torch.manual_seed(seed_of(spec.stem))
+    torch.manual_seed(seed_of(spec.stem.replace("_bf16", "").replace("_fp16", "")))  # a half variant: the same weights
     model = spec.build().eval()
+    if spec.half is not None:
+        model = model.to(spec.half).float()  # the weights as the half checkpoint holds them
     model64 = copy.deepcopy(model).double()
     t_built = time.time()
-    example = make_inputs(spec, spec.trace_at)
+    example = as_float32(make_inputs(spec, spec.trace_at))
     with grad_mode(spec.trace_mode), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # TracerWarnings about python bools and asserts
         traced = torch.jit.trace(model, example, check_trace=False)
+    if spec.half is not None:  # LibTorch 1.13 on a CPU runs few half kernels: traced in float32
+        buffer = io.BytesIO()
+        torch.jit.save(traced, buffer)
+        buffer.seek(0)
+        trace32 = traced  # PyTorch's own trace in float32, for the checks below
+        traced = torch.jit.load(buffer).to(spec.half)  # a copy: the trace shares the eager weights
     path = plain_save(traced, out_dir, spec.stem)
     t_traced = time.time()
     loaded = torch.jit.load(path)
-    check_close(f"{spec.stem}: loaded trace vs eager at the traced shape",
-                run(loaded, example, "no_grad"), run(model, example, spec.trace_mode))
+    if spec.half is None:
+        check_close(f"{spec.stem}: loaded trace vs eager at the traced shape",
+                    run(loaded, example, "no_grad"), run(model, example, spec.trace_mode))
+    else:
+        loaded = trace32
 
     sets = []
     for shape in spec.sets:
         label = shape_label(shape)
         inputs = make_inputs(spec, shape)
-        eager = run(model, inputs, spec.trace_mode)
+        eager = run(model, as_float32(inputs), spec.trace_mode)
         try:
-            traced_out = run(loaded, inputs, "no_grad")
+            traced_out = run(loaded, as_float32(inputs), "no_grad")
             check_close(f"{spec.stem} {label}: PyTorch's own trace vs eager", traced_out, eager)
         except RuntimeError as e:
             raise AssertionError(f"{spec.stem} {label}: PyTorch's own trace fails here: "
                                  f"{str(e).strip().splitlines()[-1]}") from e
-        expected = reference(model64, inputs, spec.trace_mode)
+        expected = reference(model64, as_float32(inputs), spec.trace_mode)
         # PyTorch's float32 result must meet the test's criterion against the reference
         # itself, with room for another float32 implementation beside it.
         errors = {"eager": bound_ratio(eager, expected), "trace": bound_ratio(traced_out, expected)}
