@@ -55,34 +55,65 @@ class Unary {
     if (!sy::is_contiguous(result)) throw sy::Error("output is not contiguous", SY_ERROR_INTERNAL);
     if (sy::numel(result) == 0) return;
     const DLTensor& x = r.input(0);
-    const Shape out = sy::shape_of(result);
-    const float none = 0.0f, e = exponent_;
-    Walk w = make_walk(out, {sy::broadcast_strides(x, out), Shape(out.size(), 0)});
     float* y = sy::data<float>(result);
     const float* a = sy::data<float>(x);
-    std::vector<float> copy;  // a strided input under its own output: read it all first
-    if (r.in_place(0, 0) && !sy::is_contiguous(x)) {
-      copy.resize(static_cast<size_t>(sy::numel(x)));
-      apply(w, copy.data(), a, &none, [](float v, float) { return v; });
-      a = copy.data();
-      w = make_walk(out, {sy::strides_of(result), Shape(out.size(), 0)});
-    }
+    const float e = exponent_;
     switch (kind_) {
-      case Kind::Neg: return apply(w, y, a, &none, [](float v, float) { return -v; });
-      case Kind::Exp: return apply(w, y, a, &none, [](float v, float) { return std::exp(v); });
-      case Kind::Sqrt: return apply(w, y, a, &none, [](float v, float) { return std::sqrt(v); });
-      case Kind::Rsqrt: return apply(w, y, a, &none, [](float v, float) { return 1.0f / std::sqrt(v); });
-      case Kind::Sin: return apply(w, y, a, &none, [](float v, float) { return std::sin(v); });
-      case Kind::Cos: return apply(w, y, a, &none, [](float v, float) { return std::cos(v); });
+      case Kind::Neg:
+        return map(
+            x, y, a, [](float v, float) { return -v; }, r.in_place(0, 0));
+      case Kind::Exp:
+        return map(
+            x, y, a, [](float v, float) { return std::exp(v); }, r.in_place(0, 0));
+      case Kind::Sqrt:
+        return map(
+            x, y, a, [](float v, float) { return std::sqrt(v); }, r.in_place(0, 0));
+      case Kind::Rsqrt:
+        return map(
+            x, y, a, [](float v, float) { return 1.0f / std::sqrt(v); }, r.in_place(0, 0));
+      case Kind::Sin:
+        return map(
+            x, y, a, [](float v, float) { return std::sin(v); }, r.in_place(0, 0));
+      case Kind::Cos:
+        return map(
+            x, y, a, [](float v, float) { return std::cos(v); }, r.in_place(0, 0));
       case Kind::Pow:
-        if (e == 2.0f) return apply(w, y, a, &none, [](float v, float) { return v * v; });
-        if (e == 1.0f) return apply(w, y, a, &none, [](float v, float) { return v; });
-        if (e == 0.5f) return apply(w, y, a, &none, [](float v, float) { return std::sqrt(v); });
-        return apply(w, y, a, &none, [e](float v, float) { return std::pow(v, e); });
+        if (e == 2.0f)
+          return map(
+              x, y, a, [](float v, float) { return v * v; }, r.in_place(0, 0));
+        if (e == 1.0f)
+          return map(
+              x, y, a, [](float v, float) { return v; }, r.in_place(0, 0));
+        if (e == 0.5f)
+          return map(
+              x, y, a, [](float v, float) { return std::sqrt(v); }, r.in_place(0, 0));
+        return map(
+            x, y, a, [e](float v, float) { return std::pow(v, e); }, r.in_place(0, 0));
     }
   }
 
  private:
+  // y = f(x) over a contiguous output. A contiguous input is one row (no walk to build per
+  // run); a strided one is walked, and read whole first when the output is written over it.
+  template <typename F>
+  static void map(const DLTensor& x, float* y, const float* a, F f, bool in_place) {
+    static const float none = 0.0f;
+    if (sy::is_contiguous(x)) return each(sy::numel(x), y, a, f);
+    const Shape out = sy::shape_of(x);
+    const Walk w = make_walk(out, {sy::strides_of(x), Shape(out.size(), 0)});
+    if (!in_place) return apply(w, y, a, &none, f);
+    std::vector<float> copy(static_cast<size_t>(sy::numel(x)));
+    apply(w, copy.data(), a, &none, [](float v, float) { return v; });
+    each(sy::numel(x), y, copy.data(), f);
+  }
+
+  template <typename F>
+  static void each(int64_t n, float* y, const float* a, F f) {
+    static const float none = 0.0f;
+    sy::parallel_for(int64_t{0}, n, kGrainElements,
+                     [&](int64_t begin, int64_t end, int) { row(y + begin, a + begin, 1, &none, 0, end - begin, f); });
+  }
+
   Kind kind_;
   float exponent_;
 };

@@ -2,8 +2,6 @@
 
 #include <switchyard/half.hpp>
 
-#include <cstring>
-
 namespace switchyard::ir {
 namespace {
 

@@ -1,5 +1,6 @@
 // [precision] compute when a model loads: a bfloat16 or float16 model computes in float32
 // on the family plugins by default, "as-is" keeps its dtypes (and so its kernels' limits).
+// Built only with the aten plugin, which converts the inputs as they enter.
 #include "../exec/exec_test_util.hpp"
 #include "api/internal.hpp"
 #include "ir/graph.hpp"
@@ -42,7 +43,6 @@ std::string config(const std::string& precision) {
 }  // namespace
 
 TEST(Precision, AHalfModelComputesInFloat32OnTheFamilyPlugins) {
-  if (!aten_plugin_built()) GTEST_SKIP() << "missing resource: the aten plugin (a build with LibTorch)";
   for (const std::string& precision : {std::string(), std::string("[precision]\ncompute = \"fp32\"\n")}) {
     for (DLDataType dtype : {kBF16, kF16}) {
       Runtime rt(Options{config(precision)});
@@ -60,7 +60,6 @@ TEST(Precision, AHalfModelComputesInFloat32OnTheFamilyPlugins) {
 }
 
 TEST(Precision, AsIsKeepsTheModelsDtype) {
-  if (!aten_plugin_built()) GTEST_SKIP() << "missing resource: the aten plugin (a build with LibTorch)";
   Runtime rt(Options{config("[precision]\ncompute = \"as-is\"\n")});
   auto model = load_graph(rt, linear(kBF16));
   const Tensor x = half(kBF16, {2, 3}, {1, 2, 3, -1, 0.5f, 4});
