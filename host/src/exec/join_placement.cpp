@@ -34,6 +34,9 @@ class JoinPlacer {
     p_.holder.assign(lives_.size(), -1);
     p_.offset.assign(lives_.size(), 0);
     is_holder_.assign(lives_.size(), 0);
+    viewed_.assign(lives_.size(), 0);
+    for (const ValueLife& l : lives_)
+      if (l.kind == ValueLife::Kind::View && l.view_of != ir::kNoValue) viewed_[at(l.view_of)] = 1;
     std::vector<Join> joins;
     for (size_t i = 0; i < steps_.size(); ++i)
       if (std::optional<Join> j = as_join(i)) joins.push_back(std::move(*j));
@@ -61,6 +64,9 @@ class JoinPlacer {
   const size_t num_values_;
   JoinPlacement p_;
   std::vector<char> is_holder_;
+  // Values a kernel-produced view points into: left alone, since such a view may outlive
+  // the run (a graph output), and a holder must not.
+  std::vector<char> viewed_;
 };
 
 // Step i as a join of contiguous runs (cat/stack along a dimension after only 1s), or none.
@@ -74,7 +80,7 @@ std::optional<Join> JoinPlacer::as_join(size_t i) const {
   if (out < 0 || at(out) >= num_values_ || slot_storage_[at(out)] != kHost) return std::nullopt;
   const ValueLife& life = lives_[at(out)];
   const bool owned = life.kind == ValueLife::Kind::HostArena || life.kind == ValueLife::Kind::Kernel;
-  if (!owned || life.last == kForever || life.bytes == 0) return std::nullopt;
+  if (!owned || life.last == kForever || life.bytes == 0 || viewed_[at(out)]) return std::nullopt;
   int64_t dim = 0;
   if (const ir::Attribute* a = ir::find_attr(s.run_node->attrs, "dim")) {
     if (a->bound() || a->kind != ir::AttrKind::Int) return std::nullopt;
@@ -102,11 +108,13 @@ std::optional<Join> JoinPlacer::as_join(size_t i) const {
 }
 
 // A part its producer may write into the join's output: a host-allocated buffer of its
-// own (not a view, not written in place yet), placed nowhere else, not a graph output.
+// own (not a view, not written in place yet), placed nowhere else, not a graph output,
+// and no view's parent.
 bool JoinPlacer::free_part(int32_t slot, const Join& j) const {
   const ValueLife& life = lives_[at(slot)];
   return slot != j.out && life.kind == ValueLife::Kind::HostArena && life.last != kForever && life.bytes > 0 &&
-         p_.holder[at(slot)] < 0 && !is_holder_[at(slot)] && life.first < static_cast<int32_t>(j.step);
+         p_.holder[at(slot)] < 0 && !is_holder_[at(slot)] && !viewed_[at(slot)] &&
+         life.first < static_cast<int32_t>(j.step);
 }
 
 // A join whose parts already sit one after another in one holder: its output is that run.

@@ -158,3 +158,26 @@ TEST(JoinPlacement, GrowingJoinsNestInOneBuffer) {
   EXPECT_EQ(value(r, "a3").offset, value(r, "c4").offset + 8 * 4);
   EXPECT_EQ(value(r, "c3").offset, value(r, "c4").offset);
 }
+
+// A part that a view points into, the view a graph output: the view outlives the run, so
+// the part keeps a buffer of its own and the join copies.
+TEST(JoinPlacement, APartAViewOutlivesKeepsItsOwnBuffer) {
+  Runtime rt(Options{config()});
+  ir::Graph g;
+  const ir::ValueId x = g.add_input("x", kF32, {1, 4});
+  g.add_node("a", "test::scale", {x}, {"a"}, k(2));
+  g.add_node("b", "test::scale", {x}, {"b"}, k(3));
+  g.add_node("v", "test::alias", {g.find_value("a")}, {"v"});
+  g.add_node("c", "aten::cat", {g.find_value("a"), g.find_value("b")}, {"c"}, dim(1));
+  g.add_node("y", "test::scale", {g.find_value("c")}, {"y"}, k(1));
+  g.outputs = {g.find_value("y"), g.find_value("v")};
+  auto model = load_graph(rt, std::move(g));
+  const std::vector<float> in = ramp(4, -1);
+  for (int run = 0; run < 3; ++run) {
+    auto out = model->run({f32({1, 4}, in)});
+    EXPECT_EQ(values(out[0]), (std::vector<float>{-2, 0, 2, 4, -3, 0, 3, 6})) << "run " << run;
+    EXPECT_EQ(values(out[1]), (std::vector<float>{-2, 0, 2, 4})) << "run " << run;
+  }
+  const MemoryReport r = model->memory_plan({f32({1, 4}, in)});
+  EXPECT_EQ(value(r, "a").placement.find("inside"), std::string::npos) << value(r, "a").placement;
+}
