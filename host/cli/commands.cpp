@@ -190,6 +190,31 @@ std::string outputs_text(const std::vector<std::vector<std::string>>& outputs) {
   return text;
 }
 
+// [precision]: each node whose compute differs from its tensors' dtype, or was asked to,
+// with the bytes its kernel converts; then the totals.
+void print_compute(const std::vector<PlanEntry>& plan) {
+  size_t asked = 0, converted = 0, per_run = 0, once = 0;
+  for (const PlanEntry& e : plan) {
+    if (e.compute_asked.empty() && e.compute.empty()) continue;
+    asked += e.compute_asked.empty() ? 0 : 1;
+    if (!e.compute.empty() && e.compute != "float32") {
+      ++converted;
+      per_run += e.compute_converted_bytes;
+      once += e.compute_constant_bytes;
+      std::printf("compute: '%s' in %s: %zu bytes converted per run, %zu bytes of weights once\n", e.node.c_str(),
+                  e.compute.c_str(), e.compute_converted_bytes, e.compute_constant_bytes);
+    } else {
+      std::printf("compute: '%s' asked %s, computes float32: %s\n", e.node.c_str(), e.compute_asked.c_str(),
+                  !e.compute_note.empty() ? e.compute_note.c_str()
+                  : e.compute.empty()     ? ("plugin '" + e.backend + "' has no bfloat16 kernel for it").c_str()
+                                          : "its kernel says so");
+    }
+  }
+  if (asked > 0)
+    std::printf("precision conversions: %zu of %zu asked node(s) compute in bfloat16, %zu bytes per run, %zu once\n",
+                converted, asked, per_run, once);
+}
+
 }  // namespace
 
 int cmd_plan(const CommonFlags& common, const std::string& model_path, const std::string& inputs_path, bool memory,
@@ -255,6 +280,7 @@ int cmd_plan(const CommonFlags& common, const std::string& model_path, const std
   print_table(rows);
   if (fused > 0) std::printf("%zu fused node(s) ([selection] fuse = false turns fusion off)\n", fused);
   print_backend_counts(plan);
+  print_compute(plan);
   if (!inputs.empty()) {  // where values cross between storages (devices, layouts)
     const std::vector<StorageCopy> copies = model->storage_copies(inputs);
     size_t bytes = 0;

@@ -143,6 +143,66 @@ const Attribute* find_attr(const Attributes& attrs, const std::string& name) {
   return nullptr;
 }
 
+namespace {
+
+// The same values, each rounded to the nearest bfloat16 (kept as float32): converting them
+// to bfloat16 is then exact, and so is every product of two of them in float32.
+Tensor bf16_exact(const Tensor& t) {  // t contiguous
+  Tensor out = Tensor::empty(t.dtype(), t.shape());
+  std::memcpy(out.raw_data(), t.raw_data(), t.nbytes());
+  float* v = out.data<float>();
+  for (int64_t i = 0; i < out.numel(); ++i) v[i] = from_bfloat16_bits(to_bfloat16_bits(v[i]));
+  return out;
+}
+
+// Ops whose kernels have a bfloat16 path ([precision] compute = "bf16", option "@compute").
+bool has_bf16_path(const std::string& op) {
+  for (const char* head : {"aten::linear", "aten::addmm", "aten::mm", "aten::matmul", "aten::conv", "aten::_conv"})
+    if (op.rfind(head, 0) == 0) return true;
+  return false;
+}
+
+// Adds to each float32 generator of such an op up to kBf16Cases cases "bf16 products, ...":
+// a case with a constant input (the weight), its inputs rounded to bfloat16 values, and
+// the option "@compute" = "bf16". With exact conversions and products, accumulating in
+// float32 keeps the float32 case's tolerance; check-plugin also checks that the kernel
+// reports computing in bfloat16 (or says why not).
+void add_bf16_variants(CaseTable& table) {
+  constexpr size_t kBf16Cases = 3;
+  for (const std::string& op : table.ops()) {
+    if (!has_bf16_path(op)) continue;
+    CaseGenerator plain = *table.find(op);
+    // The fused MLP (A+act+C) also converts its hidden activation, which is no bfloat16
+    // value: each hidden value moves by up to 2^-9 of itself, so the output moves by up to
+    // 2^-9 of the sum of |hidden x weight| over the hidden width. In these cases (256
+    // hidden values up to about 3, weights about 1/16) that sum is near 8: 1.6e-2 at
+    // worst. We measured up to 6e-3.
+    const bool rounds_inside = std::count(op.begin(), op.end(), '+') >= 2;
+    table.add(op, [plain, rounds_inside](DLDataType dtype) {
+      std::vector<Case> cases = plain(dtype);
+      if (!is_f32(dtype)) return cases;
+      std::vector<Case> variants;
+      for (const Case& c : cases) {
+        if (variants.size() == kBf16Cases) break;
+        if (std::find(c.constant.begin(), c.constant.end(), true) == c.constant.end()) continue;
+        if (!std::all_of(c.inputs.begin(), c.inputs.end(), [](const auto& in) { return !in || in->is_contiguous(); }))
+          continue;  // the variant keeps the case's layouts
+        Case v = c;
+        v.label = "bf16 products, " + c.label;
+        for (auto& in : v.inputs)
+          if (in && is_f32(in->dtype())) in = bf16_exact(*in);
+        v.attrs.emplace_back("@compute", text("bf16"));
+        if (rounds_inside) v.atol = 2e-2, v.rtol = 0;
+        variants.push_back(std::move(v));
+      }
+      cases.insert(cases.end(), variants.begin(), variants.end());
+      return cases;
+    });
+  }
+}
+
+}  // namespace
+
 CaseTable all_cases() {
   CaseTable table;
   add_elementwise_cases(table);
@@ -151,6 +211,7 @@ CaseTable all_cases() {
   add_pool_norm_cases(table);
   add_attention_cases(table);
   add_shape_cases(table);
+  add_bf16_variants(table);
   return table;
 }
 

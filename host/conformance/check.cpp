@@ -297,6 +297,12 @@ KernelResult PluginCheck::check(const KernelInfo& kernel, const std::string& dty
       s.note(where + "rejected");
       continue;
     }
+    if (const Attribute* asked = find_attr(c.attrs, "@compute")) {  // the kernel answers SY_ComputeReport
+      if (plan[0].compute.empty())
+        return finish(Verdict::Fail, where + "asked \"@compute\" = \"" + std::get<std::string>(*asked) +
+                                         "\", the kernel did not say what it computes in (SY_ComputeReport)");
+      if (plan[0].compute != "bfloat16") s.note(where + "computes in " + plan[0].compute + ": " + plan[0].compute_note);
+    }
     {  // the same node with a config option the kernel does not know: never a reason to decline
       Built probed = build(kernel.op, c, false);
       auto probe = s.probe_rt->load(std::move(probed.graph));

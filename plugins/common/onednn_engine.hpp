@@ -55,7 +55,9 @@ inline ConstantMemory constant_memory(const dnnl::memory::desc& md) {
 }
 
 // Argument slots of thread_memory(): one per argument a primitive call binds at once.
-enum MemorySlot : size_t { kSrcSlot, kDstSlot, kBiasSlot, kScaleSlot, kShiftSlot, kScratchSlot, kMemorySlots };
+enum MemorySlot : size_t {
+  kSrcSlot, kDstSlot, kBiasSlot, kScaleSlot, kShiftSlot, kScratchSlot, kConvertedSlot, kMemorySlots
+};
 
 // A memory object for `md` over `data`, kept per thread and slot: making one per call
 // allocated several times (the C object, its storage, the C++ handle). Each slot keeps the
@@ -89,23 +91,37 @@ inline const dnnl::memory& thread_memory(MemorySlot slot, const dnnl::memory::de
 // Scratchpad memory for one primitive run on the calling thread: one buffer per thread,
 // grown as needed and kept, so runs allocate nothing (an unbound memory would allocate per
 // call). Valid until this thread's next call; throws sy::Error when out of memory.
-inline dnnl::memory thread_scratch(const dnnl::memory::desc& md) {
+// One grown-and-kept buffer per thread and slot (kScratchSlot or kConvertedSlot).
+inline void* thread_buffer(MemorySlot slot, size_t bytes) {
   struct Free {
     void operator()(void* p) const { std::free(p); }
   };
-  thread_local std::unique_ptr<void, Free> buffer;
-  thread_local size_t capacity = 0;
-  const size_t bytes = md.get_size();
-  if (bytes > capacity) {
-    buffer.reset();
+  struct Buffer {
+    std::unique_ptr<void, Free> data;
+    size_t capacity = 0;
+  };
+  thread_local Buffer buffers[kMemorySlots];
+  Buffer& b = buffers[slot];
+  if (bytes > b.capacity) {
+    b.data.reset();
     const size_t rounded = (bytes + 4095) / 4096 * 4096;
-    buffer.reset(std::aligned_alloc(64, rounded));
-    if (!buffer)
+    b.data.reset(std::aligned_alloc(64, rounded));
+    if (!b.data)
       throw sy::Error("out of memory for " + std::to_string(rounded) + " bytes of oneDNN scratch",
                       SY_ERROR_OUT_OF_MEMORY);
-    capacity = rounded;
+    b.capacity = rounded;
   }
-  return thread_memory(kScratchSlot, md, bytes > 0 ? buffer.get() : nullptr);
+  return bytes > 0 ? b.data.get() : nullptr;
+}
+
+inline dnnl::memory thread_scratch(const dnnl::memory::desc& md) {
+  return thread_memory(kScratchSlot, md, thread_buffer(kScratchSlot, md.get_size()));
+}
+
+// Memory for an input converted into `md` (bfloat16 for a bf16 primitive), per thread:
+// valid until this thread's next call.
+inline const dnnl::memory& thread_converted(const dnnl::memory::desc& md) {
+  return thread_memory(kConvertedSlot, md, thread_buffer(kConvertedSlot, md.get_size()));
 }
 
 // One argument of a primitive call: DNNL_ARG_* and the memory it names.

@@ -117,7 +117,15 @@ uint32_t max_exponent(const float* p, size_t n) {
 }
 
 uint32_t max_exponent(const dnnl::memory& m) {
-  return max_exponent(static_cast<const float*>(m.get_data_handle()), m.get_desc().get_size() / sizeof(float));
+  const dnnl::memory::desc md = m.get_desc();
+  if (md.data_type() == dnnl::memory::data_type::bf16) {  // a float32's upper half: the same exponent bits
+    const auto* p = static_cast<const uint16_t*>(m.get_data_handle());
+    uint32_t top = 0;
+    for (size_t i = 0, n = md.get_size() / sizeof(uint16_t); i < n && top != kNonFinite; ++i)
+      top = std::max(top, (uint32_t{p[i]} << 16) & kNonFinite);
+    return top;
+  }
+  return max_exponent(static_cast<const float*>(m.get_data_handle()), md.get_size() / sizeof(float));
 }
 
 void* handle(const DLTensor& t) { return static_cast<char*>(t.data) + t.byte_offset; }

@@ -5,6 +5,8 @@
 #include "formats.hpp"
 #include "winograd.hpp"
 
+#include "common/compute_option.hpp"
+
 #include <switchyard/conv_attributes.hpp>
 
 #include <algorithm>
@@ -49,6 +51,10 @@ ConvKernel::Params parse_conv(const sy::Node& node) {
   // convolutions; "plain" keeps every value NCHW (to compare, or to rule the formats out).
   p.own_layouts = own_layouts_option(a);
   p.winograd_tiles = winograd_option(a);
+  const sy_compute::Choice compute = sy_compute::choose(a);
+  p.bf16 = compute.bf16;
+  p.compute_note = compute.note;
+  if (p.bf16) p.winograd_tiles = 0;  // oneDNN's Winograd is float32 only
   return p;
 }
 
@@ -207,6 +213,10 @@ ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_c
   const_weights_ = a[1]->data != nullptr;
   const_bias_ = a[2] != nullptr && a[2]->data != nullptr;
   Geometry g = conv_geometry(params_, *a[0], *a[1], a[2]);
+  if (params_.bf16 && !const_weights_)
+    params_.bf16 = false, params_.compute_note = "bfloat16 needs constant weights, converted once; these arrive per run";
+  if (params_.bf16 && few_channels(g))
+    params_.bf16 = false, params_.compute_note = "a few-channel input (an image stem) stays float32";
   try {
     if (const_weights_) {
       const uint32_t exponent = max_exponent(memory(plain_desc(*a[1]), engine(), handle(*a[1])));
@@ -235,6 +245,8 @@ void ConvKernel::infer(sy::Infer& infer) {
 
 void ConvKernel::storage(sy::StorageQuery& q) {
   Args a = args_of(q.args->inputs, q.num_inputs());
+  sy_compute::report(q, {params_.bf16 || params_.compute_note != nullptr, params_.bf16, params_.compute_note},
+                     static_cast<uint64_t>(sy::numel(*a[0])), static_cast<uint64_t>(sy::numel(*a[1])));
   const size_t res = q.num_inputs() - 1;
   if (a[3] != nullptr) q.in_place(0, res);  // the sum post-op adds onto what the output holds
   if (!params_.own_layouts) return;
@@ -266,6 +278,8 @@ double elements(const Dims& dims) {
 }
 }  // namespace
 
+bool few_channels(const ConvKernel::Geometry& g) { return g.src[1] <= 4 && g.wts.size() == g.src.size(); }
+
 dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g, bool has_bias, Ops ops) const {
   using fwd = dnnl::convolution_forward;
   const auto f32 = memory::data_type::f32;
@@ -275,12 +289,14 @@ dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g
   // each input element feeds hundreds of multiply-adds, nhwc's brgemm kernel gains more
   // than the reorder into nhwc costs: ResNet's 7x7 stem at batch 8, 4.4-4.5 -> 4.3 ms with
   // the reorder (node profiles); ViT's patch embedding about even.
-  const bool few_channels = g.src[1] <= 4 && g.wts.size() == g.src.size();
-  const bool plain_src = few_channels && conv_work(g) < kNhwcStemMacsPerInput * elements(g.src);
-  memory::desc src_any = plain_src      ? strided_desc(g.src, compact_strides(g.src))
-                         : few_channels ? memory::desc(g.src, f32, tag::nhwc)
-                                        : memory::desc(g.src, f32, tag::any);
-  memory::desc wts_any(g.wts, f32, tag::any), dst_any(g.dst, f32, tag::any);
+  const bool few = few_channels(g);
+  const bool plain_src = few && conv_work(g) < kNhwcStemMacsPerInput * elements(g.src);
+  // bfloat16 products (params_.bf16, never with few channels): src and weights in bf16.
+  const auto in_type = params_.bf16 ? memory::data_type::bf16 : f32;
+  memory::desc src_any = plain_src ? strided_desc(g.src, compact_strides(g.src))
+                         : few     ? memory::desc(g.src, f32, tag::nhwc)
+                                   : memory::desc(g.src, in_type, tag::any);
+  memory::desc wts_any(g.wts, in_type, tag::any), dst_any(g.dst, f32, tag::any);
   dnnl::primitive_attr attr;
   attr.set_post_ops(post_ops_[ops]);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-run scratch: runs may overlap

@@ -46,6 +46,11 @@ class ConvKernel {
     size_t num_slots = 0;     // input slots the tensors take (2 or 3, fewer with attrs)
     bool own_layouts = true;  // option "@layout": values may stay in oneDNN's layouts
     int winograd_tiles = 2;   // option "@winograd": 0 none, 2 F(2x2,3x3), 4 also F(4x4,3x3)
+    // option "@compute" = "bf16": products in bfloat16 (weights converted once, the input
+    // per run), accumulated in float32; the output stays float32. `compute_note` (static)
+    // says why a request is not taken.
+    bool bf16 = false;
+    const char* compute_note = nullptr;
   };
 
   struct Geometry {
@@ -174,6 +179,9 @@ ConvKernel::Geometry conv_geometry(const ConvKernel::Params& p, const DLTensor& 
                                    const DLTensor* b);
 // Multiply-adds of one run: what decides whether it is worth more than one thread.
 double conv_work(const ConvKernel::Geometry& g);
+// A few input channels (an image stem, a patch embedding): oneDNN's direct kernels take
+// them plain or nhwc, in float32.
+bool few_channels(const ConvKernel::Geometry& g);
 // The residual's element strides as oneDNN sees it, over the dst dims (a batch stride of
 // 0 when the node is unbatched).
 Dims residual_strides(const ConvKernel::Geometry& g, const DLTensor& r);

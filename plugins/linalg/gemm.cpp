@@ -191,12 +191,17 @@ class Runner {
 // applied by the primitive where it can (a bias shared by every row, beta 1, an activation
 // PackedB::fusable) and by epilogue() over the result otherwise; false where this path
 // does not apply (the general one runs).
-bool run_packed(const Gemm& g, float* out) {
+bool packed_applies(const Gemm& g) {
   if (g.packed == nullptr || !g.batch.empty() || !g.c_bs.empty() || g.alpha != 1.0 || g.k == 0 ||
       reinterpret_cast<const float*>(g.b.data) != g.packed->source())
     return false;
   const Layout la = layout(g.m, g.k, g.a.rs, g.a.cs), lb = layout(g.k, g.n, g.b.rs, g.b.cs);
-  if (!la.ok || la.trans != CblasNoTrans || !lb.ok || g.b.rs <= 0 || g.b.cs <= 0) return false;
+  return la.ok && la.trans == CblasNoTrans && lb.ok && g.b.rs > 0 && g.b.cs > 0;
+}
+
+bool run_packed(const Gemm& g, float* out) {
+  if (!packed_applies(g)) return false;
+  const Layout la = layout(g.m, g.k, g.a.rs, g.a.cs);
   const float* bias = reinterpret_cast<const float*>(g.bias.data);
   // The activation follows the bias, so it goes into the primitive only with it.
   const bool in_primitive = bias == nullptr || (g.bias.rs == 0 && g.bias.cs == 1 && g.beta == 1.0);
@@ -214,12 +219,28 @@ bool run_packed(const Gemm& g, float* out) {
 // did not fold into rows (e.g. a linear over a transposed [T, B, E] input: T GEMMs of B
 // rows): A's rows are gathered into one buffer, in the output's row order, for one GEMM
 // over all of them (and B's packed form). `rows` owns the buffer.
-template <typename T>
-bool gather_rows(Gemm& g, std::vector<T>& rows) {
+bool gatherable(const Gemm& g) {
   if (g.batch.empty() || g.m == 0 || g.k == 0 || !g.c_bs.empty()) return false;
   if (g.bias.data != nullptr && g.bias.rs != 0) return false;  // a bias per row repeats per batch
   for (size_t d = 0; d < g.batch.size(); ++d)
     if (g.b.bs[d] != 0 || (g.bias.data != nullptr && g.bias.bs[d] != 0)) return false;
+  return true;
+}
+
+// What gather_rows makes of g's shapes, without the rows.
+void fold_gathered(Gemm& g) {
+  int64_t total = 1;
+  for (int64_t s : g.batch) total *= s;
+  g.a.rs = g.k;
+  g.a.cs = 1;
+  g.m *= total;
+  g.batch.clear();
+  for (Operand* o : {&g.a, &g.b, &g.bias}) o->bs.clear();
+}
+
+template <typename T>
+bool gather_rows(Gemm& g, std::vector<T>& rows) {
+  if (!gatherable(g)) return false;
   View a;
   a.data = g.a.data;
   a.shape = g.batch;
@@ -231,11 +252,7 @@ bool gather_rows(Gemm& g, std::vector<T>& rows) {
   rows.resize(static_cast<size_t>(total * g.m * g.k));
   copy_contiguous(a, sizeof(T), reinterpret_cast<char*>(rows.data()));
   g.a.data = reinterpret_cast<const char*>(rows.data());
-  g.a.rs = g.k;
-  g.a.cs = 1;
-  g.m *= total;
-  g.batch.clear();
-  for (Operand* o : {&g.a, &g.b, &g.bias}) o->bs.clear();
+  fold_gathered(g);
   return true;
 }
 
@@ -274,17 +291,22 @@ void run_batch_split(const Gemm& g, const Runner<T>& prototype, T* out, int64_t 
   if (failure) std::rethrow_exception(failure);
 }
 
-template <typename T>
-void run_typed(Gemm g, T* out) {
-  if (g.m == 0 || g.n == 0) return;
-  for (int64_t s : g.batch)
-    if (s == 0) return;
+// What run_typed does to g before it picks a path.
+void normalize(Gemm& g) {
   if (g.beta == 0) g.bias.data = nullptr;  // torch ignores `self` (even NaN) when beta is 0
   if (g.bias.data == nullptr) {
     g.bias.bs.assign(g.batch.size(), 0);
     g.bias.rs = g.bias.cs = 0;
   }
   fold_batch(g);
+}
+
+template <typename T>
+void run_typed(Gemm g, T* out) {
+  if (g.m == 0 || g.n == 0) return;
+  for (int64_t s : g.batch)
+    if (s == 0) return;
+  normalize(g);
   std::vector<T> gathered;
   gather_rows(g, gathered);
   if constexpr (std::is_same_v<T, float>) {
@@ -324,6 +346,13 @@ void run_typed(Gemm g, T* out) {
 }  // namespace
 
 bool blas_fits(int64_t rows, int64_t cols, int64_t rs, int64_t cs) { return layout(rows, cols, rs, cs).ok; }
+
+bool takes_packed_path(Gemm g) {
+  if (g.m == 0 || g.n == 0) return false;
+  normalize(g);
+  if (gatherable(g)) fold_gathered(g);
+  return packed_applies(g);
+}
 
 void run_gemm(Dtype d, const Gemm& g, void* out) {
   if (d == Dtype::F32)

@@ -14,6 +14,8 @@
 
 #include "linalg.hpp"
 
+#include "common/compute_option.hpp"
+
 #include <optional>
 
 namespace sy_linalg {
@@ -58,13 +60,36 @@ class GemmKernel {
     prepared_.resize(b_.args.count());
     for (size_t i : Op::kOperands)
       if (i < prepared_.size()) prepared_[i].prepare(b_.args.get(i, node.inputs, node.num_inputs), b_.dtype);
-    // A constant float32 B (a linear's weight) is packed once for oneDNN's matmul.
+    // A constant float32 B (a linear's weight) is packed once for oneDNN's matmul, in
+    // bfloat16 where the config's "@compute" asks and the CPU can.
+    compute_ = sy_compute::choose(node.attrs);
     if (b_.dtype == Dtype::F32 && Op::kOperands.size() > 1) {
       const DLTensor* t = b_.args.get(Op::kOperands[1], node.inputs, node.num_inputs);
       if (t != nullptr && t->data != nullptr && t->ndim == 2)
         packed_ = std::make_shared<PackedB>(
-            reinterpret_cast<const float*>(static_cast<const char*>(t->data) + t->byte_offset));
+            reinterpret_cast<const float*>(static_cast<const char*>(t->data) + t->byte_offset), compute_.bf16),
+        packed_elements_ = sy::numel(*t);
     }
+    if (compute_.bf16 && !packed_)
+      compute_ = {true, false, "no constant float32 weight to pack in bfloat16 (a product of two run-time values)"};
+  }
+
+  // Answers "@compute": bfloat16 for a product against the packed weight. A call whose
+  // shapes the packed path cannot take (a batch of products) runs float32.
+  void storage(sy::StorageQuery& q) { report_compute(q); }
+  void report_compute(sy::StorageQuery& q) {
+    if (!compute_.asked) return;
+    if (compute_.bf16) {
+      MatmulPlan p = b_.op.plan(views(b_, q.args->inputs, q.num_inputs(), &prepared_));
+      p.gemm.packed = packed_.get();
+      if (!takes_packed_path(p.gemm)) {
+        q.computes_in(sy::kFloat32, 0, 0, "these shapes do not take the packed weight's path");
+        return;
+      }
+    }
+    const DLTensor* a = Op::kOperands.empty() ? nullptr : b_.args.get(Op::kOperands[0], q.args->inputs, q.num_inputs());
+    const uint64_t converted = a != nullptr ? static_cast<uint64_t>(sy::numel(*a)) : 0;
+    sy_compute::report(q, compute_, converted, packed_ ? static_cast<uint64_t>(packed_elements_) : 0);
   }
 
   void infer(sy::Infer& in) {
@@ -111,6 +136,8 @@ class GemmKernel {
   Bound<Op> b_;
   std::vector<Prepared> prepared_;   // read-only after create: runs may be concurrent
   std::shared_ptr<PackedB> packed_;  // (optional) thread-safe
+  int64_t packed_elements_ = 0;      // B's elements, with packed_
+  sy_compute::Choice compute_;       // the "@compute" option's answer
 };
 
 }  // namespace sy_linalg

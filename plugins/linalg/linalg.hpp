@@ -68,9 +68,13 @@ struct Operand {
 // A constant B (a linear's weight) that float32 GEMMs read in oneDNN's packed layout,
 // packed once per layout at first use rather than on every call as dnnl_sgemm does.
 // Thread-safe; its primitives are cached per row count (bounded).
+// With `bf16`, B is packed in bfloat16 and each call converts A into bfloat16 first: the
+// products are bfloat16, accumulated and written in float32.
 class PackedB {
  public:
-  explicit PackedB(const float* b);  // the constant's first element; it outlives this
+  // `b`: the constant's first element; it outlives this.
+  explicit PackedB(const float* b, bool bf16 = false);
+  bool bf16() const { return bf16_; }
   ~PackedB();
   PackedB(const PackedB&) = delete;
   PackedB& operator=(const PackedB&) = delete;
@@ -90,6 +94,7 @@ class PackedB {
  private:
   struct State;  // oneDNN primitives per row count and B per packed layout (packed.cpp)
   const float* source_;
+  bool bf16_;
   std::unique_ptr<State> state_;
 };
 
@@ -109,6 +114,9 @@ struct Gemm {
 // Writes the Gemm into `out`, a [batch..., m, n] buffer of dtype d laid out as Gemm::c_bs
 // says. Throws sy::Error for sizes BLAS cannot index (over 2^31 - 1).
 void run_gemm(Dtype d, const Gemm& g, void* out);
+// Whether run_gemm takes g through g.packed (a float32 g only): what the kernel reports
+// as its compute dtype when B is packed in bfloat16.
+bool takes_packed_path(Gemm g);
 
 // Applies bias and activation to `rows` rows of C (row stride ldc) in one pass; used by
 // run_gemm after each row block, and exposed for the tests of the epilogue alone.

@@ -14,6 +14,7 @@
 // else is declined and runs unfused (sdk.h, "Fused kernels").
 #include "gemm_kernel.hpp"
 
+#include "common/compute_option.hpp"
 #include "common/gather.hpp"
 
 #include <cstring>
@@ -44,6 +45,11 @@ class LinearChunkKernel {
     const DLTensor& x = in.input(0);
     check_input(x);
     for (size_t j = 0; j < sizes_.size(); ++j) in.set_output(j, sy::kFloat32, out_shape(x, j));
+  }
+
+  // With "@compute" = "bf16": the product in bfloat16 (the input converted per run).
+  void storage(sy::StorageQuery& q) {
+    sy_compute::report(q, compute_, static_cast<uint64_t>(sy::numel(q.input(0))), static_cast<uint64_t>(n_ * k_));
   }
 
   void cost(sy::Cost& c) {
@@ -129,8 +135,10 @@ class LinearChunkKernel {
     if (!create) return;
     bias_ = b ? sy::data<const float>(*b) : nullptr;
     const float* weight = sy::data<const float>(*w);
-    whole_ = std::make_shared<PackedB>(weight);
-    for (int64_t start : starts_) pieces_.push_back(std::make_shared<PackedB>(weight + start * w_strides_[0]));
+    compute_ = sy_compute::choose(node.attrs);
+    whole_ = std::make_shared<PackedB>(weight, compute_.bf16);
+    for (int64_t start : starts_)
+      pieces_.push_back(std::make_shared<PackedB>(weight + start * w_strides_[0], compute_.bf16));
   }
 
   void check_input(const DLTensor& x) const {
@@ -152,6 +160,7 @@ class LinearChunkKernel {
   const float* bias_ = nullptr;                   // a constant: the host keeps it until destroy
   std::shared_ptr<PackedB> whole_;                // the whole weight (small products); thread-safe
   std::vector<std::shared_ptr<PackedB>> pieces_;  // each piece's rows of it; thread-safe
+  sy_compute::Choice compute_;                    // the "@compute" option's answer
 };
 
 // bmm(self, mat2).transpose(d0, d1).contiguous() with {d0, d1} = {0, 1}: a [M, B, N]

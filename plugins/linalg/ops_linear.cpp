@@ -70,6 +70,7 @@ class LinearKernel : public GemmKernel<LinearOp> {
   // The output may be written over a buffer whose end holds 'input' when that is a
   // run-time input, contiguous, whose rows map 1:1 to output rows at least as wide.
   void storage(sy::StorageQuery& q) {
+    report_compute(q);
     const int64_t slot = b_.args.slot(0);
     if (slot < 0 || !q.has_input(static_cast<size_t>(slot))) return;  // a constant attribute
     const DLTensor& x = q.input(static_cast<size_t>(slot));

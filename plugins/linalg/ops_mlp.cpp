@@ -11,6 +11,7 @@
 // anything else is declined and runs as linear+act, then linear.
 #include "linalg.hpp"
 
+#include "common/compute_option.hpp"
 #include "common/gather.hpp"
 
 #include <algorithm>
@@ -40,6 +41,12 @@ class MlpKernel {
     const DLTensor& x = in.input(0);
     check_input(x);
     in.set_output(0, sy::kFloat32, out_shape(x));
+  }
+
+  // With "@compute" = "bf16": both GEMMs in bfloat16 (the input and each hidden block converted).
+  void storage(sy::StorageQuery& q) {
+    const uint64_t rows = static_cast<uint64_t>(sy::numel(q.input(0)) / k_);
+    sy_compute::report(q, compute_, rows * static_cast<uint64_t>(k_ + h_), static_cast<uint64_t>(h_ * (k_ + n_)));
   }
 
   // Both GEMMs' multiply-adds, what they read and write once each, and the hidden rows of
@@ -125,10 +132,11 @@ class MlpKernel {
     }
     block_rows_ = std::max(kMinBlockRows, kScratchBytes / static_cast<int64_t>(sizeof(float) * h_));
     if (!create) return;
+    compute_ = sy_compute::choose(node.attrs);
     bias1_ = b1 ? sy::data<const float>(*b1) : nullptr;
     bias2_ = b2 ? sy::data<const float>(*b2) : nullptr;
-    w1_ = std::make_shared<PackedB>(sy::data<const float>(*w1));
-    w2_ = std::make_shared<PackedB>(sy::data<const float>(*w2));
+    w1_ = std::make_shared<PackedB>(sy::data<const float>(*w1), compute_.bf16);
+    w2_ = std::make_shared<PackedB>(sy::data<const float>(*w2), compute_.bf16);
   }
 
   void check_input(const DLTensor& x) const {
@@ -150,6 +158,7 @@ class MlpKernel {
   const float* bias1_ = nullptr;  // constants: the host keeps them until destroy
   const float* bias2_ = nullptr;
   std::shared_ptr<PackedB> w1_, w2_;  // thread-safe
+  sy_compute::Choice compute_;        // the "@compute" option's answer
 };
 
 }  // namespace

@@ -1,4 +1,5 @@
-// linalg plugin: float32 GEMMs against a constant B packed once (see linalg.hpp, PackedB).
+// linalg plugin: GEMMs against a constant B packed once, float32 or bfloat16 products
+// (see linalg.hpp, PackedB).
 #include "linalg.hpp"
 
 #include "common/onednn_engine.hpp"
@@ -21,6 +22,8 @@ struct Entry {
   dnnl::matmul prim;
   memory weights;  // B in the layout the primitive asked for
   memory::desc src, dst, scratch, bias;
+  memory::desc src_user;  // A as given, when the primitive reads A converted (bfloat16)
+  dnnl::reorder convert;  // A into `src`, when it is
 };
 
 dnnl::algorithm eltwise_of(Act act) {
@@ -34,11 +37,14 @@ struct PackedB::State {
   using Key = std::array<int64_t, 8>;
   std::map<Key, std::shared_ptr<const Entry>> cache;
   std::vector<sy_onednn::ConstantMemory> packed;  // B per layout asked for
+  bool bf16 = false;
   std::shared_ptr<const Entry> entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs,
                                      int64_t bcs, const Post& post);
 };
 
-PackedB::PackedB(const float* b) : source_(b), state_(std::make_unique<State>()) {}
+PackedB::PackedB(const float* b, bool bf16) : source_(b), bf16_(bf16), state_(std::make_unique<State>()) {
+  state_->bf16 = bf16;
+}
 PackedB::~PackedB() = default;
 
 std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n,
@@ -52,8 +58,13 @@ std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, in
   const auto f32 = memory::data_type::f32;
   dnnl::engine& eng = sy_onednn::cpu_engine();
   auto e = std::make_shared<Entry>();
-  e->src = memory::desc({m, k}, f32, {lda, 1});
+  const auto in_type = bf16 ? memory::data_type::bf16 : f32;
+  e->src = bf16 ? memory::desc({m, k}, in_type, {k, 1}) : memory::desc({m, k}, f32, {lda, 1});
   e->dst = memory::desc({m, n}, f32, {n, 1});
+  if (bf16) {
+    e->src_user = memory::desc({m, k}, f32, {lda, 1});
+    e->convert = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->src_user, eng, e->src));
+  }
   const memory::desc user({k, n}, f32, {brs, bcs});
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-run scratch: runs may overlap
@@ -62,7 +73,7 @@ std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, in
     ops.append_eltwise(1.0f, eltwise_of(post.act), 0.0f, 0.0f);
     attr.set_post_ops(ops);
   }
-  const memory::desc weights_any({k, n}, f32, memory::format_tag::any);
+  const memory::desc weights_any({k, n}, in_type, memory::format_tag::any);
   if (post.bias != nullptr) e->bias = memory::desc({1, n}, f32, memory::format_tag::ab);
   dnnl::matmul::primitive_desc pd(post.bias != nullptr ? dnnl::matmul::desc(e->src, weights_any, e->bias, e->dst)
                                                        : dnnl::matmul::desc(e->src, weights_any, e->dst),
@@ -93,15 +104,22 @@ void PackedB::gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n,
   try {
     std::shared_ptr<const Entry> e = state_->entry(source_, m, lda, k, n, brs, bcs, post);
     using sy_onednn::thread_memory;
-    const memory& src = thread_memory(sy_onednn::kSrcSlot, e->src, const_cast<float*>(a));
+    dnnl::stream& s = sy_onednn::thread_stream();
+    const memory* src = nullptr;
+    if (e->convert) {  // A into bfloat16 first
+      const memory& user = thread_memory(sy_onednn::kSrcSlot, e->src_user, const_cast<float*>(a));
+      src = &sy_onednn::thread_converted(e->src);
+      sy_onednn::execute(e->convert, s, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, *src}});
+    } else {
+      src = &thread_memory(sy_onednn::kSrcSlot, e->src, const_cast<float*>(a));
+    }
     const memory& dst = thread_memory(sy_onednn::kDstSlot, e->dst, c);
     const memory& scratch = sy_onednn::thread_scratch(e->scratch);
-    dnnl::stream& s = sy_onednn::thread_stream();
     const memory none;  // an absent argument
     const memory& bias =
         post.bias != nullptr ? thread_memory(sy_onednn::kBiasSlot, e->bias, const_cast<float*>(post.bias)) : none;
     sy_onednn::execute(e->prim, s,
-                       {{DNNL_ARG_SRC, src},
+                       {{DNNL_ARG_SRC, *src},
                         {DNNL_ARG_WEIGHTS, e->weights},
                         {DNNL_ARG_BIAS, bias},
                         {DNNL_ARG_DST, dst},

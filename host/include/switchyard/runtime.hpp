@@ -76,6 +76,12 @@ struct PlanEntry {
   // linear, matmul, conv and attention; one per output element elsewhere; every input and
   // output's bytes once). 0 for a node fused into another, and for sym nodes.
   double flops = 0, bytes = 0;
+  // Precision ([precision] compute): "bfloat16" where the config asked this node for
+  // bfloat16 products, else "". `compute` is what the kernel says it multiplies in
+  // (SY_ComputeReport), "" where it said nothing (its tensors' own dtype); with it the bytes
+  // it converts per run, those it converted once (weights), and its reason.
+  std::string compute_asked, compute, compute_note;
+  size_t compute_converted_bytes = 0, compute_constant_bytes = 0;
 };
 
 // A value converted between storages in a plan: a device copy or a layout change

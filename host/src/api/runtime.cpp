@@ -170,10 +170,11 @@ void apply_precision(ir::Graph& graph, const config::Config& config) {
   std::string inputs;
   for (const std::string& name : up.inputs) inputs += (inputs.empty() ? "" : ", ") + name;
   log::get().info(
-      "the model holds {}: computing in float32 ({}; [precision] compute = \"as-is\" keeps its dtypes): {} "
+      "the model holds {}: computing in float32{} ({}; [precision] compute = \"as-is\" keeps its dtypes): {} "
       "constant(s) converted once ({} bytes as float32), input(s) {} converted as they enter, {} dtype argument(s) "
       "now float32; outputs are float32",
-      dtype_name(half), why, up.constants, up.constant_bytes, inputs.empty() ? "(none)" : inputs, up.dtype_arguments);
+      dtype_name(half), compute == config::Compute::BFloat16 ? ", bfloat16 products where a kernel has them" : "", why,
+      up.constants, up.constant_bytes, inputs.empty() ? "(none)" : inputs, up.dtype_arguments);
 }
 
 }  // namespace
@@ -357,6 +358,13 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
     const ir::Node& node = impl_->graph.nodes[n];
     const exec::NodeDecision& np = plan->record.nodes[n];
     PlanEntry e{node.name, node.op, node.module_path, np.backend, np.selection.reason, {}, {}, {}, {}, {}};
+    if (np.bf16_asked) e.compute_asked = "bfloat16";
+    if (np.bound && np.bound->compute.lanes != 0) {
+      e.compute = dtype_name(np.bound->compute);
+      e.compute_converted_bytes = static_cast<size_t>(np.bound->compute_converted_bytes);
+      e.compute_constant_bytes = static_cast<size_t>(np.bound->compute_constant_bytes);
+      e.compute_note = np.bound->compute_note;
+    }
     for (const auto& r : np.selection.rejected) e.rejected.push_back(Rejected{r.backend, r.reason});
     if (np.bound && np.bound->has_cost) {
       e.has_kernel_cost = true;

@@ -307,17 +307,43 @@ class Reader {
     cfg_.rules.push_back(std::move(rule));
   }
 
+  static Compute compute_named(const std::string& name) {
+    return name == "fp32" ? Compute::Float32 : name == "bf16" ? Compute::BFloat16 : Compute::AsIs;
+  }
+
   void read_precision(const toml::table& table) {
-    warn_unknown(table, {"compute"}, "[precision]");
+    warn_unknown(table, {"compute", "rules"}, "[precision]");
+    if (const toml::node* rules = table.get("rules")) read_precision_rules(*rules);
     const toml::node* n = table.get("compute");
     if (n == nullptr) return;
-    const std::string compute = one_of(*n, "[precision] compute", {"as-is", "fp32", "bf16"});
-    if (compute == "bf16")
-      fail(*n,
-           "[precision] compute = \"bf16\": this build has no bfloat16 kernels yet; use \"fp32\" (half-precision "
-           "models compute in float32) or \"as-is\"");
-    cfg_.compute = compute == "fp32" ? Compute::Float32 : Compute::AsIs;
+    cfg_.compute = compute_named(one_of(*n, "[precision] compute", {"as-is", "fp32", "bf16"}));
     cfg_.compute_pos = pos(*n);
+  }
+
+  void read_precision_rules(const toml::node& node) {
+    const toml::array* rules = node.as_array();
+    if (!rules || (!rules->empty() && !rules->is_array_of_tables()))
+      fail(node, "[precision] rules: expected [[precision.rules]] tables, got " + std::string(type_name(node)));
+    for (const toml::node& element : *rules) {
+      const toml::table& table = *element.as_table();
+      const std::string label = "[[precision.rules]] #" + std::to_string(cfg_.precision_rules.size() + 1);
+      warn_unknown(table, {"op", "node", "module", "family", "compute"}, label);
+      PrecisionRule rule;
+      rule.pos = pos(table);
+      for (auto [key, field] : {std::pair<const char*, std::string*>{"op", &rule.op},
+                                {"node", &rule.node}, {"module", &rule.module}, {"family", &rule.family}})
+        if (const toml::node* value = table.get(key)) *field = string_of(*value, label + " " + key);
+      if (rule.op.empty() && rule.node.empty() && rule.module.empty() && rule.family.empty())
+        fail(table, label + ": no matcher; give at least one of op, node, module, family");
+      const toml::node* compute = table.get("compute");
+      if (!compute) fail(table, label + ": missing required key 'compute'");
+      const std::string name = one_of(*compute, label + " compute", {"as-is", "fp32", "bf16"});
+      if (name == "as-is")
+        fail(*compute, label + " compute = \"as-is\": a rule chooses \"fp32\" or \"bf16\" per node; whether a "
+                       "half-precision model keeps its dtypes is [precision] compute, for the whole model");
+      rule.compute = compute_named(name);
+      cfg_.precision_rules.push_back(std::move(rule));
+    }
   }
 
   void read_runtime(const toml::table& table) {

@@ -38,9 +38,19 @@ struct Rule {
   std::vector<SourcePos> backend_pos;  // where each `backends` entry is, for check_backends
 };
 
-// [precision] compute: a model's own dtypes, or float32 for a model that holds float16 or
-// bfloat16 (its weights converted once, when it loads).
-enum class Compute { AsIs, Float32 };
+// [precision] compute: a model's own dtypes; float32 for a model that holds float16 or
+// bfloat16 (its weights converted once, when it loads); or bfloat16 products (accumulated
+// in float32) in the kernels that have them, float32 elsewhere.
+enum class Compute { AsIs, Float32, BFloat16 };
+
+// One [[precision.rules]] entry: the compute of the nodes it matches (first match wins;
+// the matchers are [[rules]]'s). Per node, only "fp32" and "bf16": "as-is" and the
+// float32 conversion of a half-precision model apply to the whole model.
+struct PrecisionRule {
+  std::string op, node, module, family;  // as Rule's
+  Compute compute = Compute::Float32;
+  SourcePos pos;
+};
 
 // Stream: each node's record goes to a sink (a node callback) as the node runs, and
 // nothing is kept; a run without a sink is an error.
@@ -63,6 +73,7 @@ struct Config {
   bool join_in_place = true;                    // [runtime] a cat's inputs are written into its output
   std::optional<Compute> compute;               // [precision] unset: as-is, float32 for half-precision models
   SourcePos compute_pos;                        // where compute is set
+  std::vector<PrecisionRule> precision_rules;   // [[precision.rules]], first match wins
   int plan_cache = 16;                          // [runtime] plans kept, one per input-shape signature
   bool preflight = true;                        // [runtime] memory pre-flight before planning a new signature
   double copy_warning_share = 0.25;             // [runtime] warn when conversions move more of a run's bytes

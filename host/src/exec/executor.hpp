@@ -56,6 +56,9 @@ class Executor {
   void try_fuse(size_t index, Plan& plan, const MetadataOf& metadata);
   const ir::Node& prepare_node(size_t index, Plan& plan, const MetadataOf& metadata);
   ir::Node resolve(const ir::Node& node, const Plan& plan) const;
+  // Logs, for the first plan only, what [precision] asked of nodes and what their kernels
+  // compute in, each reason for float32 once.
+  void log_compute(const Plan& plan);
   // The `options` of the rule that routes node `index`, or nullptr (none, or no rule matches).
   const std::vector<config::RuleOption>* rule_options(size_t index) const;
   // The backends node `index` is routed to: its rule's, else the default list (empty: any).
@@ -79,6 +82,8 @@ class Executor {
   int32_t preferred_storage_ = kHost;  // [runtime] prefer_storage; kHost: none
   select::Catalog catalog_;
   std::vector<int32_t> rule_of_;   // per node: the rule routing it (select::match_rules), -1 none
+  std::vector<uint8_t> bf16_of_;   // per node: [precision] asks it for bfloat16 products
+  bool compute_logged_ = false;    // log_compute has spoken (under planning_mutex_)
   std::vector<int32_t> last_use_;  // per value: last consuming node; -1 never; kForever output
   std::vector<int32_t> fusable_;   // per node: the consumer it could be fused with, or -1
   bool fuse_ = true;

@@ -37,6 +37,11 @@ struct BoundKernel {
   bool has_cost = false;
   double flops = 0, bytes = 0;
   uint64_t scratch_bytes = 0;
+  // What the kernel multiplies in (SY_ComputeReport, asked with `storage`): lanes 0 when it
+  // did not say, i.e. its tensors' own dtype.
+  DLDataType compute{0, 0, 0};
+  uint64_t compute_converted_bytes = 0, compute_constant_bytes = 0;
+  std::string compute_note;
   BoundKernel() = default;
   BoundKernel(const BoundKernel&) = delete;
   BoundKernel& operator=(const BoundKernel&) = delete;
@@ -52,6 +57,7 @@ struct NodeDecision {
   std::unique_ptr<ir::Node> fused;     // (optional) run in place of this node and the next one or two
   int32_t fused_last = -1;             // with `fused`: the last node of the chain it runs
   int32_t folded_into = -1;            // this node runs inside that node's fused kernel
+  bool bf16_asked = false;             // [precision] asks this node for bfloat16 products
   // For node events and node_io, named once when the node is bound: the value names of
   // the inputs its kernel reads, and with `fused` the graph nodes it runs, this one first.
   std::vector<std::string> input_sources;

@@ -177,8 +177,16 @@ std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const
     st.output_writes = bound->output_writes.data();
     st.output_inplace = bound->output_inplace.data();
     st.output_inplace_tail = bound->output_inplace_tail.data();
+    SY_ComputeReport compute{};  // what the kernel multiplies in; preset: its tensors' dtype
+    compute.header.struct_size = SY_ComputeReport_STRUCT_SIZE;
+    compute.header.type = SY_EXTENSION_COMPUTE_REPORT;
+    st.extension_start = &compute.header;
     s = def->storage(def->context, &st);
     if (s != SY_OK) fail("could not say which storages its kernel reads and writes", s, call);
+    bound->compute = compute.dtype;
+    bound->compute_converted_bytes = compute.converted_bytes;
+    bound->compute_constant_bytes = compute.constant_bytes;
+    if (compute.note != nullptr) bound->compute_note = compute.note;
     const size_t declared =
         bound->kernel.plugin->table().struct_size >= offsetof(SY_Plugin, num_storages) + sizeof(size_t)
             ? bound->kernel.plugin->table().num_storages
@@ -232,8 +240,8 @@ void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
     ir::Node fused = fused_node(graph_, part, &producer);
     const std::vector<const DLTensor*> fused_inputs = metadata(fused.inputs);
     for (const std::string& backend : backends) {
-      bool routed = true;
-      for (size_t k = 1; k < len; ++k) routed &= allows(part[k], backend);
+      bool routed = true;  // ... and the chain asks one compute dtype
+      for (size_t k = 1; k < len; ++k) routed &= allows(part[k], backend) && bf16_of_[part[k]] == bf16_of_[index];
       if (!routed) continue;
       for (const select::Candidate& c : offers) {
         if (c.backend != backend) continue;
@@ -275,6 +283,11 @@ const ir::Node& Executor::prepare_node(size_t n, Plan& plan, const MetadataOf& m
     if (!np.resolved) np.resolved = std::make_unique<ir::Node>(node);
     for (const config::RuleOption& o : *options) np.resolved->attrs.emplace_back("@" + o.key, option_attribute(o));
   }
+  np.bf16_asked = bf16_of_[n] != 0;
+  if (np.bf16_asked) {  // [precision]: the kernel reads the option, and answers in SY_ComputeReport
+    if (!np.resolved) np.resolved = std::make_unique<ir::Node>(node);
+    np.resolved->attrs.emplace_back("@compute", ir::Attribute::of_string("bf16"));
+  }
   const ir::Node& resolved = np.resolved ? *np.resolved : node;
   bind_node(n, plan, resolved, metadata(resolved.inputs));
   try_fuse(n, plan, metadata);
@@ -288,6 +301,41 @@ const ir::Node& Executor::prepare_node(size_t n, Plan& plan, const MetadataOf& m
   // Asked of the kernel that runs (fused or not), after fusion decided.
   ask_cost(*np.bound, describe(run_node), np.backend, metadata(run_node.inputs), run_node.outputs.size());
   return run_node;
+}
+
+void Executor::log_compute(const Plan& plan) {
+  if (compute_logged_ || std::find(bf16_of_.begin(), bf16_of_.end(), 1) == bf16_of_.end()) return;
+  compute_logged_ = true;
+  size_t asked = 0, bf16 = 0;
+  uint64_t once = 0, per_run = 0;
+  std::map<std::string, std::vector<std::string>> float32_because;  // reason -> nodes
+  for (size_t n = 0; n < plan.record.nodes.size(); ++n) {
+    const NodeDecision& np = plan.record.nodes[n];
+    if (!np.bf16_asked || !np.bound) continue;
+    ++asked;
+    if (np.bound->compute.code == kDLBfloat) {
+      ++bf16;
+      once += np.bound->compute_constant_bytes;
+      per_run += np.bound->compute_converted_bytes;
+      continue;
+    }
+    const std::string why = !np.bound->compute_note.empty() ? np.bound->compute_note
+                            : np.bound->compute.lanes != 0  ? "its kernel computes in " + dtype_name(np.bound->compute)
+                                                            : "plugin '" + np.backend + "' has no bfloat16 kernel for it";
+    float32_because[why].push_back(graph_.nodes[n].name);
+  }
+  log::get().info("[precision] bf16: {} of {} node(s) asked compute in bfloat16 ({} bytes of weights converted once, "
+                  "{} bytes of inputs converted per run); `switchyard plan` shows each",
+                  bf16, asked, once, per_run);
+  for (const auto& [why, nodes] : float32_because) {
+    std::string some;
+    for (size_t i = 0; i < nodes.size() && i < 3; ++i) some += (i ? ", '" : "'") + nodes[i] + "'";
+    if (nodes.size() > 3) some += ", ...";
+    if (bf16 == 0)  // the whole policy fell back: that deserves more than info
+      log::get().warn("[precision] bf16: {} node(s) compute in float32 instead: {} ({})", nodes.size(), why, some);
+    else
+      log::get().info("[precision] bf16: {} node(s) compute in float32 instead: {} ({})", nodes.size(), why, some);
+  }
 }
 
 }  // namespace switchyard::exec

@@ -94,6 +94,7 @@ RunResult PlanningRun::run() {
   }
   for (size_t v = 0; v < graph_.values.size(); ++v)
     if (shape_read_[v]) plan_.record.shape_reads.push_back(static_cast<ir::ValueId>(v));
+  ex_.log_compute(plan_);
   result_.outputs.clear();
   for (ir::ValueId v : graph_.outputs) {
     const ir::Value& val = graph_.values[at(v)];

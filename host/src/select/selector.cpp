@@ -40,16 +40,39 @@ std::string dtype_mismatch(const SY_KernelDef& def, const std::vector<const DLTe
   return "";
 }
 
+namespace {
+// Whether a [[rules]] or [[precision.rules]] entry's matchers all hold for the node.
+template <typename R>
+bool matches(const R& rule, const ir::Node& node, const std::vector<std::string>& families) {
+  return (rule.op.empty() || rule.op == node.op) && (rule.node.empty() || config::glob_match(rule.node, node.name)) &&
+         (rule.module.empty() || config::glob_match(rule.module, node.module_path)) &&
+         (rule.family.empty() || std::find(families.begin(), families.end(), rule.family) != families.end());
+}
+}  // namespace
+
 int match_rule(const config::Config& cfg, const ir::Node& node, const std::vector<std::string>& families) {
-  for (size_t i = 0; i < cfg.rules.size(); ++i) {
-    const config::Rule& rule = cfg.rules[i];
-    if (!rule.op.empty() && rule.op != node.op) continue;
-    if (!rule.node.empty() && !config::glob_match(rule.node, node.name)) continue;
-    if (!rule.module.empty() && !config::glob_match(rule.module, node.module_path)) continue;
-    if (!rule.family.empty() && std::find(families.begin(), families.end(), rule.family) == families.end()) continue;
-    return static_cast<int>(i);
-  }
+  for (size_t i = 0; i < cfg.rules.size(); ++i)
+    if (matches(cfg.rules[i], node, families)) return static_cast<int>(i);
   return -1;
+}
+
+std::vector<config::Compute> match_compute(const config::Config& cfg, const Catalog& catalog, const ir::Graph& graph) {
+  const config::Compute whole = cfg.compute.value_or(config::Compute::AsIs);
+  const bool families_needed = std::any_of(cfg.precision_rules.begin(), cfg.precision_rules.end(),
+                                           [](const config::PrecisionRule& r) { return !r.family.empty(); });
+  std::vector<config::Compute> out;
+  for (const ir::Node& node : graph.nodes) {
+    std::vector<std::string> families;
+    if (families_needed && catalog.families_for) families = catalog.families_for(node.op);
+    config::Compute c = whole;
+    for (const config::PrecisionRule& rule : cfg.precision_rules)
+      if (matches(rule, node, families)) {
+        c = rule.compute;
+        break;
+      }
+    out.push_back(c);
+  }
+  return out;
 }
 
 namespace {

@@ -51,6 +51,10 @@ int match_rule(const config::Config& cfg, const ir::Node& node, const std::vecto
 // look at a node's op, name, module and family, none of which depends on shapes.
 std::vector<int32_t> match_rules(const config::Config& cfg, const Catalog& catalog, const ir::Graph& graph);
 
+// What [precision] asks of each graph node: its first matching [[precision.rules]] entry's
+// compute, else [precision] compute (AsIs where unset).
+std::vector<config::Compute> match_compute(const config::Config& cfg, const Catalog& catalog, const ir::Graph& graph);
+
 // "" when every present input's dtype is in the kernel's list, else the rejection reason.
 std::string dtype_mismatch(const SY_KernelDef& def, const std::vector<const DLTensor*>& inputs);
 

@@ -278,6 +278,20 @@ struct StorageQuery : CallInputs<SY_KernelStorageArgs> {
     if (SY_STRUCT_HAS(args, SY_KernelStorageArgs, output_inplace_tail) && args->output_inplace_tail != nullptr)
       args->output_inplace_tail[o] = static_cast<int32_t>(i);
   }
+  // Says what the instance multiplies in (SY_ComputeReport); a no-op on a host that does
+  // not ask. `note` (optional) says why, e.g. why a requested dtype is not used.
+  void computes_in(DLDataType dtype, uint64_t converted_bytes, uint64_t constant_bytes,
+                   const char* note = nullptr) const {
+    if (!SY_STRUCT_HAS(args, SY_KernelStorageArgs, extension_start)) return;
+    for (SY_Extension* e = args->extension_start; e != nullptr; e = e->next) {
+      if (e->type != SY_EXTENSION_COMPUTE_REPORT || e->struct_size < SY_ComputeReport_STRUCT_SIZE) continue;
+      auto* report = reinterpret_cast<SY_ComputeReport*>(e);
+      report->dtype = dtype;
+      report->converted_bytes = converted_bytes;
+      report->constant_bytes = constant_bytes;
+      report->note = note;
+    }
+  }
 };
 
 // What K::cost() fills (SDK 1.1) for the input metadata it is given.

@@ -94,8 +94,8 @@ extern "C" {
  * reader walks `next` and skips every type it does not know. A published type keeps its
  * meaning and only grows at its end, its struct_size saying how far. Types below
  * SY_EXTENSION_VENDOR_BASE are assigned in this header (sdk/CHANGELOG.md lists them);
- * a vendor numbers its private ones from SY_EXTENSION_VENDOR_BASE. None is assigned
- * yet: the chain exists so that the first needs no minor. */
+ * a vendor numbers its private ones from SY_EXTENSION_VENDOR_BASE. Assigned so far:
+ * SY_EXTENSION_COMPUTE_REPORT (below). */
 #define SY_EXTENSION_VENDOR_BASE 0x10000
 
 typedef struct SY_Extension {
@@ -104,6 +104,26 @@ typedef struct SY_Extension {
   struct SY_Extension* next;   /* (optional) the next in the chain, same owner */
 } SY_Extension;
 #define SY_Extension_STRUCT_SIZE SY_STRUCT_SIZE(SY_Extension, next)
+
+/* SY_EXTENSION_COMPUTE_REPORT (type 1, planner hint on SY_KernelStorageArgs): what the
+ * instance multiplies in. The config asks a node for a compute dtype through the option
+ * "@compute" ("bf16"); this is how the kernel answers, so that `plan` shows every
+ * conversion and a request a kernel cannot honour is never silent. Host-owned, valid
+ * during the `storage` call; the host presets the `out` fields (dtype lanes 0, counts 0,
+ * note NULL), which mean "the tensors' own dtype". Products in bfloat16 accumulate in
+ * float32 and the outputs keep the node's dtype. */
+#define SY_EXTENSION_COMPUTE_REPORT 1
+typedef struct SY_ComputeReport {
+  SY_Extension header;         /* type SY_EXTENSION_COMPUTE_REPORT */
+  DLDataType dtype;            /* out: what the products are taken in, e.g. bfloat16 */
+  uint64_t converted_bytes;    /* out: bytes of run-time tensors converted into `dtype`
+                                  per run, at this shape signature */
+  uint64_t constant_bytes;     /* out: bytes of constants held in `dtype`, converted once */
+  const char* note;            /* out (optional): why the kernel computes as it does, e.g.
+                                  "this CPU has no bfloat16 dot products"; the host copies
+                                  it during the call */
+} SY_ComputeReport;
+#define SY_ComputeReport_STRUCT_SIZE SY_STRUCT_SIZE(SY_ComputeReport, note)
 
 /* ---------------------------------------------------------------------------------- */
 /* Status                                                                              */
