@@ -5,6 +5,7 @@
 #include "formats.hpp"
 #include "winograd.hpp"
 
+#include "common/bf16_convert.hpp"
 #include "common/compute_option.hpp"
 
 #include <switchyard/conv_attributes.hpp>
@@ -142,6 +143,7 @@ struct ConvKernel::Prepared {
   dnnl::convolution_forward conv;
   memory::desc src_user, src, wts_user, wts, bias_user, bias, dst_user, dst, res_user, scratch;
   dnnl::reorder src_in, wts_in, bias_in, dst_out;  // empty when the layouts already agree
+  bool src_to_bf16 = false;  // src_in only changes float32 to bfloat16: sy_bf16::to_bf16 instead
   dnnl::reorder res_in;                            // residual into dst (a copy at least), when fused
   memory weights;                                  // constant weights in `wts` layout
   memory const_bias;                               // the constant bias's channels of this call
@@ -431,6 +433,11 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
       return from == to ? dnnl::reorder() : dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
     };
     p->src_in = reorder(p->src_user, p->src);
+    if (p->src.data_type() == memory::data_type::bf16) {  // the same layout in float32: a flat conversion
+      memory::desc as_f32 = p->src;
+      as_f32.data.data_type = dnnl_f32;
+      p->src_to_bf16 = as_f32 == p->src_user && p->src_user.get_size() == 2 * p->src.get_size();
+    }
     p->dst_out = reorder(p->dst, p->dst_user);
     if (a[3] != nullptr)
       p->res_in = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p->res_user, engine(), p->dst));
@@ -497,11 +504,20 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
     auto input = [&](const memory::desc& user_md, const DLTensor& t, const dnnl::reorder& r, const memory::desc& md) {
       memory user(user_md, eng, handle(t));
       if (!r) return user;
-      memory mine(md, eng);
+      // The input in bfloat16 (params_.bf16) goes to a buffer kept per thread: it is made on every run.
+      memory mine = md.data_type() == memory::data_type::bf16 ? sy_onednn::thread_converted(md) : memory(md, eng);
       reorder_into(s, r, user, mine);
       return mine;
     };
-    memory src = input(p.src_user, *a[0], p.src_in, p.src);
+    memory src;
+    if (p.src_to_bf16) {
+      src = sy_onednn::thread_converted(p.src);
+      const int64_t n = static_cast<int64_t>(p.src.get_size() / 2);
+      sy_bf16::to_bf16(static_cast<const float*>(handle(*a[0])), n, static_cast<uint16_t*>(src.get_data_handle()), n, 1,
+                       n);
+    } else {
+      src = input(p.src_user, *a[0], p.src_in, p.src);
+    }
     memory wts = p.weights ? p.weights : input(p.wts_user, *a[1], p.wts_in, p.wts);
     memory dst_user(p.dst_user, eng, out);
     memory dst = p.dst_out ? memory(p.dst, eng) : dst_user;

@@ -2,6 +2,7 @@
 // (see linalg.hpp, PackedB).
 #include "linalg.hpp"
 
+#include "common/bf16_convert.hpp"
 #include "common/onednn_engine.hpp"
 #include "common/openmp_threads.hpp"
 
@@ -22,8 +23,6 @@ struct Entry {
   dnnl::matmul prim;
   memory weights;  // B in the layout the primitive asked for
   memory::desc src, dst, scratch, bias;
-  memory::desc src_user;  // A as given, when the primitive reads A converted (bfloat16)
-  dnnl::reorder convert;  // A into `src`, when it is
 };
 
 dnnl::algorithm eltwise_of(Act act) {
@@ -61,10 +60,6 @@ std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, in
   const auto in_type = bf16 ? memory::data_type::bf16 : f32;
   e->src = bf16 ? memory::desc({m, k}, in_type, {k, 1}) : memory::desc({m, k}, f32, {lda, 1});
   e->dst = memory::desc({m, n}, f32, {n, 1});
-  if (bf16) {
-    e->src_user = memory::desc({m, k}, f32, {lda, 1});
-    e->convert = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->src_user, eng, e->src));
-  }
   const memory::desc user({k, n}, f32, {brs, bcs});
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-run scratch: runs may overlap
@@ -106,10 +101,9 @@ void PackedB::gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n,
     using sy_onednn::thread_memory;
     dnnl::stream& s = sy_onednn::thread_stream();
     const memory* src = nullptr;
-    if (e->convert) {  // A into bfloat16 first
-      const memory& user = thread_memory(sy_onednn::kSrcSlot, e->src_user, const_cast<float*>(a));
+    if (state_->bf16) {  // A into bfloat16 first
       src = &sy_onednn::thread_converted(e->src);
-      sy_onednn::execute(e->convert, s, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, *src}});
+      sy_bf16::to_bf16(a, lda, static_cast<uint16_t*>(src->get_data_handle()), k, m, k);
     } else {
       src = &thread_memory(sy_onednn::kSrcSlot, e->src, const_cast<float*>(a));
     }
