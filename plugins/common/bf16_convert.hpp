@@ -30,7 +30,8 @@ inline void to_bf16(const float* src, int64_t src_stride, uint16_t* dst, int64_t
                     int64_t cols) {
   constexpr int64_t kPerThread = 32 * 1024;  // elements below which a thread is not worth waking
   const int64_t total = rows * cols;
-  const int threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), std::max<int64_t>(1, total / kPerThread)));
+  const int threads =
+      static_cast<int>(std::min<int64_t>(omp_get_max_threads(), std::max<int64_t>(1, total / kPerThread)));
   if (src_stride == cols && dst_stride == cols) {  // one flat run, cut in equal parts
     if (threads < 2) return to_bf16_serial(src, dst, static_cast<size_t>(total));
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -41,7 +42,8 @@ inline void to_bf16(const float* src, int64_t src_stride, uint16_t* dst, int64_t
     return;
   }
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (int64_t r = 0; r < rows; ++r) to_bf16_serial(src + r * src_stride, dst + r * dst_stride, static_cast<size_t>(cols));
+  for (int64_t r = 0; r < rows; ++r)
+    to_bf16_serial(src + r * src_stride, dst + r * dst_stride, static_cast<size_t>(cols));
 }
 
 }  // namespace sy_bf16

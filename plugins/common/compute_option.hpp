@@ -9,9 +9,9 @@
 namespace sy_compute {
 
 struct Choice {
-  bool asked = false;           // the config asked for bfloat16
-  bool bf16 = false;            // take the bfloat16 path
-  const char* note = nullptr;   // (static) why not, when bfloat16 was asked for
+  bool asked = false;          // the config asked for bfloat16
+  bool bf16 = false;           // take the bfloat16 path
+  const char* note = nullptr;  // (static) why not, when bfloat16 was asked for
 };
 
 inline bool cpu_has_bf16_dot() {

@@ -56,7 +56,14 @@ inline ConstantMemory constant_memory(const dnnl::memory::desc& md) {
 
 // Argument slots of thread_memory(): one per argument a primitive call binds at once.
 enum MemorySlot : size_t {
-  kSrcSlot, kDstSlot, kBiasSlot, kScaleSlot, kShiftSlot, kScratchSlot, kConvertedSlot, kMemorySlots
+  kSrcSlot,
+  kDstSlot,
+  kBiasSlot,
+  kScaleSlot,
+  kShiftSlot,
+  kScratchSlot,
+  kConvertedSlot,
+  kMemorySlots
 };
 
 // A memory object for `md` over `data`, kept per thread and slot: making one per call

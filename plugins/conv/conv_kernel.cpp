@@ -143,7 +143,7 @@ struct ConvKernel::Prepared {
   dnnl::convolution_forward conv;
   memory::desc src_user, src, wts_user, wts, bias_user, bias, dst_user, dst, res_user, scratch;
   dnnl::reorder src_in, wts_in, bias_in, dst_out;  // empty when the layouts already agree
-  bool src_to_bf16 = false;  // src_in only changes float32 to bfloat16: sy_bf16::to_bf16 instead
+  bool src_to_bf16 = false;                        // src_in only changes float32 to bfloat16: sy_bf16::to_bf16 instead
   dnnl::reorder res_in;                            // residual into dst (a copy at least), when fused
   memory weights;                                  // constant weights in `wts` layout
   memory const_bias;                               // the constant bias's channels of this call
@@ -216,7 +216,8 @@ ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_c
   const_bias_ = a[2] != nullptr && a[2]->data != nullptr;
   Geometry g = conv_geometry(params_, *a[0], *a[1], a[2]);
   if (params_.bf16 && !const_weights_)
-    params_.bf16 = false, params_.compute_note = "bfloat16 needs constant weights, converted once; these arrive per run";
+    params_.bf16 = false,
+    params_.compute_note = "bfloat16 needs constant weights, converted once; these arrive per run";
   if (params_.bf16 && few_channels(g))
     params_.bf16 = false, params_.compute_note = "a few-channel input (an image stem) stays float32";
   try {

@@ -331,7 +331,9 @@ class Reader {
       PrecisionRule rule;
       rule.pos = pos(table);
       for (auto [key, field] : {std::pair<const char*, std::string*>{"op", &rule.op},
-                                {"node", &rule.node}, {"module", &rule.module}, {"family", &rule.family}})
+                                {"node", &rule.node},
+                                {"module", &rule.module},
+                                {"family", &rule.family}})
         if (const toml::node* value = table.get(key)) *field = string_of(*value, label + " " + key);
       if (rule.op.empty() && rule.node.empty() && rule.module.empty() && rule.family.empty())
         fail(table, label + ": no matcher; give at least one of op, node, module, family");
@@ -339,8 +341,9 @@ class Reader {
       if (!compute) fail(table, label + ": missing required key 'compute'");
       const std::string name = one_of(*compute, label + " compute", {"as-is", "fp32", "bf16"});
       if (name == "as-is")
-        fail(*compute, label + " compute = \"as-is\": a rule chooses \"fp32\" or \"bf16\" per node; whether a "
-                       "half-precision model keeps its dtypes is [precision] compute, for the whole model");
+        fail(*compute, label +
+                           " compute = \"as-is\": a rule chooses \"fp32\" or \"bf16\" per node; whether a "
+                           "half-precision model keeps its dtypes is [precision] compute, for the whole model");
       rule.compute = compute_named(name);
       cfg_.precision_rules.push_back(std::move(rule));
     }

@@ -320,13 +320,15 @@ void Executor::log_compute(const Plan& plan) {
       continue;
     }
     const std::string why = !np.bound->compute_note.empty() ? np.bound->compute_note
-                            : np.bound->compute.lanes != 0  ? "its kernel computes in " + dtype_name(np.bound->compute)
-                                                            : "plugin '" + np.backend + "' has no bfloat16 kernel for it";
+                            : np.bound->compute.lanes != 0
+                                ? "its kernel computes in " + dtype_name(np.bound->compute)
+                                : "plugin '" + np.backend + "' has no bfloat16 kernel for it";
     float32_because[why].push_back(graph_.nodes[n].name);
   }
-  log::get().info("[precision] bf16: {} of {} node(s) asked compute in bfloat16 ({} bytes of weights converted once, "
-                  "{} bytes of inputs converted per run); `switchyard plan` shows each",
-                  bf16, asked, once, per_run);
+  log::get().info(
+      "[precision] bf16: {} of {} node(s) asked compute in bfloat16 ({} bytes of weights converted once, "
+      "{} bytes of inputs converted per run); `switchyard plan` shows each",
+      bf16, asked, once, per_run);
   for (const auto& [why, nodes] : float32_because) {
     std::string some;
     for (size_t i = 0; i < nodes.size() && i < 3; ++i) some += (i ? ", '" : "'") + nodes[i] + "'";

@@ -430,13 +430,40 @@ TEST(Config, PrecisionCompute) {
   EXPECT_EQ(*fp32.compute, cfgns::Compute::Float32);
   EXPECT_EQ(fp32.compute_pos.str(), "x.toml:2:11");
   EXPECT_EQ(*cfgns::parse_config("[precision]\ncompute = \"as-is\"\n", "x.toml").compute, cfgns::Compute::AsIs);
+  EXPECT_EQ(*cfgns::parse_config("[precision]\ncompute = \"bf16\"\n", "x.toml").compute, cfgns::Compute::BFloat16);
+}
+
+TEST(Config, PrecisionRules) {
+  const cfgns::Config cfg = cfgns::parse_config(
+      "[precision]\ncompute = \"bf16\"\n\n[[precision.rules]]\nmodule = \"head.*\"\ncompute = \"fp32\"\n\n"
+      "[[precision.rules]]\nop = \"aten::conv2d\"\nfamily = \"conv\"\ncompute = \"bf16\"\n",
+      "x.toml");
+  ASSERT_EQ(cfg.precision_rules.size(), 2u);
+  EXPECT_EQ(cfg.precision_rules[0].module, "head.*");
+  EXPECT_EQ(cfg.precision_rules[0].compute, cfgns::Compute::Float32);
+  EXPECT_EQ(cfg.precision_rules[0].pos.str(), "x.toml:4:1");
+  EXPECT_EQ(cfg.precision_rules[1].op, "aten::conv2d");
+  EXPECT_EQ(cfg.precision_rules[1].family, "conv");
+  EXPECT_EQ(cfg.precision_rules[1].compute, cfgns::Compute::BFloat16);
+  EXPECT_TRUE(cfg.warnings.empty());
 }
 
 TEST(ConfigErrors, PrecisionComputeNames) {
   std::string msg = parse_error("[precision]\ncompute = \"half\"\n");
   EXPECT_STARTS_WITH(msg, "x.toml:2:11: ");
   EXPECT_CONTAINS(msg, "[precision] compute: invalid value 'half' (expected one of: as-is, fp32, bf16)");
-  msg = parse_error("[precision]\ncompute = \"bf16\"\n");
-  EXPECT_STARTS_WITH(msg, "x.toml:2:11: ");
-  EXPECT_CONTAINS(msg, "no bfloat16 kernels yet");
+}
+
+TEST(ConfigErrors, PrecisionRules) {
+  std::string msg = parse_error("[precision]\n[[precision.rules]]\nop = \"aten::linear\"\ncompute = \"as-is\"\n");
+  EXPECT_STARTS_WITH(msg, "x.toml:4:11: ");
+  EXPECT_CONTAINS(msg, "[[precision.rules]] #1 compute = \"as-is\": a rule chooses \"fp32\" or \"bf16\" per node");
+  msg = parse_error("[[precision.rules]]\nop = \"aten::linear\"\ncompute = \"int8\"\n");
+  EXPECT_STARTS_WITH(msg, "x.toml:3:11: ");
+  EXPECT_CONTAINS(msg, "invalid value 'int8' (expected one of: as-is, fp32, bf16)");
+  msg = parse_error("[[precision.rules]]\nop = \"aten::linear\"\n");
+  EXPECT_STARTS_WITH(msg, "x.toml:1:1: ");
+  EXPECT_CONTAINS(msg, "missing required key 'compute'");
+  msg = parse_error("[[precision.rules]]\ncompute = \"bf16\"\n");
+  EXPECT_CONTAINS(msg, "no matcher; give at least one of op, node, module, family");
 }
