@@ -54,6 +54,7 @@ struct DiffFlags {
   std::string against;      // --against B.toml (default: configs/reference.toml)
   double tolerance = 1e-4;  // --tolerance: per node, max_abs <= tolerance * max(1, max|B|)
   bool verbose = false;     // -v: every node, and those not comparable
+  bool added = false;       // --added: per node, the error it adds (B's kernel on A's inputs)
 };
 
 // Dataset runs (`run --inputs-dir DIR` or `--inputs-list FILE`), in dataset.cpp.

@@ -140,6 +140,9 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   diff_cmd->add_flag("-v,--verbose", diff.verbose, "list every node, and those that cannot be compared");
+  diff_cmd->add_flag("--added", diff.added,
+                     "per node, the error it adds: its output under A against B's kernel run on A's own inputs "
+                     "(the graph unfused), beside the error it carries from the nodes before it");
   diff_cmd->footer(
       "Exit code 0 when every node compared is within the tolerance, 1 otherwise. Example, after\n"
       "writing a kernel: switchyard diff model.pt --inputs in.pt --config mine.toml");

@@ -314,6 +314,13 @@ class Model {
   void set_profiling(bool on);                      // for run(inputs); see RunContext
   const std::vector<NodeProfile>& profile() const;  // of the last run(inputs)
 
+  // Runs one node of this model alone, as the model's graph holds it after loading (its
+  // precision conversions made, unfused, batch norms not folded), on `inputs` given per
+  // node input in order; the constants the node reads are its own, whatever `inputs`
+  // holds in their places. Plans a one-node model on every call: for tools such as
+  // `switchyard diff --added`, not for speed. Throws Error (Input) for an unknown node.
+  std::vector<Tensor> run_node(const std::string& node, const std::vector<Tensor>& inputs) const;
+
   struct Impl;
 
  private:
@@ -340,7 +347,8 @@ class Runtime {
   struct Impl;
 
  private:
-  std::unique_ptr<Model> make_model(std::unique_ptr<Model::Impl> impl) const;
+  friend class Model;  // run_node makes models of one node
+  static std::unique_ptr<Model> make_model(const std::shared_ptr<Impl>& runtime, std::unique_ptr<Model::Impl> impl);
   std::shared_ptr<Impl> impl_;  // models share it: a Model may outlive its Runtime
 };
 

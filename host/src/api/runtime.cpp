@@ -9,10 +9,12 @@
 #include "ir/fold_batch_norm.hpp"
 #include "ir/input_spec.hpp"
 #include "ir/precision.hpp"
+#include "ir/sym.hpp"
 #include "loader/plugin_manager.hpp"
 #include "util/intra_op_pool.hpp"
 #include "util/log.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <unordered_map>
 
@@ -138,7 +140,7 @@ std::unique_ptr<Model> Runtime::load(Graph graph) const {
   if (!g.validated) ir::validate(g.graph);
   auto impl = std::make_unique<Model::Impl>();
   impl->graph = std::move(g.graph);
-  return make_model(std::move(impl));
+  return make_model(impl_, std::move(impl));
 }
 
 std::unique_ptr<Model> Runtime::load(const std::string& model_path) const { return load(Graph::read(model_path)); }
@@ -179,18 +181,53 @@ void apply_precision(ir::Graph& graph, const config::Config& config) {
 
 }  // namespace
 
-std::unique_ptr<Model> Runtime::make_model(std::unique_ptr<Model::Impl> impl) const {
-  apply_precision(impl->graph, impl_->config);
+std::unique_ptr<Model> Runtime::make_model(const std::shared_ptr<Impl>& runtime, std::unique_ptr<Model::Impl> impl) {
+  apply_precision(impl->graph, runtime->config);
   for (ir::ValueId v : impl->graph.inputs) impl->input_names.push_back(impl->graph.values[v].name);
   for (ir::ValueId v : impl->graph.outputs) impl->output_names.push_back(impl->graph.values[v].name);
-  impl->runtime = impl_;
-  impl->capture = to_capture(impl_->config.capture);
-  impl->stream = impl_->config.capture == config::CaptureMode::Stream;
+  impl->runtime = runtime;
+  impl->capture = to_capture(runtime->config.capture);
+  impl->stream = runtime->config.capture == config::CaptureMode::Stream;
   // node_io "all" and "stream" record every node's tensors, so they see the graph unfused.
   const bool fuse = impl->capture != exec::Capture::All && !impl->stream;
   if (fuse) ir::fold_batch_norm(impl->graph);
-  impl->executor = std::make_unique<exec::Executor>(impl->graph, impl_->config, impl_->plugins, fuse);
+  impl->executor = std::make_unique<exec::Executor>(impl->graph, runtime->config, runtime->plugins, fuse);
   return std::unique_ptr<Model>(new Model(std::move(impl)));
+}
+
+std::vector<Tensor> Model::run_node(const std::string& name, const std::vector<Tensor>& inputs) const {
+  const ir::Graph& g = impl_->graph;
+  const auto it = std::find_if(g.nodes.begin(), g.nodes.end(), [&](const ir::Node& n) { return n.name == name; });
+  if (it == g.nodes.end()) throw Error(ErrorKind::Input, "run_node: the model has no node '" + name + "'");
+  if (ir::is_sym_op(it->op) || ir::has_bound_attrs(*it))  // its scalars live in the whole model's plan
+    throw Error(ErrorKind::Unsupported, "run_node: node '" + name + "' (" + it->op +
+                                            ") takes shape arithmetic from the rest of the model; it runs only there");
+  auto one = std::make_unique<Model::Impl>();
+  std::vector<ir::ValueId> ids;
+  std::vector<Tensor> feeds;
+  for (size_t i = 0; i < it->inputs.size(); ++i) {
+    const ir::ValueId v = it->inputs[i];
+    if (v == ir::kNoValue) {
+      ids.push_back(ir::kNoValue);
+      continue;
+    }
+    const ir::Value& value = g.values[static_cast<size_t>(v)];
+    if (value.kind == ir::ValueKind::Constant) {
+      ids.push_back(one->graph.add_constant(value.name, value.constant));
+      continue;
+    }
+    if (i >= inputs.size() || !inputs[i].defined())
+      throw Error(ErrorKind::Input, "run_node: node '" + name + "' reads '" + value.name + "' as input " +
+                                        std::to_string(i) + ", and no tensor was given for it");
+    ids.push_back(one->graph.add_input(value.name, inputs[i].dtype(), inputs[i].shape()));
+    feeds.push_back(inputs[i]);
+  }
+  std::vector<std::string> outputs;
+  for (ir::ValueId v : it->outputs) outputs.push_back(g.values[static_cast<size_t>(v)].name);
+  one->graph.add_node(it->name, it->op, ids, outputs, it->attrs, it->module_path);
+  for (const std::string& o : outputs) one->graph.outputs.push_back(one->graph.find_value(o));
+  ir::validate(one->graph);
+  return Runtime::make_model(impl_->runtime, std::move(one))->run(feeds);
 }
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

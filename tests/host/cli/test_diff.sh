@@ -31,6 +31,15 @@ expect diff-example-passes 0 "compared 6 node\(s\), 0 over" \
 # A loose enough tolerance lets the leak (0.01 x the most negative input) through.
 expect diff-tolerance 0 "PASS" \
   -- "$bin" diff "$demo" --inputs "$tmp/in.json" --config "$tmp/wrong.toml" --against "$ref" --tolerance 1
+# --added: only the relu adds error; the nodes after it carry it.
+expect diff-added-names-the-node 1 "^act +aten::relu +subtly_wrong +[0-9.e-]+ +[0-9.e-]+ +over$" \
+  -- "$bin" diff --added "$demo" --inputs "$tmp/in.json" --config "$tmp/wrong.toml" --against "$ref"
+expect diff-added-counts 1 "compared 6 node\(s\), 1 adding more than the tolerance" \
+  -- "$bin" diff --added "$demo" --inputs "$tmp/in.json" --config "$tmp/wrong.toml" --against "$ref"
+expect diff-added-carried 1 "^residual +aten::add +aten +0 +[0-9.e-]+ +ok$" \
+  -- "$bin" diff --added -v "$demo" --inputs "$tmp/in.json" --config "$tmp/wrong.toml" --against "$ref"
+expect diff-added-same-passes 0 "compared 6 node\(s\), 0 adding" \
+  -- "$bin" diff --added "$demo" --inputs "$tmp/in.json" --config "$ref" --against "$ref"
 expect diff-bad-tolerance nonzero "tolerance" -- "$bin" diff "$demo" --tolerance -1
 expect diff-missing-against nonzero "nope.toml" -- "$bin" diff "$demo" --against "$tmp/nope.toml"
 finish
