@@ -124,9 +124,10 @@ int diff_added(const CommonFlags& common, const DiffFlags& flags, const std::str
   const std::string name_a = common.config.empty() ? "built-in defaults" : common.config;
   std::printf("diff --added of %s: A = %s, B (reference) = %s, both unfused\n", flags.model.c_str(), name_a.c_str(),
               against_note.c_str());
-  std::printf("added: A's node against B's kernel on A's inputs; carried: A against B's whole run; rel = max_abs / "
-              "max(1, max|B|); over: added rel > %g\n\n",
-              flags.tolerance);
+  std::printf(
+      "added: A's node against B's kernel on A's inputs; carried: A against B's whole run; rel = max_abs / "
+      "max(1, max|B|); over: added rel > %g\n\n",
+      flags.tolerance);
   std::vector<std::vector<std::string>> rows{{"node", "op", "backend A", "added rel", "carried rel", ""}};
   size_t compared = 0, over = 0, skipped = 0;
   for (const NodeIO& a : model_a->node_io()) {
