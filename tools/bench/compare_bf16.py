@@ -24,22 +24,10 @@ import compare_ort as co  # noqa: E402  (exits with a hint when ONNX Runtime is 
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import re  # noqa: E402
 import shlex  # noqa: E402
 import statistics  # noqa: E402
 
 torch = co.torch
-
-
-def config_with_threads(path, threads, work):
-    """A copy of `path` with intra_op_threads = threads."""
-    text, n = re.subn(r"(?m)^(\s*intra_op_threads\s*=\s*)\d+", rf"\g<1>{threads}", open(path).read())
-    if n != 1:
-        sys.exit(f"compare_bf16: {path} has no single intra_op_threads line to set")
-    out = os.path.join(work, f"{os.path.splitext(os.path.basename(path))[0]}.threads{threads}.toml")
-    with open(out, "w") as f:
-        f.write(text)
-    return out
 
 
 def relative_error(got, ref):
@@ -130,8 +118,8 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
     with open(os.path.join(args.zoo, "zoo.json")) as f:
         zoo = json.load(f)
-    fp32 = config_with_threads(args.fp32_config, args.threads, args.work)
-    bf16 = config_with_threads(args.bf16_config, args.threads, args.work)
+    fp32 = co.config_with_threads(args.fp32_config, args.threads, args.work)
+    bf16 = co.config_with_threads(args.bf16_config, args.threads, args.work)
     command = f"/usr/bin/python3 tools/bench/compare_bf16.py {shlex.join(sys.argv[1:] if argv is None else argv)}"
     lines = [f"**Command:** `PYTHONPATH=<onnxruntime> {command.strip()}`", "",
              f"**Machine:** {co.machine_line(co.machine_info())}", "",

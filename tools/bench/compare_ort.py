@@ -235,16 +235,20 @@ def missing_plugins(args):
             if not os.path.exists(os.path.join(plugins, f"libswitchyard-{p}.so"))]
 
 
-def thread_config(args, work):
-    """configs/default.toml with intra_op_threads = --threads."""
-    text = open(args.config).read()
-    text, n = re.subn(r"(?m)^(\s*intra_op_threads\s*=\s*)\d+", rf"\g<1>{args.threads}", text)
+def config_with_threads(path, threads, work):
+    """A copy of the config at `path`, in `work`, with intra_op_threads = threads."""
+    text, n = re.subn(r"(?m)^(\s*intra_op_threads\s*=\s*)\d+", rf"\g<1>{threads}", open(path).read())
     if n != 1:
-        sys.exit(f"compare_ort: {args.config} has no single intra_op_threads line to set")
-    path = os.path.join(work, f"default.threads{args.threads}.toml")
-    with open(path, "w") as f:
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {path} has no single intra_op_threads line to set")
+    out = os.path.join(work, f"{os.path.splitext(os.path.basename(path))[0]}.threads{threads}.toml")
+    with open(out, "w") as f:
         f.write(text)
-    return path
+    return out
+
+
+def thread_config(args, work):
+    """--config (configs/default.toml) with intra_op_threads = --threads."""
+    return config_with_threads(args.config, args.threads, work)
 
 
 # ----------------------------------------------------------------------------- machine, table
