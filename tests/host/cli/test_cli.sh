@@ -231,4 +231,22 @@ assert a['flops'] == 512 and a['bound'] in ('compute', 'bandwidth', 'overhead'),
 print('ok')"
 expect trace-unwritable nonzero "cannot write the trace file" -- "$bin" run "$demo" --config "$cfg" --trace "$tmp/no/such/dir/t.json"
 
+# [precision] compute = "bf16": plan shows each node's answer with its bytes. Where oneDNN
+# may not use bfloat16 dot products (ONEDNN_MAX_CPU_ISA caps it, as on an older CPU), the
+# kernels compute in float32, plan says why, and the log warns once.
+printf '[selection]\ndefault = ["linalg", "attention", "elementwise", "aten"]\n[precision]\ncompute = "bf16"\n' \
+  > "$tmp/bf16.toml"
+if grep -q avx512_bf16 /proc/cpuinfo; then
+  expect bf16-plan 0 "compute: 'fc1' in bfloat16: 32 bytes converted per run, 256 bytes of weights once" \
+    -- "$bin" plan "$demo" --config "$tmp/bf16.toml"
+fi
+expect bf16-plan-relu 0 "compute: 'act' asked bfloat16, computes float32: plugin 'aten' has no bfloat16 kernel for it" \
+  -- "$bin" plan "$demo" --config "$tmp/bf16.toml"
+expect bf16-fallback 0 "compute: 'fc1' asked bfloat16, computes float32: oneDNN finds no bfloat16 dot products" \
+  -- env ONEDNN_MAX_CPU_ISA=AVX512_CORE "$bin" plan "$demo" --config "$tmp/bf16.toml"
+expect bf16-fallback-warns 0 "warning.*bf16: 2 node\(s\) compute in float32 instead: oneDNN finds no bfloat16" \
+  -- env ONEDNN_MAX_CPU_ISA=AVX512_CORE "$bin" run "$demo" --config "$tmp/bf16.toml"
+expect bf16-rule-as-is nonzero "bf16rule.toml:3:11: .*a rule chooses \"fp32\" or \"bf16\" per node" \
+  -- sh -c "printf '[[precision.rules]]\\nop = \"aten::linear\"\\ncompute = \"as-is\"\\n' > '$tmp/bf16rule.toml' && '$bin' plan '$demo' --config '$tmp/bf16rule.toml'"
+
 finish
