@@ -132,6 +132,29 @@ std::vector<Case> mean_cases(DLDataType dtype) {
   return cases;
 }
 
+// RMSNorm as the host's pattern pass writes it (switchyard::rms_norm): decoder rows, a
+// run-time weight, a strided input, long rows, an empty batch.
+std::vector<Case> rms_norm_cases(DLDataType dtype) {
+  if (!is_f32(dtype)) return {};
+  Rng rng(17);
+  auto t = [&](std::vector<int64_t> shape) { return random_tensor(rng, dtype, std::move(shape), -3, 3); };
+  std::vector<Case> cases;
+  auto add = [&](std::string label, Tensor x, Tensor w, bool constant_weight, double eps) {
+    Case c;
+    c.label = std::move(label);
+    c.inputs = {std::move(x), std::move(w)};
+    c.constant = {false, constant_weight};
+    c.attrs.emplace_back("eps", number(eps));
+    cases.push_back(std::move(c));
+  };
+  add("decoder [2, 7, 64], eps 1e-6", t({2, 7, 64}), t({64}), true, 1e-6);
+  add("rows [5, 96], run-time weight, eps 1e-5", t({5, 96}), t({96}), false, 1e-5);
+  add("transposed [6, 9]", transposed_layout(t({6, 9})), t({9}), true, 1e-6);
+  add("long rows [3, 4099]", t({3, 4099}), t({4099}), true, 1e-6);
+  add("empty batch [0, 8]", t({0, 8}), t({8}), true, 1e-6);
+  return cases;
+}
+
 // Softmax along `dim`: attention-shaped scores, other dims, strided input, masked rows
 // (all -inf gives NaN), NaN and +inf scores, empty and 0-dim tensors.
 std::vector<Case> softmax_cases(DLDataType dtype, const char* extra_attr) {
@@ -215,6 +238,7 @@ void add_elementwise_cases(CaseTable& table) {
     table.add(op, [](DLDataType t) { return unary_cases(t, {}, 0.0); });
   table.add("aten::pow", pow_cases);
   table.add("aten::mean", mean_cases);
+  table.add("switchyard::rms_norm", rms_norm_cases);
   table.add("aten::gelu", [](DLDataType t) {
     std::vector<Case> cases = unary_cases(t, {{"approximate", text("none")}});
     for (Case c : unary_cases(t, {{"approximate", text("tanh")}})) {

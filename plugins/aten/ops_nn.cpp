@@ -38,6 +38,12 @@ void register_nn_ops(Registry& r) {
   r.def("log_sigmoid(Tensor self) -> Tensor", kF, [](const Call& c) { return at::log_sigmoid(c.t(0)); });
 
   r.family("norm");
+  // The host's pattern pass writes a trace's RMSNorm as this op (host/src/ir/patterns.hpp):
+  // the reference computes it as the trace did, op by op.
+  r.def("switchyard::rms_norm(Tensor input, Tensor weight, float eps) -> Tensor", kF, [](const Call& c) {
+    const at::Tensor x = c.t(0);
+    return c.t(1) * (x * at::rsqrt(x.pow(2).mean({-1}, true) + c.f(2)));
+  });
   r.def(
       "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
       "float eps=1e-05, bool cudnn_enable=True) -> Tensor",

@@ -11,5 +11,6 @@ namespace sy_elementwise {
 void add_binary_kernels(std::vector<std::shared_ptr<sy::KernelEntry>>& kernels);
 void add_unary_kernels(std::vector<std::shared_ptr<sy::KernelEntry>>& kernels);
 void add_mean_kernel(std::vector<std::shared_ptr<sy::KernelEntry>>& kernels);
+void add_rms_norm_kernel(std::vector<std::shared_ptr<sy::KernelEntry>>& kernels);
 
 }  // namespace sy_elementwise

@@ -8,6 +8,7 @@
 #include "exec/op_cost.hpp"
 #include "ir/fold_batch_norm.hpp"
 #include "ir/input_spec.hpp"
+#include "ir/patterns.hpp"
 #include "ir/precision.hpp"
 #include "ir/sym.hpp"
 #include "loader/plugin_manager.hpp"
@@ -190,7 +191,11 @@ std::unique_ptr<Model> Runtime::make_model(const std::shared_ptr<Impl>& runtime,
   impl->stream = runtime->config.capture == config::CaptureMode::Stream;
   // node_io "all" and "stream" record every node's tensors, so they see the graph unfused.
   const bool fuse = impl->capture != exec::Capture::All && !impl->stream;
-  if (fuse) ir::fold_batch_norm(impl->graph);
+  if (fuse) {
+    ir::fold_batch_norm(impl->graph);
+    const loader::PluginManager& plugins = runtime->plugins;
+    ir::recognise_patterns(impl->graph, [&](const std::string& op) { return !plugins.kernels_for(op).empty(); });
+  }
   impl->executor = std::make_unique<exec::Executor>(impl->graph, runtime->config, runtime->plugins, fuse);
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }

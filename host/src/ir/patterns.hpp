@@ -1,0 +1,26 @@
+// Recognising decomposed layers: a trace writes RMSNorm as six element-wise nodes, which
+// chain fusion cannot join (the input is read twice). This pass finds such subgraphs and
+// replaces each by one node of a switchyard op that a plugin offers:
+//
+//   switchyard::rms_norm(Tensor input, Tensor weight, float eps)
+//       = weight * (input * rsqrt(mean(input ** 2, dim=-1, keepdim=True) + eps))
+//
+// The model applies it when it fuses (node_io "all" and "stream" see the graph as
+// written), and only for ops some loaded plugin has a kernel for.
+#pragma once
+
+#include "ir/graph.hpp"
+
+#include <functional>
+#include <string>
+
+namespace switchyard::ir {
+
+inline constexpr const char* kRmsNormOp = "switchyard::rms_norm";
+
+// Replaces every RMSNorm subgraph whose intermediate values nothing else reads, where
+// `offered(kRmsNormOp)`. The new node takes the last multiplication's name, module path and
+// output value. Returns the number replaced.
+size_t recognise_patterns(Graph& graph, const std::function<bool(const std::string& op)>& offered);
+
+}  // namespace switchyard::ir

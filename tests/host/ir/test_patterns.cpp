@@ -1,0 +1,84 @@
+// ir::recognise_patterns: a trace's decomposed RMSNorm becomes one switchyard::rms_norm node
+// where a plugin offers it; anything it cannot prove the same is left alone.
+#include "ir/patterns.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace switchyard;
+using namespace switchyard::ir;
+
+namespace {
+
+constexpr DLDataType kF32{kDLFloat, 32, 1};
+
+Tensor filled(std::vector<int64_t> shape, float value) {
+  Tensor t = Tensor::empty(kF32, std::move(shape));
+  for (int64_t k = 0; k < t.numel(); ++k) t.data<float>()[k] = value;
+  return t;
+}
+
+struct Variant {
+  int64_t exponent = 2;
+  std::vector<int64_t> dim{-1};
+  bool extra_reader = false;  // the rsqrt's output is also a graph output
+  bool weight_first = true;   // weight * normed, as LlamaRMSNorm writes it
+};
+
+// x -> pow -> mean -> add(eps) -> rsqrt -> mul(x, .) -> mul(weight, .) -> y
+Graph rms_norm_graph(const Variant& v = {}) {
+  Graph g;
+  const ValueId x = g.add_input("x", kF32, {-1, 8});
+  const ValueId eps = g.add_constant("norm.eps", filled({}, 1e-6f));
+  const ValueId w = g.add_constant("norm.weight", filled({8}, 0.5f));
+  auto out = [&](int32_t node) { return g.nodes[static_cast<size_t>(node)].outputs[0]; };
+  const ValueId p = out(g.add_node("norm.pow", "aten::pow", {x}, {"p"}, {{"exponent", Attribute::of_int(v.exponent)}},
+                                   "norm"));
+  const ValueId m = out(g.add_node("norm.mean", "aten::mean", {p}, {"m"},
+                                   {{"dim", Attribute::of_ints(v.dim)}, {"keepdim", Attribute::of_int(1)}}, "norm"));
+  const ValueId a = out(g.add_node("norm.add", "aten::add", {m, eps}, {"a"}, {{"alpha", Attribute::of_int(1)}}, "norm"));
+  const ValueId r = out(g.add_node("norm.rsqrt", "aten::rsqrt", {a}, {"r"}, {}, "norm"));
+  const ValueId s = out(g.add_node("norm.mul", "aten::mul", {x, r}, {"s"}, {}, "norm"));
+  const std::vector<ValueId> last = v.weight_first ? std::vector<ValueId>{w, s} : std::vector<ValueId>{s, w};
+  g.outputs.push_back(out(g.add_node("norm.mul_1", "aten::mul", last, {"y"}, {}, "norm")));
+  if (v.extra_reader) g.outputs.push_back(r);
+  validate(g);
+  return g;
+}
+
+bool offered(const std::string&) { return true; }
+
+}  // namespace
+
+TEST(Patterns, RmsNormBecomesOneNode) {
+  for (bool weight_first : {true, false}) {
+    Graph g = rms_norm_graph({2, {-1}, false, weight_first});
+    EXPECT_EQ(recognise_patterns(g, offered), 1u);
+    ASSERT_EQ(g.nodes.size(), 1u);
+    const Node& n = g.nodes[0];
+    EXPECT_EQ(n.op, kRmsNormOp);
+    EXPECT_EQ(n.name, "norm.mul_1");
+    EXPECT_EQ(n.module_path, "norm");
+    ASSERT_EQ(n.inputs.size(), 2u);
+    EXPECT_EQ(g.values[static_cast<size_t>(n.inputs[0])].name, "x");
+    EXPECT_EQ(g.values[static_cast<size_t>(n.inputs[1])].name, "norm.weight");
+    ASSERT_EQ(n.attrs.size(), 1u);
+    EXPECT_EQ(n.attrs[0].first, "eps");
+    EXPECT_FLOAT_EQ(static_cast<float>(n.attrs[0].second.f), 1e-6f);
+    EXPECT_EQ(g.values[static_cast<size_t>(g.outputs[0])].producer, 0) << "the node makes y";
+    validate(g);
+  }
+}
+
+TEST(Patterns, LeavesWhatItCannotProve) {
+  Graph cube = rms_norm_graph({3});  // pow(x, 3): not a mean square
+  EXPECT_EQ(recognise_patterns(cube, offered), 0u);
+  EXPECT_EQ(cube.nodes.size(), 6u);
+  Graph first_dim = rms_norm_graph({2, {0}});  // the mean over another dim
+  EXPECT_EQ(recognise_patterns(first_dim, offered), 0u);
+  Graph read_elsewhere = rms_norm_graph({2, {-1}, true});  // rsqrt's output is also an output
+  EXPECT_EQ(recognise_patterns(read_elsewhere, offered), 0u);
+  EXPECT_EQ(read_elsewhere.nodes.size(), 6u);
+  Graph nobody = rms_norm_graph();  // no plugin has the op: the graph stays as traced
+  EXPECT_EQ(recognise_patterns(nobody, [](const std::string&) { return false; }), 0u);
+  EXPECT_EQ(nobody.nodes.size(), 6u);
+}
