@@ -9,6 +9,8 @@
 #include "broadcast.hpp"
 #include "ops.hpp"
 
+#include "common/vector_clones.hpp"
+
 #include <switchyard/shapes.hpp>
 
 #include <algorithm>
@@ -18,6 +20,17 @@
 
 namespace sy_elementwise {
 namespace {
+
+// One row: its sum of squares in float64 (lanes summed in any order), then the scaled row.
+SY_VECTOR_CLONES void rms_row(const float* p, const float* weight, float* q, int64_t d, float eps) {
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t k = 0; k < d; ++k) sum += static_cast<double>(p[k]) * p[k];
+  // As the trace computes it: the mean in float32, then rsqrt(mean + eps) in float32.
+  const float scale = 1.0f / std::sqrt(static_cast<float>(sum / static_cast<double>(d)) + eps);
+#pragma omp simd
+  for (int64_t k = 0; k < d; ++k) q[k] = weight[k] * (p[k] * scale);
+}
 
 class RmsNorm {
  public:
@@ -54,16 +67,7 @@ class RmsNorm {
     const int64_t rows = sy::numel(x) / d;
     const int64_t grain = std::max<int64_t>(1, kGrainElements / d);
     sy::parallel_for(int64_t{0}, rows, grain, [&](int64_t begin, int64_t end, int) {
-      for (int64_t row = begin; row < end; ++row) {
-        const float* p = in + row * d;
-        double sum = 0;
-        for (int64_t k = 0; k < d; ++k) sum += static_cast<double>(p[k]) * p[k];
-        // As the trace computes it: the mean in float32, then rsqrt(mean + eps) in float32.
-        const float scale = 1.0f / std::sqrt(static_cast<float>(sum / static_cast<double>(d)) + eps_);
-        float* q = y + row * d;
-#pragma omp simd
-        for (int64_t k = 0; k < d; ++k) q[k] = weight[k] * (p[k] * scale);
-      }
+      for (int64_t row = begin; row < end; ++row) rms_row(in + row * d, weight, y + row * d, d, eps_);
     });
   }
 

@@ -31,11 +31,12 @@ Graph rms_norm_graph(const Variant& v = {}) {
   const ValueId eps = g.add_constant("norm.eps", filled({}, 1e-6f));
   const ValueId w = g.add_constant("norm.weight", filled({8}, 0.5f));
   auto out = [&](int32_t node) { return g.nodes[static_cast<size_t>(node)].outputs[0]; };
-  const ValueId p = out(g.add_node("norm.pow", "aten::pow", {x}, {"p"}, {{"exponent", Attribute::of_int(v.exponent)}},
-                                   "norm"));
+  const ValueId p =
+      out(g.add_node("norm.pow", "aten::pow", {x}, {"p"}, {{"exponent", Attribute::of_int(v.exponent)}}, "norm"));
   const ValueId m = out(g.add_node("norm.mean", "aten::mean", {p}, {"m"},
                                    {{"dim", Attribute::of_ints(v.dim)}, {"keepdim", Attribute::of_int(1)}}, "norm"));
-  const ValueId a = out(g.add_node("norm.add", "aten::add", {m, eps}, {"a"}, {{"alpha", Attribute::of_int(1)}}, "norm"));
+  const ValueId a =
+      out(g.add_node("norm.add", "aten::add", {m, eps}, {"a"}, {{"alpha", Attribute::of_int(1)}}, "norm"));
   const ValueId r = out(g.add_node("norm.rsqrt", "aten::rsqrt", {a}, {"r"}, {}, "norm"));
   const ValueId s = out(g.add_node("norm.mul", "aten::mul", {x, r}, {"s"}, {}, "norm"));
   const std::vector<ValueId> last = v.weight_first ? std::vector<ValueId>{w, s} : std::vector<ValueId>{s, w};
