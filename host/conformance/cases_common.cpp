@@ -157,7 +157,8 @@ Tensor bf16_exact(const Tensor& t) {  // t contiguous
 
 // Ops whose kernels have a bfloat16 path ([precision] compute = "bf16", option "@compute").
 bool has_bf16_path(const std::string& op) {
-  for (const char* head : {"aten::linear", "aten::addmm", "aten::mm", "aten::matmul", "aten::conv", "aten::_conv"})
+  for (const char* head :
+       {"aten::linear", "aten::addmm", "aten::mm", "aten::matmul", "aten::conv", "aten::_conv", "switchyard::swiglu"})
     if (op.rfind(head, 0) == 0) return true;
   return false;
 }

@@ -175,6 +175,27 @@ std::vector<Case> mlp_cases(DLDataType dtype, const Attributes& post) {
   return m.take();
 }
 
+// A Llama MLP's gate and up (switchyard::swiglu, the host's pattern pass): silu(x Wg^T) *
+// (x Wu^T), weights as trained layers are scaled; row blocks, a strided input, no rows.
+std::vector<Case> swiglu_cases(DLDataType dtype) {
+  Maker m(dtype, 29);
+  if (!m.f32()) return {};
+  auto weight = [&](int64_t out, int64_t in) {
+    const double bound = std::sqrt(3.0 / static_cast<double>(in));
+    return m.t({out, in}, -bound, bound);
+  };
+  auto add = [&](std::string label, std::vector<std::optional<Tensor>> in) {
+    const int64_t k = in[0]->shape().back();
+    Case& c = m.add(std::move(label), std::move(in), {false, true, true}, {});
+    c.atol *= std::sqrt(static_cast<double>(std::max<int64_t>(k, 256)) / 256.0);  // as linear_cases
+  };
+  add("decoder [2, 7, 64] -> 172", {m.t({2, 7, 64}, -3, 3), weight(172, 64), weight(172, 64)});
+  add("several row blocks [300, 16] -> 4096", {m.t({300, 16}, -3, 3), weight(4096, 16), weight(4096, 16)});
+  add("transposed input [3, 9, 24] -> 40", {m.transposed({3, 9, 24}), weight(40, 24), weight(40, 24)});
+  add("empty rows [0, 24]", {m.t({0, 24}), weight(40, 24), weight(40, 24)});
+  return m.take();
+}
+
 // A projection split into pieces, linear -> chunk, fused: input, weight, bias; chunk's
 // `post.chunks` and `post.dim`, one output per piece (aten::chunk's sizes: ceil(N / chunks)
 // each, the last what is left).
@@ -492,6 +513,7 @@ void add_linalg_cases(CaseTable& table) {
   });
   table.add("aten::linear+aten::relu+aten::linear", [](DLDataType t) { return mlp_cases(t, {}); });
   table.add("aten::linear+aten::chunk", linear_chunk_cases);
+  table.add("switchyard::swiglu", swiglu_cases);
   table.add("aten::bmm+aten::transpose+aten::contiguous", bmm_transpose_cases);
   table.add("aten::addmm", addmm_cases);
   table.add("aten::mm", mm_cases);

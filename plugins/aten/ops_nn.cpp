@@ -44,6 +44,9 @@ void register_nn_ops(Registry& r) {
     const at::Tensor x = c.t(0);
     return c.t(1) * (x * at::rsqrt(x.pow(2).mean({-1}, true) + c.f(2)));
   });
+  // ... and a Llama MLP's gate and up projections as this one.
+  r.def("switchyard::swiglu(Tensor input, Tensor gate_weight, Tensor up_weight) -> Tensor", kF,
+        [](const Call& c) { return at::silu(at::linear(c.t(0), c.t(1))) * at::linear(c.t(0), c.t(2)); });
   r.def(
       "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
       "float eps=1e-05, bool cudnn_enable=True) -> Tensor",

@@ -212,6 +212,7 @@ void add_linear_kernels(KernelList& list);  // ops_linear.cpp: linear (+ fused),
 void add_matmul_kernels(KernelList& list);  // ops_matmul.cpp: matmul, bmm, baddbmm
 void add_einsum_kernels(KernelList& list);  // ops_einsum.cpp: einsum
 void add_mlp_kernels(KernelList& list);     // ops_mlp.cpp: linear+act+linear, row block by row block
+void add_swiglu_kernel(KernelList& list);   // ops_swiglu.cpp: switchyard::swiglu (the pattern pass's)
 void add_head_kernels(KernelList& list);    // ops_heads.cpp: linear+chunk, bmm+transpose+contiguous
 void add_rnn_kernels(KernelList& list);     // ops_rnn.cpp: lstm, gru, rnn_tanh, rnn_relu (oneDNN RNN primitives)
 

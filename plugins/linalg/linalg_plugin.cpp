@@ -33,6 +33,7 @@ sy::PluginDef& plugin() {
     sy_linalg::add_matmul_kernels(kernels);
     sy_linalg::add_einsum_kernels(kernels);
     sy_linalg::add_mlp_kernels(kernels);
+    sy_linalg::add_swiglu_kernel(kernels);
     sy_linalg::add_head_kernels(kernels);
     sy_linalg::add_rnn_kernels(kernels);
     // `plugins` shows the GEMM that runs, e.g. "0.2.0 (oneDNN 3.0.0 sgemm, avx512_core)".

@@ -69,11 +69,63 @@ ValueId other_input(const Node& n, ValueId known) {
   return kNoValue;
 }
 
+// A matched subgraph: its nodes (the last one becomes the new node) and that node.
+struct Match {
+  std::vector<int32_t> nodes;
+  Node replacement;
+};
+
 struct RmsNorm {
   std::vector<int32_t> nodes;  // pow, mean, add, rsqrt, mul, mul (the last one kept)
   ValueId input = kNoValue, weight = kNoValue;
   double eps = 0;
 };
+
+bool is_constant_matrix(const Graph& g, ValueId v) {
+  if (v == kNoValue) return false;
+  const Value& value = g.values[static_cast<size_t>(v)];
+  return value.kind == ValueKind::Constant && value.constant.dim() == 2;
+}
+
+// A linear without bias on a constant weight: its input and weight.
+bool plain_linear(const Graph& g, const Node& n, ValueId* input, ValueId* weight) {
+  if (n.op != "aten::linear" || n.inputs.size() < 2 || n.outputs.size() != 1 || !n.attrs.empty()) return false;
+  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) return false;
+  *input = n.inputs[0];
+  *weight = n.inputs[1];
+  return is_constant_matrix(g, *weight);
+}
+
+// linear(x, Wg) -> silu -> mul(., linear(x, Wu)), from the silu.
+std::optional<Match> match_swiglu(const Graph& g, const Readers& r, int32_t silu_index) {
+  const Node& silu = g.nodes[static_cast<size_t>(silu_index)];
+  if (silu.op != "aten::silu" || silu.inputs.size() != 1 || silu.outputs.size() != 1) return std::nullopt;
+  const Value& gate_out = g.values[static_cast<size_t>(silu.inputs[0])];
+  if (gate_out.kind != ValueKind::NodeOutput || r.only(silu.inputs[0]) != silu_index) return std::nullopt;
+  const int32_t gate_index = gate_out.producer;
+  ValueId x = kNoValue, wg = kNoValue, xu = kNoValue, wu = kNoValue;
+  if (gate_index < 0 || !plain_linear(g, g.nodes[static_cast<size_t>(gate_index)], &x, &wg)) return std::nullopt;
+  int32_t mul_index = -1;
+  const Node* mul = sole_reader(g, r, silu.outputs[0], "aten::mul", &mul_index);
+  if (!mul) return std::nullopt;
+  const ValueId up_out = other_input(*mul, silu.outputs[0]);
+  if (up_out == kNoValue || r.only(up_out) != mul_index) return std::nullopt;
+  const Value& up_value = g.values[static_cast<size_t>(up_out)];
+  if (up_value.kind != ValueKind::NodeOutput || up_value.producer < 0) return std::nullopt;
+  const int32_t up_index = up_value.producer;
+  if (!plain_linear(g, g.nodes[static_cast<size_t>(up_index)], &xu, &wu) || xu != x) return std::nullopt;
+  const Tensor& gate_w = g.values[static_cast<size_t>(wg)].constant;
+  const Tensor& up_w = g.values[static_cast<size_t>(wu)].constant;
+  if (gate_w.shape() != up_w.shape() || !same_dtype(gate_w.dtype(), up_w.dtype())) return std::nullopt;
+  Match m;
+  m.nodes = {gate_index, silu_index, up_index, mul_index};
+  m.replacement.name = mul->name;
+  m.replacement.op = kSwigluOp;
+  m.replacement.module_path = mul->module_path;
+  m.replacement.inputs = {x, wg, wu};
+  m.replacement.outputs = mul->outputs;
+  return m;
+}
 
 // pow(x, 2) -> mean(-1, keepdim) -> add(eps) -> rsqrt -> mul(x, .) -> mul(weight, .), from the pow.
 std::optional<RmsNorm> match_rms_norm(const Graph& g, const Readers& r, int32_t pow_index) {
@@ -113,31 +165,44 @@ std::optional<RmsNorm> match_rms_norm(const Graph& g, const Readers& r, int32_t 
   return m;
 }
 
+std::optional<Match> match_rms_norm_node(const Graph& g, const Readers& r, int32_t pow_index) {
+  const std::optional<RmsNorm> m = match_rms_norm(g, r, pow_index);
+  if (!m) return std::nullopt;
+  const Node& last = g.nodes[static_cast<size_t>(m->nodes.back())];
+  Match out;
+  out.nodes = m->nodes;
+  out.replacement.name = last.name;
+  out.replacement.op = kRmsNormOp;
+  out.replacement.module_path = last.module_path;
+  out.replacement.inputs = {m->input, m->weight};
+  out.replacement.outputs = last.outputs;
+  out.replacement.attrs.emplace_back("eps", Attribute::of_float(m->eps));
+  return out;
+}
+
 }  // namespace
 
 size_t recognise_patterns(Graph& graph, const std::function<bool(const std::string& op)>& offered) {
-  if (!offered(kRmsNormOp)) return 0;
+  using Matcher = std::optional<Match> (*)(const Graph&, const Readers&, int32_t);
+  std::vector<Matcher> matchers;
+  if (offered(kRmsNormOp)) matchers.push_back(match_rms_norm_node);
+  if (offered(kSwigluOp)) matchers.push_back(match_swiglu);
+  if (matchers.empty()) return 0;
   const Readers readers(graph);
   std::vector<bool> removed(graph.nodes.size(), false);
   size_t replaced = 0;
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    if (removed[n]) continue;
-    const std::optional<RmsNorm> m = match_rms_norm(graph, readers, static_cast<int32_t>(n));
-    if (!m) continue;
-    bool free = true;  // no node of it taken by an earlier match
-    for (int32_t k : m->nodes) free = free && !removed[static_cast<size_t>(k)];
-    if (!free) continue;
-    Node& last = graph.nodes[static_cast<size_t>(m->nodes.back())];
-    Node fused;
-    fused.name = last.name;
-    fused.op = kRmsNormOp;
-    fused.module_path = last.module_path;
-    fused.inputs = {m->input, m->weight};
-    fused.outputs = last.outputs;
-    fused.attrs.emplace_back("eps", Attribute::of_float(m->eps));
-    last = std::move(fused);
-    for (size_t k = 0; k + 1 < m->nodes.size(); ++k) removed[static_cast<size_t>(m->nodes[k])] = true;
-    ++replaced;
+    for (Matcher match : matchers) {
+      if (removed[n]) break;
+      std::optional<Match> m = match(graph, readers, static_cast<int32_t>(n));
+      if (!m) continue;
+      bool free = true;  // no node of it taken by an earlier match
+      for (int32_t k : m->nodes) free = free && !removed[static_cast<size_t>(k)];
+      if (!free) continue;
+      graph.nodes[static_cast<size_t>(m->nodes.back())] = std::move(m->replacement);
+      for (size_t k = 0; k + 1 < m->nodes.size(); ++k) removed[static_cast<size_t>(m->nodes[k])] = true;
+      ++replaced;
+    }
   }
   if (replaced == 0) return 0;
   std::vector<Node> kept;

@@ -4,6 +4,8 @@
 //
 //   switchyard::rms_norm(Tensor input, Tensor weight, float eps)
 //       = weight * (input * rsqrt(mean(input ** 2, dim=-1, keepdim=True) + eps))
+//   switchyard::swiglu(Tensor input, Tensor gate_weight, Tensor up_weight)
+//       = silu(linear(input, gate_weight)) * linear(input, up_weight)     (a Llama MLP's first half)
 //
 // The model applies it when it fuses (node_io "all" and "stream" see the graph as
 // written), and only for ops some loaded plugin has a kernel for.
@@ -17,10 +19,11 @@
 namespace switchyard::ir {
 
 inline constexpr const char* kRmsNormOp = "switchyard::rms_norm";
+inline constexpr const char* kSwigluOp = "switchyard::swiglu";
 
-// Replaces every RMSNorm subgraph whose intermediate values nothing else reads, where
-// `offered(kRmsNormOp)`. The new node takes the last multiplication's name, module path and
-// output value. Returns the number replaced.
+// Replaces every such subgraph whose intermediate values nothing else reads, where
+// `offered(op)`. The new node takes the last multiplication's name, module path and output
+// value. Returns the number replaced.
 size_t recognise_patterns(Graph& graph, const std::function<bool(const std::string& op)>& offered);
 
 }  // namespace switchyard::ir

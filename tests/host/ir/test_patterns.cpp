@@ -83,3 +83,46 @@ TEST(Patterns, LeavesWhatItCannotProve) {
   EXPECT_EQ(recognise_patterns(nobody, [](const std::string&) { return false; }), 0u);
   EXPECT_EQ(nobody.nodes.size(), 6u);
 }
+
+namespace {
+
+// x -> linear(Wg) -> silu -> mul(., linear(x, Wu)) -> y; `up_bias` gives the up projection a
+// bias (then it is no plain product), `up_reads` another input than x.
+Graph swiglu_graph(bool up_bias = false, bool up_reads_other = false) {
+  Graph g;
+  const ValueId x = g.add_input("x", kF32, {-1, 4});
+  const ValueId other = g.add_input("other", kF32, {-1, 4});
+  const ValueId wg = g.add_constant("mlp.gate.weight", filled({6, 4}, 0.25f));
+  const ValueId wu = g.add_constant("mlp.up.weight", filled({6, 4}, 0.5f));
+  const ValueId bu = g.add_constant("mlp.up.bias", filled({6}, 1.0f));
+  auto out = [&](int32_t node) { return g.nodes[static_cast<size_t>(node)].outputs[0]; };
+  const ValueId gate = out(g.add_node("mlp.gate", "aten::linear", {x, wg, kNoValue}, {"gate"}, {}, "mlp.gate"));
+  const ValueId act = out(g.add_node("mlp.silu", "aten::silu", {gate}, {"act"}, {}, "mlp"));
+  const ValueId up = out(g.add_node("mlp.up", "aten::linear", {up_reads_other ? other : x, wu, up_bias ? bu : kNoValue},
+                                    {"up"}, {}, "mlp.up"));
+  g.outputs.push_back(out(g.add_node("mlp.mul", "aten::mul", {act, up}, {"y"}, {}, "mlp")));
+  validate(g);
+  return g;
+}
+
+}  // namespace
+
+TEST(Patterns, SwigluBecomesOneNode) {
+  Graph g = swiglu_graph();
+  EXPECT_EQ(recognise_patterns(g, offered), 1u);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  const Node& n = g.nodes[0];
+  EXPECT_EQ(n.op, kSwigluOp);
+  EXPECT_EQ(n.name, "mlp.mul");
+  ASSERT_EQ(n.inputs.size(), 3u);
+  EXPECT_EQ(g.values[static_cast<size_t>(n.inputs[0])].name, "x");
+  EXPECT_EQ(g.values[static_cast<size_t>(n.inputs[1])].name, "mlp.gate.weight");
+  EXPECT_EQ(g.values[static_cast<size_t>(n.inputs[2])].name, "mlp.up.weight");
+  validate(g);
+  Graph biased = swiglu_graph(true);
+  EXPECT_EQ(recognise_patterns(biased, offered), 0u) << "a bias on the up projection";
+  Graph two_inputs = swiglu_graph(false, true);
+  EXPECT_EQ(recognise_patterns(two_inputs, offered), 0u) << "gate and up read different inputs";
+  Graph only_norm = swiglu_graph();
+  EXPECT_EQ(recognise_patterns(only_norm, [](const std::string& op) { return op == kRmsNormOp; }), 0u);
+}
