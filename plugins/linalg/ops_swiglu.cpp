@@ -117,9 +117,9 @@ class SwigluKernel {
   }
 
   int64_t d_ = 0, h_ = 0, block_rows_ = kMinBlockRows;
-  std::vector<float> joined_;          // both weights, [2H, D]: PackedB's source
-  std::shared_ptr<PackedB> weights_;   // thread-safe
-  sy_compute::Choice compute_;         // the "@compute" option's answer
+  std::vector<float> joined_;         // both weights, [2H, D]: PackedB's source
+  std::shared_ptr<PackedB> weights_;  // thread-safe
+  sy_compute::Choice compute_;        // the "@compute" option's answer
 };
 
 }  // namespace

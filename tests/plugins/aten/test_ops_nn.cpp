@@ -215,6 +215,15 @@ OP_CASE("aten::_log_softmax", "dim") {
 }
 
 // ---- normalization
+// The host's pattern ops (host/src/ir/patterns.hpp), computed op by op as a trace does.
+OP_CASE("switchyard::rms_norm", "last_dim") {
+  at::Tensor x = rnd(dt, {2, 3, 8}), w = rnd(dt, {8});
+  check("switchyard::rms_norm", {x, w}, Attrs().f("eps", 1e-6), w * (x * at::rsqrt(x.pow(2).mean({-1}, true) + 1e-6)));
+}
+OP_CASE("switchyard::swiglu", "gate_and_up") {
+  at::Tensor x = rnd(dt, {2, 3, 8}), wg = rnd(dt, {5, 8}), wu = rnd(dt, {5, 8});
+  check("switchyard::swiglu", {x, wg, wu}, Attrs(), at::silu(at::linear(x, wg)) * at::linear(x, wu));
+}
 OP_CASE("aten::layer_norm", "affine_and_not") {
   at::Tensor x = rnd(dt, {2, 3, 4}), w = rnd(dt, {3, 4}), b = rnd(dt, {3, 4});
   check("aten::layer_norm", {x, w, b}, Attrs().ints("normalized_shape", {3, 4}).f("eps", 1e-5),
