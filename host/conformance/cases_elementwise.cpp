@@ -155,6 +155,28 @@ std::vector<Case> rms_norm_cases(DLDataType dtype) {
   return cases;
 }
 
+// Rotary embeddings as the host's pattern pass writes them (switchyard::rotary): a decoder's
+// transposed heads against [1, 1, T, D] tables, dims given as -1, an odd split, no rows.
+std::vector<Case> rotary_cases(DLDataType dtype) {
+  if (!is_f32(dtype)) return {};
+  Rng rng(19);
+  auto t = [&](std::vector<int64_t> shape) { return random_tensor(rng, dtype, std::move(shape), -2, 2); };
+  std::vector<Case> cases;
+  auto add = [&](std::string label, Tensor x, Tensor cos, Tensor sin, int64_t dim, int64_t cat_dim, int64_t half) {
+    Case c;
+    c.label = std::move(label);
+    c.inputs = {std::move(x), std::move(cos), std::move(sin)};
+    c.attrs = {{"dim", integer(dim)}, {"cat_dim", integer(cat_dim)}, {"half", integer(half)}};
+    cases.push_back(std::move(c));
+  };
+  add("decoder heads [2, 4, 7, 16] x [1, 1, 7, 16]", t({2, 4, 7, 16}), t({1, 1, 7, 16}), t({1, 1, 7, 16}), 3, -1, 8);
+  add("strided input [2, 7, 16] (last two dims transposed in memory)", transposed_layout(t({2, 7, 16})), t({7, 1}),
+      t({1, 16}), -1, -1, 8);
+  add("odd split [3, 10], half 3", t({3, 10}), t({10}), t({3, 10}), 1, 1, 3);
+  add("no rows [0, 8]", t({0, 8}), t({8}), t({8}), -1, -1, 4);
+  return cases;
+}
+
 // Softmax along `dim`: attention-shaped scores, other dims, strided input, masked rows
 // (all -inf gives NaN), NaN and +inf scores, empty and 0-dim tensors.
 std::vector<Case> softmax_cases(DLDataType dtype, const char* extra_attr) {
@@ -239,6 +261,7 @@ void add_elementwise_cases(CaseTable& table) {
   table.add("aten::pow", pow_cases);
   table.add("aten::mean", mean_cases);
   table.add("switchyard::rms_norm", rms_norm_cases);
+  table.add("switchyard::rotary", rotary_cases);
   table.add("aten::gelu", [](DLDataType t) {
     std::vector<Case> cases = unary_cases(t, {{"approximate", text("none")}});
     for (Case c : unary_cases(t, {{"approximate", text("tanh")}})) {

@@ -44,6 +44,14 @@ void register_nn_ops(Registry& r) {
     const at::Tensor x = c.t(0);
     return c.t(1) * (x * at::rsqrt(x.pow(2).mean({-1}, true) + c.f(2)));
   });
+  // ... rotary position embeddings as this one ...
+  r.def("switchyard::rotary(Tensor input, Tensor cos, Tensor sin, int dim, int cat_dim, int half) -> Tensor", kF,
+        [](const Call& c) {
+          const at::Tensor x = c.t(0);
+          const int64_t dim = c.i(3), half = c.i(5);
+          const at::Tensor rotated = at::cat({-x.slice(dim, half), x.slice(dim, 0, half)}, c.i(4));
+          return x * c.t(1) + rotated * c.t(2);
+        });
   // ... and a Llama MLP's gate and up projections as this one.
   r.def("switchyard::swiglu(Tensor input, Tensor gate_weight, Tensor up_weight) -> Tensor", kF,
         [](const Call& c) { return at::silu(at::linear(c.t(0), c.t(1))) * at::linear(c.t(0), c.t(2)); });

@@ -13,6 +13,7 @@ sy::PluginDef& elementwise_plugin() {
     sy_elementwise::add_unary_kernels(kernels);
     sy_elementwise::add_mean_kernel(kernels);
     sy_elementwise::add_rms_norm_kernel(kernels);
+    sy_elementwise::add_rotary_kernel(kernels);
     return sy::PluginDef("elementwise", "0.1.0", "switchyard", std::move(kernels));
   }();
   return def;

@@ -12,5 +12,6 @@ void add_binary_kernels(std::vector<std::shared_ptr<sy::KernelEntry>>& kernels);
 void add_unary_kernels(std::vector<std::shared_ptr<sy::KernelEntry>>& kernels);
 void add_mean_kernel(std::vector<std::shared_ptr<sy::KernelEntry>>& kernels);
 void add_rms_norm_kernel(std::vector<std::shared_ptr<sy::KernelEntry>>& kernels);
+void add_rotary_kernel(std::vector<std::shared_ptr<sy::KernelEntry>>& kernels);
 
 }  // namespace sy_elementwise

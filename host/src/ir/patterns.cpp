@@ -165,6 +165,78 @@ std::optional<RmsNorm> match_rms_norm(const Graph& g, const Readers& r, int32_t 
   return m;
 }
 
+// An int attribute's value or the scalar it is bound to: equal when both are the same.
+bool same_int(const Attribute* a, const Attribute* b) {
+  if (a == nullptr || b == nullptr || a->kind != AttrKind::Int || b->kind != AttrKind::Int) return false;
+  return a->bound() ? a->ref == b->ref : !b->bound() && a->i == b->i;
+}
+
+bool literal(const Attribute* a, int64_t v) {
+  return a != nullptr && a->kind == AttrKind::Int && !a->bound() && a->i == v;
+}
+
+// slice(x, dim, start, end, step 1) of `x`: its dim, or nullopt.
+std::optional<int64_t> slice_of(const Node& n, ValueId x) {
+  if (n.op != "aten::slice" || n.inputs.size() != 1 || n.inputs[0] != x || n.outputs.size() != 1) return std::nullopt;
+  const Attribute* dim = attr(n, "dim");
+  if (dim == nullptr || dim->kind != AttrKind::Int || dim->bound() || !literal(attr(n, "step"), 1)) return std::nullopt;
+  return dim->i;
+}
+
+// The node that makes `v`, if `r` says its only reader is `reader`.
+const Node* producer_read_by(const Graph& g, const Readers& r, ValueId v, int32_t reader, int32_t* index) {
+  if (v == kNoValue || r.only(v) != reader) return nullptr;
+  const Value& value = g.values[static_cast<size_t>(v)];
+  if (value.kind != ValueKind::NodeOutput || value.producer < 0) return nullptr;
+  *index = value.producer;
+  return &g.nodes[static_cast<size_t>(value.producer)];
+}
+
+// add(mul(x, cos), mul(cat([neg(x[half:]), x[:half]]), sin)), from the add.
+std::optional<Match> match_rotary(const Graph& g, const Readers& r, int32_t add_index) {
+  const Node& add = g.nodes[static_cast<size_t>(add_index)];
+  if (add.op != "aten::add" || add.inputs.size() != 2 || add.outputs.size() != 1) return std::nullopt;
+  const Attribute* alpha = attr(add, "alpha");
+  if (alpha != nullptr && number(alpha) != 1.0) return std::nullopt;
+  for (int side = 0; side < 2; ++side) {  // which of the add's inputs is the rotated half's product
+    int32_t m0 = -1, m1 = -1, cat_index = -1, neg_index = -1, s0 = -1, s1 = -1;
+    const Node* plain = producer_read_by(g, r, add.inputs[static_cast<size_t>(1 - side)], add_index, &m0);
+    const Node* rotated = producer_read_by(g, r, add.inputs[static_cast<size_t>(side)], add_index, &m1);
+    if (!plain || !rotated || plain->op != "aten::mul" || rotated->op != "aten::mul" || plain->inputs.size() != 2 ||
+        rotated->inputs.size() != 2)
+      continue;
+    for (int c = 0; c < 2; ++c) {  // mul(cat, sin) or mul(sin, cat)
+      const Node* cat = producer_read_by(g, r, rotated->inputs[static_cast<size_t>(c)], m1, &cat_index);
+      if (!cat || cat->op != "aten::cat" || cat->inputs.size() != 2) continue;
+      const Attribute* cat_dim = attr(*cat, "dim");
+      if (cat_dim == nullptr || cat_dim->kind != AttrKind::Int || cat_dim->bound()) continue;
+      const Node* neg = producer_read_by(g, r, cat->inputs[0], cat_index, &neg_index);
+      const Node* first = producer_read_by(g, r, cat->inputs[1], cat_index, &s0);
+      if (!neg || !first || neg->op != "aten::neg" || neg->inputs.size() != 1) continue;
+      const Node* second = producer_read_by(g, r, neg->inputs[0], neg_index, &s1);
+      if (!second) continue;
+      const ValueId x = first->inputs.empty() ? kNoValue : first->inputs[0];
+      const std::optional<int64_t> d0 = slice_of(*first, x), d1 = slice_of(*second, x);
+      if (!d0 || !d1 || *d0 != *d1 || !literal(attr(*first, "start"), 0) || !literal(attr(*second, "end"), INT64_MAX) ||
+          !same_int(attr(*first, "end"), attr(*second, "start")))
+        continue;
+      const ValueId sin = rotated->inputs[static_cast<size_t>(1 - c)];
+      const ValueId cos = other_input(*plain, x);
+      if (cos == kNoValue) continue;
+      Match m;
+      m.nodes = {m0, s0, s1, neg_index, cat_index, m1, add_index};
+      m.replacement.name = add.name;
+      m.replacement.op = kRotaryOp;
+      m.replacement.module_path = add.module_path;
+      m.replacement.inputs = {x, cos, sin};
+      m.replacement.outputs = add.outputs;
+      m.replacement.attrs = {{"dim", Attribute::of_int(*d0)}, {"cat_dim", *cat_dim}, {"half", *attr(*first, "end")}};
+      return m;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<Match> match_rms_norm_node(const Graph& g, const Readers& r, int32_t pow_index) {
   const std::optional<RmsNorm> m = match_rms_norm(g, r, pow_index);
   if (!m) return std::nullopt;
@@ -187,6 +259,7 @@ size_t recognise_patterns(Graph& graph, const std::function<bool(const std::stri
   std::vector<Matcher> matchers;
   if (offered(kRmsNormOp)) matchers.push_back(match_rms_norm_node);
   if (offered(kSwigluOp)) matchers.push_back(match_swiglu);
+  if (offered(kRotaryOp)) matchers.push_back(match_rotary);
   if (matchers.empty()) return 0;
   const Readers readers(graph);
   std::vector<bool> removed(graph.nodes.size(), false);

@@ -6,6 +6,9 @@
 //       = weight * (input * rsqrt(mean(input ** 2, dim=-1, keepdim=True) + eps))
 //   switchyard::swiglu(Tensor input, Tensor gate_weight, Tensor up_weight)
 //       = silu(linear(input, gate_weight)) * linear(input, up_weight)     (a Llama MLP's first half)
+//   switchyard::rotary(Tensor input, Tensor cos, Tensor sin, int dim, int cat_dim, int half)
+//       = input * cos + cat([-input[half:], input[:half]], cat_dim) * sin  (slices along dim;
+//         rotary position embeddings; `half` may be the model's shape arithmetic)
 //
 // The model applies it when it fuses (node_io "all" and "stream" see the graph as
 // written), and only for ops some loaded plugin has a kernel for.
@@ -20,6 +23,7 @@ namespace switchyard::ir {
 
 inline constexpr const char* kRmsNormOp = "switchyard::rms_norm";
 inline constexpr const char* kSwigluOp = "switchyard::swiglu";
+inline constexpr const char* kRotaryOp = "switchyard::rotary";
 
 // Replaces every such subgraph whose intermediate values nothing else reads, where
 // `offered(op)`. The new node takes the last multiplication's name, module path and output

@@ -126,3 +126,57 @@ TEST(Patterns, SwigluBecomesOneNode) {
   Graph only_norm = swiglu_graph();
   EXPECT_EQ(recognise_patterns(only_norm, [](const std::string& op) { return op == kRmsNormOp; }), 0u);
 }
+
+namespace {
+
+// q -> slice(q, 3, 0, h1), slice(q, 3, h2, end) -> neg -> cat(-1) -> mul(sin); mul(q, cos);
+// add. h1 == h2 is rotate_half.
+Graph rotary_graph(int64_t h1 = 8, int64_t h2 = 8) {
+  Graph g;
+  const ValueId q = g.add_input("q", kF32, {-1, 4, -1, 16});
+  const ValueId cos = g.add_input("cos", kF32, {1, 1, -1, 16});
+  const ValueId sin = g.add_input("sin", kF32, {1, 1, -1, 16});
+  auto out = [&](int32_t node) { return g.nodes[static_cast<size_t>(node)].outputs[0]; };
+  auto slice = [&](const char* name, int64_t start, int64_t end) {
+    return out(g.add_node(name, "aten::slice", {q}, {name},
+                          {{"dim", Attribute::of_int(3)},
+                           {"start", Attribute::of_int(start)},
+                           {"end", Attribute::of_int(end)},
+                           {"step", Attribute::of_int(1)}},
+                          "attn"));
+  };
+  const ValueId plain = out(g.add_node("attn.mul", "aten::mul", {q, cos}, {"plain"}, {}, "attn"));
+  const ValueId first = slice("attn.slice", 0, h1);
+  const ValueId second = slice("attn.slice_1", h2, INT64_MAX);
+  const ValueId neg = out(g.add_node("attn.neg", "aten::neg", {second}, {"neg"}, {}, "attn"));
+  const ValueId cat =
+      out(g.add_node("attn.cat", "aten::cat", {neg, first}, {"cat"}, {{"dim", Attribute::of_int(-1)}}, "attn"));
+  const ValueId rotated = out(g.add_node("attn.mul_1", "aten::mul", {cat, sin}, {"rotated"}, {}, "attn"));
+  g.outputs.push_back(
+      out(g.add_node("attn.add", "aten::add", {plain, rotated}, {"y"}, {{"alpha", Attribute::of_int(1)}}, "attn")));
+  validate(g);
+  return g;
+}
+
+}  // namespace
+
+TEST(Patterns, RotaryBecomesOneNode) {
+  Graph g = rotary_graph();
+  EXPECT_EQ(recognise_patterns(g, offered), 1u);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  const Node& n = g.nodes[0];
+  EXPECT_EQ(n.op, kRotaryOp);
+  EXPECT_EQ(n.name, "attn.add");
+  ASSERT_EQ(n.inputs.size(), 3u);
+  EXPECT_EQ(g.values[static_cast<size_t>(n.inputs[0])].name, "q");
+  EXPECT_EQ(g.values[static_cast<size_t>(n.inputs[1])].name, "cos");
+  EXPECT_EQ(g.values[static_cast<size_t>(n.inputs[2])].name, "sin");
+  ASSERT_EQ(n.attrs.size(), 3u);
+  EXPECT_EQ(n.attrs[0].second.i, 3);   // dim
+  EXPECT_EQ(n.attrs[1].second.i, -1);  // cat_dim
+  EXPECT_EQ(n.attrs[2].second.i, 8);   // half
+  validate(g);
+  Graph uneven = rotary_graph(8, 7);  // the halves do not meet: not rotate_half
+  EXPECT_EQ(recognise_patterns(uneven, offered), 0u);
+  EXPECT_EQ(uneven.nodes.size(), 7u);
+}

@@ -220,6 +220,12 @@ OP_CASE("switchyard::rms_norm", "last_dim") {
   at::Tensor x = rnd(dt, {2, 3, 8}), w = rnd(dt, {8});
   check("switchyard::rms_norm", {x, w}, Attrs().f("eps", 1e-6), w * (x * at::rsqrt(x.pow(2).mean({-1}, true) + 1e-6)));
 }
+OP_CASE("switchyard::rotary", "heads") {
+  at::Tensor x = rnd(dt, {2, 3, 5, 8}), cos = rnd(dt, {1, 1, 5, 8}), sin = rnd(dt, {1, 1, 5, 8});
+  const at::Tensor rotated = at::cat({-x.slice(3, 4), x.slice(3, 0, 4)}, -1);
+  check("switchyard::rotary", {x, cos, sin}, Attrs().i("dim", 3).i("cat_dim", -1).i("half", 4),
+        x * cos + rotated * sin);
+}
 OP_CASE("switchyard::swiglu", "gate_and_up") {
   at::Tensor x = rnd(dt, {2, 3, 8}), wg = rnd(dt, {5, 8}), wu = rnd(dt, {5, 8});
   check("switchyard::swiglu", {x, wg, wu}, Attrs(), at::silu(at::linear(x, wg)) * at::linear(x, wu));
