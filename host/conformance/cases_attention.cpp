@@ -220,6 +220,18 @@ std::vector<Case> sdpa_cases(DLDataType dtype, bool torch2) {
   if (torch2) {
     m.add("explicit scale 0.3", {m.t({2, 3, 17, 64}), m.t({2, 3, 17, 64}), m.t({2, 3, 17, 64}), std::nullopt}, {},
           {{"dropout_p", number(0.0)}, {"is_causal", integer(0)}, {"scale", number(0.3)}}, false);
+    // Grouped-query attention: 8 query heads over 2 key/value heads, none repeated.
+    auto gqa = [&](bool causal) {
+      return Attributes{{"dropout_p", number(0.0)}, {"is_causal", integer(causal)}, {"enable_gqa", integer(1)}};
+    };
+    m.add("grouped-query 8 heads over 2, causal",
+          {m.t({2, 8, 19, 32}), m.t({2, 2, 19, 32}), m.t({2, 2, 19, 32}), std::nullopt}, {}, gqa(true), false);
+    m.add("grouped-query 4 heads over 1, additive mask [2, 4, 5, 9]",
+          {m.t({2, 4, 5, 32}), m.t({2, 1, 9, 32}), m.t({2, 1, 9, 24}), m.t({2, 4, 5, 9}, -3, 3)}, {}, gqa(false),
+          false);
+    m.add("grouped-query, strided query",
+          {transposed_layout(m.t({1, 6, 40, 16})), m.t({1, 3, 40, 16}), m.t({1, 3, 40, 16}), m.mask({40, 40})}, {},
+          gqa(false), true);
   } else {
     add("weights output (1.13 returns the softmax too)", m.t({2, 2, 70, 32}), m.t({2, 2, 90, 32}), m.t({2, 2, 90, 32}))
         .num_outputs = 2;

@@ -16,13 +16,19 @@ at::Tensor conv2d(const Call& c) {
 
 // PyTorch 2.x's public attention op, on 1.13's private math implementation.
 at::Tensor sdpa(const Call& c) {
-  at::Tensor q = c.t(0);
+  at::Tensor q = c.t(0), k = c.t(1), v = c.t(2);
   if (!c.none(6)) {  // explicit scale: 1.13 always scales by 1/sqrt(E), so pre-scale q
     double e = static_cast<double>(q.size(-1));
     q = q * (c.f(6) * std::sqrt(e));
   }
-  return std::get<0>(at::_scaled_dot_product_attention(q, c.t(1), c.t(2), c.ot(3), c.f(4),
-                                                       /*need_attn_weights=*/false, c.b(5)));
+  if (c.b(7)) {  // enable_gqa: each key/value head serves Hq / Hkv query heads, as PyTorch repeats them
+    if (q.dim() < 3 || k.dim() < 3 || v.dim() < 3 || k.size(-3) == 0 || q.size(-3) % k.size(-3) != 0)
+      throw sy::Error("enable_gqa: query heads are no multiple of key heads");
+    const int64_t group = q.size(-3) / k.size(-3);
+    k = k.repeat_interleave(group, -3);
+    v = v.repeat_interleave(group, -3);
+  }
+  return std::get<0>(at::_scaled_dot_product_attention(q, k, v, c.ot(3), c.f(4), /*need_attn_weights=*/false, c.b(5)));
 }
 
 }  // namespace
@@ -182,7 +188,7 @@ void register_linalg_ops(Registry& r) {
   r.def(
       "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
       "Tensor<bool|main>? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, "
-      "float? scale=None) -> Tensor",
+      "float? scale=None, bool enable_gqa=False) -> Tensor",
       kF, sdpa);
   r.def(
       "_scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "

@@ -11,6 +11,10 @@
 // 1.13's second result is the softmax, which its math path returns even with
 // need_attn_weights=False: a node that has that output gets it (computed from the
 // final row maxima and sums in a second sweep over the keys; still no [L, S] scratch).
+// enable_gqa=True (grouped-query attention): query [.., Hq, L, E] against key and value
+// [.., Hkv, S, E], Hq a multiple of Hkv, query head h reading key/value head h / (Hq / Hkv);
+// the heads are seen as [Hkv, group] with the group a broadcast dim of key and value, so
+// no key or value is repeated in memory.
 #include "binding.hpp"
 #include "ops.hpp"
 
@@ -36,12 +40,82 @@ std::string number(double x) {
 
 Shape leading(const DLTensor& t, int tail) { return Shape(t.shape, t.shape + t.ndim - tail); }
 
+// Tensors of a grouped-query call seen with their head dim (-3) split in two, [Hkv, group]:
+// the query's (and a mask's or output's of Hq heads) as [Hkv, g], key's and value's as
+// [Hkv, 1] with a zero stride, a broadcast head dim as [1, 1]. Owns the views' arrays.
+class GroupedViews {
+ public:
+  // t: query, key, value, mask (may be NULL); throws sy::Unsupported where the heads do
+  // not divide.
+  explicit GroupedViews(const std::vector<const DLTensor*>& t) : views_(t.size()), dims_(t.size()), strides_(t.size()) {
+    const DLTensor* q = t[kQuery];
+    const DLTensor* k = t[kKey];
+    const DLTensor* v = t[kValue];
+    if (!q || !k || !v || q->ndim < 3 || k->ndim < 3 || v->ndim < 3)
+      throw sy::Unsupported("enable_gqa needs query, key and value with a head dim (3 dims or more)");
+    const int64_t hq = q->shape[q->ndim - 3];
+    kv_heads_ = k->shape[k->ndim - 3];
+    if (kv_heads_ < 1 || v->shape[v->ndim - 3] != kv_heads_ || hq % kv_heads_ != 0)
+      throw sy::Unsupported("enable_gqa: query heads " + std::to_string(hq) +
+                            " are no multiple of key and value heads " + std::to_string(kv_heads_) + " and " +
+                            std::to_string(v->shape[v->ndim - 3]));
+    group_ = hq / kv_heads_;
+    for (size_t i = 0; i < t.size(); ++i) {
+      pointers_.push_back(nullptr);
+      if (t[i] == nullptr) continue;
+      if (t[i]->ndim < 3) {  // a mask without a head dim broadcasts as it is
+        pointers_[i] = t[i];
+        continue;
+      }
+      split(*t[i], i);
+      pointers_[i] = &views_[i];
+    }
+  }
+  const std::vector<const DLTensor*>& tensors() const { return pointers_; }
+  int64_t group() const { return group_; }
+
+ private:
+  void split(const DLTensor& t, size_t i) {
+    const Shape st = sy::strides_of(t);
+    const int h = t.ndim - 3;
+    const int64_t heads = t.shape[h];
+    for (int d = 0; d < t.ndim; ++d) {
+      if (d != h) {
+        dims_[i].push_back(t.shape[d]);
+        strides_[i].push_back(st[static_cast<size_t>(d)]);
+        continue;
+      }
+      const bool grouped = heads == kv_heads_ * group_ && (i != kKey && i != kValue);
+      const int64_t stride = heads == 1 ? 0 : st[static_cast<size_t>(d)];
+      dims_[i].insert(dims_[i].end(), {heads == 1 ? 1 : kv_heads_, grouped ? group_ : 1});
+      strides_[i].insert(strides_[i].end(), {grouped ? stride * group_ : stride, grouped ? stride : 0});
+      const bool kv = i == kKey || i == kValue;
+      if (!grouped && heads != 1 && !(kv && heads == kv_heads_))
+        throw sy::Unsupported("enable_gqa: " + std::string(i == kMask ? "attn_mask" : "a tensor") + " with " +
+                              std::to_string(heads) + " heads, neither the query's nor 1");
+    }
+    views_[i] = t;
+    views_[i].ndim = t.ndim + 1;
+    views_[i].shape = dims_[i].data();
+    views_[i].strides = strides_[i].data();
+  }
+
+  std::vector<DLTensor> views_;
+  std::vector<Shape> dims_, strides_;
+  std::vector<const DLTensor*> pointers_;
+  int64_t kv_heads_ = 1, group_ = 1;
+};
+
 class Sdpa {
  public:
   static void supports(const sy::Node& n) {
     sy::declining([&] {  // e.g. an attribute of the wrong kind
       Sdpa k(n);
-      k.plan(k.args_.all(n), n.num_outputs);
+      const std::vector<const DLTensor*> t = k.args_.all(n);
+      if (k.gqa_)
+        k.plan(GroupedViews(t).tensors(), n.num_outputs);
+      else
+        k.plan(t, n.num_outputs);
     });
   }
 
@@ -62,12 +136,22 @@ class Sdpa {
     if (!torch2_ && a.i("need_attn_weights", 0) != 0)
       throw sy::Unsupported("need_attn_weights=True is not implemented (only False)");
     if (torch2_ && a.has("scale")) scale_ = a.f("scale");
-    if (torch2_ && a.i("enable_gqa", 0) != 0)
-      throw sy::Unsupported("enable_gqa=True (grouped-query attention) is not implemented");
+    gqa_ = torch2_ && a.i("enable_gqa", 0) != 0;
   }
 
   void infer(sy::Infer& f) {
-    const Shapes s = at_run([&] { return plan(args_.all(f), f.args->num_outputs); });
+    const std::vector<const DLTensor*> t = args_.all(f);
+    Shapes s;
+    if (gqa_) {  // planned over the split heads; the output has them merged again
+      s = at_run([&] { return plan(GroupedViews(t).tensors(), f.args->num_outputs); });
+      for (Shape* lead : {&s.lead, &s.attn_lead}) {
+        const int64_t g = lead->back();
+        lead->pop_back();
+        lead->back() *= g;
+      }
+    } else {
+      s = at_run([&] { return plan(t, f.args->num_outputs); });
+    }
     Shape out = s.lead;
     out.insert(out.end(), {s.lq, s.ev});
     f.set_output(0, sy::kFloat32, out);
@@ -79,7 +163,10 @@ class Sdpa {
   }
 
   void run(sy::Run& r) {
-    const std::vector<const DLTensor*> t = args_.all(r);
+    const std::vector<const DLTensor*> all = args_.all(r);
+    std::optional<GroupedViews> grouped;
+    if (gqa_) grouped.emplace(all);
+    const std::vector<const DLTensor*>& t = grouped ? grouped->tensors() : all;
     const Shapes s = at_run([&] { return plan(t, r.num_outputs()); });
     Problem p;
     p.lead_shape = s.lead;
@@ -172,6 +259,7 @@ class Sdpa {
   bool torch2_;
   TensorArgs args_;
   bool causal_ = false;
+  bool gqa_ = false;  // enable_gqa (PyTorch 2): GroupedViews
   std::optional<double> scale_;
 };
 

@@ -31,7 +31,8 @@ class Rotary {
     const int64_t last = x.ndim - 1;
     for (const char* a : {"dim", "cat_dim"}) {
       const int64_t d = n.attrs.i(a);
-      if (d != last && d != -1) throw sy::Unsupported(std::string(a) + " is not the last dim (left to the next backend)");
+      if (d != last && d != -1)
+        throw sy::Unsupported(std::string(a) + " is not the last dim (left to the next backend)");
     }
     for (size_t i = 1; i < 3; ++i)
       if (sy::broadcast_shapes(sy::shape_of(x), sy::shape_of(n.input(i)), "rotary") != sy::shape_of(x))
@@ -54,7 +55,8 @@ class Rotary {
     const int64_t d = shape.back();
     if (sy::numel(x) == 0) return;
     const int64_t half = half_ < 0 ? half_ + d : half_;
-    if (half < 0 || half > d) throw sy::Error("half " + std::to_string(half_) + " is outside the last dim of " + std::to_string(d));
+    if (half < 0 || half > d)
+      throw sy::Error("half " + std::to_string(half_) + " is outside the last dim of " + std::to_string(d));
     const Shape xs = sy::strides_of(x), cs = sy::broadcast_strides(r.input(1), shape),
                 ss = sy::broadcast_strides(r.input(2), shape);
     const float* in = sy::data<float>(x);

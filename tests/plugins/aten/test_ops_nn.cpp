@@ -145,6 +145,12 @@ OP_CASE("aten::scaled_dot_product_attention", "explicit_scale", at::kFloat, at::
   at::Tensor want = at::softmax(at::matmul(q, k.transpose(-2, -1)) * 0.3, -1).matmul(v);
   check("aten::scaled_dot_product_attention", {q, k, v}, Attrs().f("scale", 0.3), want);
 }
+OP_CASE("aten::scaled_dot_product_attention", "grouped_query", at::kFloat, at::kDouble) {
+  at::Tensor q = rnd(dt, {1, 4, 3, 8}), k = rnd(dt, {1, 2, 5, 8}), v = rnd(dt, {1, 2, 5, 8});
+  const at::Tensor kr = k.repeat_interleave(2, 1), vr = v.repeat_interleave(2, 1);  // heads 0, 1 read kv head 0
+  at::Tensor want = at::softmax(at::matmul(q, kr.transpose(-2, -1)) / std::sqrt(8.0), -1).matmul(vr);
+  check("aten::scaled_dot_product_attention", {q, k, v}, Attrs().b("enable_gqa", true), want);
+}
 OP_CASE("aten::_scaled_dot_product_attention", "weights_masks", SY_ATTN_DTYPES) {
   at::Tensor q = rnd(dt, {2, 4, 8}), k = rnd(dt, {2, 4, 8}), v = rnd(dt, {2, 4, 8});
   auto r = at::_scaled_dot_product_attention(q, k, v, {}, 0.0, true, false);
