@@ -1,6 +1,7 @@
 // Recognising decomposed layers (see patterns.hpp).
 #include "ir/patterns.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -237,6 +238,115 @@ std::optional<Match> match_rotary(const Graph& g, const Readers& r, int32_t add_
   return std::nullopt;
 }
 
+// The sym::list node making the value an attribute is bound to, with `n` entries.
+const Node* sym_list(const Graph& g, const Attribute* a, size_t n) {
+  if (a == nullptr || !a->bound()) return nullptr;
+  const Value& v = g.values[static_cast<size_t>(a->ref)];
+  if (v.producer < 0) return nullptr;
+  const Node& list = g.nodes[static_cast<size_t>(v.producer)];
+  return list.op == "sym::list" && list.inputs.size() == n ? &list : nullptr;
+}
+
+// Follows slices over a whole dim (start 0, end max, step 1) back to what they view, each
+// read by the one before alone; adds them to `nodes`.
+ValueId through_full_slices(const Graph& g, const Readers& r, ValueId v, int32_t reader, std::vector<int32_t>& nodes) {
+  for (;;) {
+    int32_t at = -1;
+    const Node* n = producer_read_by(g, r, v, reader, &at);
+    if (!n || n->op != "aten::slice" || n->inputs.size() != 1 || !literal(attr(*n, "start"), 0) ||
+        !literal(attr(*n, "end"), INT64_MAX) || !literal(attr(*n, "step"), 1))
+      return v;
+    nodes.push_back(at);
+    v = n->inputs[0];
+    reader = at;
+  }
+}
+
+// repeat_kv: reshape(expand(unsqueeze(x, 2), [B, H, g, S, D]), [B, H * g, S, D]) (full
+// slices between them) of the value read by `reader` alone: x, with the nodes in `nodes`.
+ValueId repeated_kv(const Graph& g, const Readers& r, ValueId v, int32_t reader, std::vector<int32_t>& nodes) {
+  int32_t at = -1;
+  const Node* reshape = producer_read_by(g, r, v, reader, &at);
+  if (!reshape || reshape->op != "aten::reshape" || reshape->inputs.size() != 1) return kNoValue;
+  nodes.push_back(at);
+  const Node* merged = sym_list(g, attr(*reshape, "shape"), 4);
+  int32_t expand_at = -1;
+  const Node* expand = producer_read_by(g, r, reshape->inputs[0], at, &expand_at);
+  if (!merged || !expand || expand->op != "aten::expand" || expand->inputs.size() != 1) return kNoValue;
+  nodes.push_back(expand_at);
+  const Node* sizes = sym_list(g, attr(*expand, "size"), 5);
+  if (!sizes || !literal(attr(*expand, "implicit"), 0)) return kNoValue;
+  // [B, H * g, S, D] from [B, H, g, S, D]: the same B, S and D, and H * g a product of those two.
+  const Value& product = g.values[static_cast<size_t>(merged->inputs[1])];
+  const Node* mul = product.producer >= 0 ? &g.nodes[static_cast<size_t>(product.producer)] : nullptr;
+  if (merged->inputs[0] != sizes->inputs[0] || merged->inputs[2] != sizes->inputs[3] ||
+      merged->inputs[3] != sizes->inputs[4] || !mul || mul->op != "sym::mul" ||
+      mul->inputs != std::vector<ValueId>{sizes->inputs[1], sizes->inputs[2]})
+    return kNoValue;
+  int32_t unsqueeze_at = -1;
+  const ValueId below = through_full_slices(g, r, expand->inputs[0], expand_at, nodes);
+  const int32_t above = nodes.back();
+  const Node* unsqueeze = producer_read_by(g, r, below, above, &unsqueeze_at);
+  if (!unsqueeze || unsqueeze->op != "aten::unsqueeze" || !literal(attr(*unsqueeze, "dim"), 2)) return kNoValue;
+  nodes.push_back(unsqueeze_at);
+  return through_full_slices(g, r, unsqueeze->inputs[0], unsqueeze_at, nodes);
+}
+
+// matmul(to(softmax(add(div(matmul(q, transpose(repeat_kv(k), 2, 3)), c), mask), -1)),
+// repeat_kv(v)), from the last matmul; the to (float32) and the add are optional.
+std::optional<Match> match_grouped_attention(const Graph& g, const Readers& r, int32_t out_index) {
+  const Node& out = g.nodes[static_cast<size_t>(out_index)];
+  if (out.op != "aten::matmul" || out.inputs.size() != 2 || out.outputs.size() != 1) return std::nullopt;
+  std::vector<int32_t> nodes;
+  int32_t at = -1;
+  const Node* n = producer_read_by(g, r, out.inputs[0], out_index, &at);
+  if (n && n->op == "aten::to" && n->inputs.size() == 1 && literal(attr(*n, "dtype"), 6) &&
+      literal(attr(*n, "copy"), 0)) {  // a float32 softmax's .to(float32): itself
+    nodes.push_back(at);
+    n = producer_read_by(g, r, n->inputs[0], at, &at);
+  }
+  if (!n || n->op != "aten::softmax" || !literal(attr(*n, "dim"), -1) ||
+      !(is_none(attr(*n, "dtype")) || literal(attr(*n, "dtype"), 6)))
+    return std::nullopt;
+  nodes.push_back(at);
+  ValueId mask = kNoValue;
+  n = producer_read_by(g, r, n->inputs[0], at, &at);
+  if (n && n->op == "aten::add" && n->inputs.size() == 2 && number(attr(*n, "alpha")).value_or(1.0) == 1.0) {
+    nodes.push_back(at);
+    mask = n->inputs[1];
+    n = producer_read_by(g, r, n->inputs[0], at, &at);
+  }
+  if (!n || n->op != "aten::div" || n->inputs.size() != 2) return std::nullopt;
+  const std::optional<double> divisor = scalar_constant(g, n->inputs[1]);
+  if (!divisor || !(*divisor > 0)) return std::nullopt;
+  nodes.push_back(at);
+  const Node* scores = producer_read_by(g, r, n->inputs[0], at, &at);
+  if (!scores || scores->op != "aten::matmul" || scores->inputs.size() != 2) return std::nullopt;
+  const int32_t scores_at = at;
+  nodes.push_back(at);
+  const Node* kt = producer_read_by(g, r, scores->inputs[1], scores_at, &at);
+  if (!kt || kt->op != "aten::transpose" || !literal(attr(*kt, "dim0"), 2) || !literal(attr(*kt, "dim1"), 3))
+    return std::nullopt;
+  nodes.push_back(at);
+  const ValueId k = repeated_kv(g, r, kt->inputs[0], at, nodes);
+  const ValueId v = repeated_kv(g, r, out.inputs[1], out_index, nodes);
+  if (k == kNoValue || v == kNoValue) return std::nullopt;
+  std::sort(nodes.begin(), nodes.end());
+  nodes.push_back(out_index);
+  Match m;
+  m.nodes = nodes;
+  m.replacement.name = out.name;
+  m.replacement.op = kSdpaOp;
+  m.replacement.module_path = out.module_path;
+  m.replacement.inputs = {scores->inputs[0], k, v, mask};
+  m.replacement.outputs = out.outputs;
+  m.replacement.attrs = {{"dropout_p", Attribute::of_float(0.0)},
+                         {"is_causal", Attribute::of_int(0)},
+                         {"scale", Attribute::of_float(1.0 / *divisor)},
+                         {"enable_gqa", Attribute::of_int(1)}};
+  return m;
+}
+
 std::optional<Match> match_rms_norm_node(const Graph& g, const Readers& r, int32_t pow_index) {
   const std::optional<RmsNorm> m = match_rms_norm(g, r, pow_index);
   if (!m) return std::nullopt;
@@ -260,6 +370,7 @@ size_t recognise_patterns(Graph& graph, const std::function<bool(const std::stri
   if (offered(kRmsNormOp)) matchers.push_back(match_rms_norm_node);
   if (offered(kSwigluOp)) matchers.push_back(match_swiglu);
   if (offered(kRotaryOp)) matchers.push_back(match_rotary);
+  if (offered(kSdpaOp)) matchers.push_back(match_grouped_attention);
   if (matchers.empty()) return 0;
   const Readers readers(graph);
   std::vector<bool> removed(graph.nodes.size(), false);

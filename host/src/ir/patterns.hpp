@@ -10,6 +10,11 @@
 //       = input * cos + cat([-input[half:], input[:half]], cat_dim) * sin  (slices along dim;
 //         rotary position embeddings; `half` may be the model's shape arithmetic)
 //
+// and a decomposed grouped-query attention, softmax(q k^T / c + mask) v with k and v
+// repeated per group by expand and reshape (Llama's repeat_kv), becomes PyTorch 2's
+// aten::scaled_dot_product_attention(q, k, v, mask, scale=1/c, enable_gqa=True): the
+// attention plugin's fused kernel, with no key or value repeated in memory.
+//
 // The model applies it when it fuses (node_io "all" and "stream" see the graph as
 // written), and only for ops some loaded plugin has a kernel for.
 #pragma once
@@ -24,6 +29,7 @@ namespace switchyard::ir {
 inline constexpr const char* kRmsNormOp = "switchyard::rms_norm";
 inline constexpr const char* kSwigluOp = "switchyard::swiglu";
 inline constexpr const char* kRotaryOp = "switchyard::rotary";
+inline constexpr const char* kSdpaOp = "aten::scaled_dot_product_attention";
 
 // Replaces every such subgraph whose intermediate values nothing else reads, where
 // `offered(op)`. The new node takes the last multiplication's name, module path and output

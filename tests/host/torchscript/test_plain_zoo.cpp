@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <ostream>
 #include <set>
@@ -212,4 +213,27 @@ TEST(PlainZooFiles, TracesCarryNoHints) {
     EXPECT_EQ(bytes.find("switchyard_inputs.json"), std::string::npos) << c.module;
     EXPECT_EQ(bytes.find(c.stem + "/extra/"), std::string::npos) << c.module << " has extra files";
   }
+}
+
+// The host's pattern pass on a real trace: llama_like's RMSNorms, SwiGLUs, rotary embeddings
+// and grouped-query attentions each run as one node on default.toml (parity: above).
+TEST(PlainZooPatterns, LlamaLikeLayersRunAsOneNodeEach) {
+  torchscript::register_loader();
+  for (const Case& c : zoo_cases()) {
+    if (c.stem != "llama_like") continue;
+    Runtime rt(Options{config_path("default.toml")});
+    auto model = rt.load(zoo_dir() + "/" + c.module);
+    std::map<std::string, std::pair<int, std::string>> ops;  // op -> count, a backend
+    for (const PlanEntry& e : model->plan(torchscript::load_tensors(zoo_dir() + "/" + c.sets[0].inputs)))
+      ops[e.op] = {ops[e.op].first + 1, e.backend};
+    EXPECT_EQ(ops["switchyard::rms_norm"],
+              std::make_pair(5, std::string("elementwise")));  // 2 layers x 2, and the last
+    EXPECT_EQ(ops["switchyard::swiglu"], std::make_pair(2, std::string("linalg")));
+    EXPECT_EQ(ops["switchyard::rotary"], std::make_pair(4, std::string("elementwise")));  // q and k per layer
+    EXPECT_EQ(ops["aten::scaled_dot_product_attention"], std::make_pair(2, std::string("attention")));
+    EXPECT_EQ(ops.count("aten::pow"), 0u);
+    EXPECT_EQ(ops["aten::expand"].first, 1) << "the mask's; no key or value is repeated";
+    return;
+  }
+  FAIL() << "llama_like is not in " << zoo_dir();
 }
