@@ -194,7 +194,8 @@ std::unique_ptr<Model> Runtime::make_model(const std::shared_ptr<Impl>& runtime,
   if (fuse) {
     ir::fold_batch_norm(impl->graph);
     const loader::PluginManager& plugins = runtime->plugins;
-    ir::recognise_patterns(impl->graph, [&](const std::string& op) { return !plugins.kernels_for(op).empty(); });
+    if (runtime->config.patterns)
+      ir::recognise_patterns(impl->graph, [&](const std::string& op) { return !plugins.kernels_for(op).empty(); });
   }
   impl->executor = std::make_unique<exec::Executor>(impl->graph, runtime->config, runtime->plugins, fuse);
   return std::unique_ptr<Model>(new Model(std::move(impl)));

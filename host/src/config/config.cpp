@@ -265,11 +265,12 @@ class Reader {
   }
 
   void read_selection(const toml::table& table) {
-    warn_unknown(table, {"default", "strict", "fuse"}, "[selection]");
+    warn_unknown(table, {"default", "strict", "fuse", "patterns"}, "[selection]");
     if (const toml::node* list = table.get("default"))
       cfg_.default_backends = strings_of(*list, "[selection] default", &cfg_.default_backends_pos);
     if (const toml::node* strict = table.get("strict")) cfg_.strict = bool_of(*strict, "[selection] strict");
     if (const toml::node* fuse = table.get("fuse")) cfg_.fuse = bool_of(*fuse, "[selection] fuse");
+    if (const toml::node* p = table.get("patterns")) cfg_.patterns = bool_of(*p, "[selection] patterns");
   }
 
   bool bool_of(const toml::node& node, const std::string& label) {

@@ -65,6 +65,7 @@ struct Config {
   bool builtin_default = false;                 // default_backends is the built-in routing
   bool strict = false;                          // [selection] strict
   bool fuse = true;                             // [selection] fuse: fused kernels where offered
+  bool patterns = true;                         // [selection] patterns: recognised layers (ir/patterns.hpp)
   std::vector<Rule> rules;                      // [[rules]], first match wins
   int intra_op_threads = 0;                     // [runtime] 0 = leave the library default
   int inter_op_threads = 1;                     // [runtime] > 1: independent nodes run at once; 0 = all cores

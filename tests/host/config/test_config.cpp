@@ -433,6 +433,12 @@ TEST(Config, PrecisionCompute) {
   EXPECT_EQ(*cfgns::parse_config("[precision]\ncompute = \"bf16\"\n", "x.toml").compute, cfgns::Compute::BFloat16);
 }
 
+TEST(Config, SelectionPatterns) {
+  EXPECT_TRUE(cfgns::parse_config("", "x.toml").patterns);
+  EXPECT_FALSE(cfgns::parse_config("[selection]\npatterns = false\n", "x.toml").patterns);
+  EXPECT_CONTAINS(parse_error("[selection]\npatterns = 1\n"), "[selection] patterns");
+}
+
 TEST(Config, PrecisionRules) {
   const cfgns::Config cfg = cfgns::parse_config(
       "[precision]\ncompute = \"bf16\"\n\n[[precision.rules]]\nmodule = \"head.*\"\ncompute = \"fp32\"\n\n"
