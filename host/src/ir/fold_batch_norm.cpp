@@ -119,15 +119,7 @@ size_t fold_batch_norm(Graph& graph) {
     removed[bn_index] = true;
     ++folded;
   }
-  if (folded == 0) return 0;
-  std::vector<Node> kept;
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    if (!removed[n]) kept.push_back(std::move(graph.nodes[n]));
-  graph.nodes = std::move(kept);
-  for (Value& v : graph.values)
-    if (v.kind == ValueKind::NodeOutput) v.producer = -1;
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    for (ValueId v : graph.nodes[n].outputs) graph.values[static_cast<size_t>(v)].producer = static_cast<int32_t>(n);
+  if (folded > 0) remove_nodes(graph, removed);
   return folded;
 }
 

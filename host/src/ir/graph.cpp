@@ -92,4 +92,15 @@ ValueId Graph::find_value(const std::string& name) const {
   return kNoValue;
 }
 
+void remove_nodes(Graph& graph, const std::vector<bool>& removed) {
+  std::vector<Node> kept;
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (!removed[n]) kept.push_back(std::move(graph.nodes[n]));
+  graph.nodes = std::move(kept);
+  for (Value& v : graph.values)
+    if (v.kind == ValueKind::NodeOutput) v.producer = -1;
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    for (ValueId v : graph.nodes[n].outputs) graph.values[static_cast<size_t>(v)].producer = static_cast<int32_t>(n);
+}
+
 }  // namespace switchyard::ir

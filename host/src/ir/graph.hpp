@@ -157,6 +157,10 @@ struct Graph {
                   std::string output_name = {});
 };
 
+// Drops the nodes marked in `removed` (one flag per node), keeping the others in order, and
+// renumbers the values' producers. For rewrites that fold nodes into others.
+void remove_nodes(Graph& graph, const std::vector<bool>& removed);
+
 // Checks the graph and sorts its nodes topologically. Throws switchyard::Error (ErrorKind::Graph) with a message
 // naming the node or value at fault: cycles, dangling values, duplicate names, values
 // produced twice, outputs never produced, bad attributes.

@@ -388,15 +388,7 @@ size_t recognise_patterns(Graph& graph, const std::function<bool(const std::stri
       ++replaced;
     }
   }
-  if (replaced == 0) return 0;
-  std::vector<Node> kept;
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    if (!removed[n]) kept.push_back(std::move(graph.nodes[n]));
-  graph.nodes = std::move(kept);
-  for (Value& v : graph.values)
-    if (v.kind == ValueKind::NodeOutput) v.producer = -1;
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    for (ValueId v : graph.nodes[n].outputs) graph.values[static_cast<size_t>(v)].producer = static_cast<int32_t>(n);
+  if (replaced > 0) remove_nodes(graph, removed);
   return replaced;
 }
 
