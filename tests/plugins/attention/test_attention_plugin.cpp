@@ -260,9 +260,14 @@ TEST(AttentionPlugin, SdpaRejections) {
       << rejection(sdpa(kSdpa2, q, k, v, int_mask));
   EXPECT_TRUE(contains(rejection(sdpa(kSdpa2, q, uniform({1, 4, 6}), v)), "differ in their last dim"));
   EXPECT_TRUE(contains(rejection(sdpa(kSdpa2, q, k, v, bools({3, 4}, 0.5))), "do not broadcast"));
-  OpCase gqa = sdpa(kSdpa2, q, k, v);
+  // Grouped-query attention (run by the conformance kit's cases): heads that do not divide,
+  // and tensors without a head dim, are declined.
+  OpCase gqa = sdpa(kSdpa2, uniform({1, 3, 4, 8}), uniform({1, 2, 4, 8}), uniform({1, 2, 4, 8}));
   gqa.attrs.push_back({"enable_gqa", i(1)});
-  EXPECT_TRUE(contains(rejection(gqa), "enable_gqa=True"));
+  EXPECT_TRUE(contains(rejection(gqa), "query heads 3 are no multiple of key and value heads 2")) << rejection(gqa);
+  OpCase flat = sdpa(kSdpa2, uniform({4, 8}), uniform({4, 8}), uniform({4, 8}));
+  flat.attrs.push_back({"enable_gqa", i(1)});
+  EXPECT_TRUE(contains(rejection(flat), "a head dim")) << rejection(flat);
 }
 
 // ---- aten::_native_multi_head_attention --------------------------------------------------
