@@ -6,7 +6,6 @@
 #include "winograd.hpp"
 
 #include "common/bf16_convert.hpp"
-#include "common/compute_option.hpp"
 
 #include <switchyard/conv_attributes.hpp>
 
@@ -52,10 +51,8 @@ ConvKernel::Params parse_conv(const sy::Node& node) {
   // convolutions; "plain" keeps every value NCHW (to compare, or to rule the formats out).
   p.own_layouts = own_layouts_option(a);
   p.winograd_tiles = winograd_option(a);
-  const sy_compute::Choice compute = sy_compute::choose(a);
-  p.bf16 = compute.bf16;
-  p.compute_note = compute.note;
-  if (p.bf16) p.winograd_tiles = 0;  // oneDNN's Winograd is float32 only
+  p.compute = sy_compute::choose(a);
+  if (p.compute.bf16) p.winograd_tiles = 0;  // oneDNN's Winograd is float32 only
   return p;
 }
 
@@ -215,11 +212,10 @@ ConvKernel::ConvKernel(const sy::Node& node, bool prepare_now) : params_(parse_c
   const_weights_ = a[1]->data != nullptr;
   const_bias_ = a[2] != nullptr && a[2]->data != nullptr;
   Geometry g = conv_geometry(params_, *a[0], *a[1], a[2]);
-  if (params_.bf16 && !const_weights_)
-    params_.bf16 = false,
-    params_.compute_note = "bfloat16 needs constant weights, converted once; these arrive per run";
-  if (params_.bf16 && few_channels(g))
-    params_.bf16 = false, params_.compute_note = "a few-channel input (an image stem) stays float32";
+  sy_compute::Choice& compute = params_.compute;
+  if (compute.bf16 && !const_weights_)
+    compute = {true, false, "bfloat16 needs constant weights, converted once; these arrive per run"};
+  if (compute.bf16 && few_channels(g)) compute = {true, false, "a few-channel input (an image stem) stays float32"};
   try {
     if (const_weights_) {
       const uint32_t exponent = max_exponent(memory(plain_desc(*a[1]), engine(), handle(*a[1])));
@@ -248,8 +244,8 @@ void ConvKernel::infer(sy::Infer& infer) {
 
 void ConvKernel::storage(sy::StorageQuery& q) {
   Args a = args_of(q.args->inputs, q.num_inputs());
-  sy_compute::report(q, {params_.bf16 || params_.compute_note != nullptr, params_.bf16, params_.compute_note},
-                     static_cast<uint64_t>(sy::numel(*a[0])), static_cast<uint64_t>(sy::numel(*a[1])));
+  sy_compute::report(q, params_.compute, static_cast<uint64_t>(sy::numel(*a[0])),
+                     static_cast<uint64_t>(sy::numel(*a[1])));
   const size_t res = q.num_inputs() - 1;
   if (a[3] != nullptr) q.in_place(0, res);  // the sum post-op adds onto what the output holds
   if (!params_.own_layouts) return;
@@ -294,8 +290,8 @@ dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g
   // the reorder (node profiles); ViT's patch embedding about even.
   const bool few = few_channels(g);
   const bool plain_src = few && conv_work(g) < kNhwcStemMacsPerInput * elements(g.src);
-  // bfloat16 products (params_.bf16, never with few channels): src and weights in bf16.
-  const auto in_type = params_.bf16 ? memory::data_type::bf16 : f32;
+  // bfloat16 products (params_.compute, never with few channels): src and weights in bf16.
+  const auto in_type = params_.compute.bf16 ? memory::data_type::bf16 : f32;
   memory::desc src_any = plain_src ? strided_desc(g.src, compact_strides(g.src))
                          : few     ? memory::desc(g.src, f32, tag::nhwc)
                                    : memory::desc(g.src, in_type, tag::any);
@@ -505,7 +501,7 @@ bool ConvKernel::execute(const Prepared& p, const Args& a, void* out, bool check
     auto input = [&](const memory::desc& user_md, const DLTensor& t, const dnnl::reorder& r, const memory::desc& md) {
       memory user(user_md, eng, handle(t));
       if (!r) return user;
-      // The input in bfloat16 (params_.bf16) goes to a buffer kept per thread: it is made on every run.
+      // The input in bfloat16 (params_.compute) goes to a buffer kept per thread: it is made on every run.
       memory mine = md.data_type() == memory::data_type::bf16 ? sy_onednn::thread_converted(md) : memory(md, eng);
       reorder_into(s, r, user, mine);
       return mine;

@@ -16,6 +16,8 @@
 
 #include "conv_common.hpp"
 
+#include "common/compute_option.hpp"
+
 #include <array>
 #include <map>
 #include <mutex>
@@ -47,10 +49,8 @@ class ConvKernel {
     bool own_layouts = true;  // option "@layout": values may stay in oneDNN's layouts
     int winograd_tiles = 2;   // option "@winograd": 0 none, 2 F(2x2,3x3), 4 also F(4x4,3x3)
     // option "@compute" = "bf16": products in bfloat16 (weights converted once, the input
-    // per run), accumulated in float32; the output stays float32. `compute_note` (static)
-    // says why a request is not taken.
-    bool bf16 = false;
-    const char* compute_note = nullptr;
+    // per run), accumulated in float32; the output stays float32. Its note says why not.
+    sy_compute::Choice compute;
   };
 
   struct Geometry {

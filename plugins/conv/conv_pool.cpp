@@ -100,8 +100,7 @@ void ConvPoolKernel::infer(sy::Infer& infer) {
 }
 
 void ConvPoolKernel::storage(sy::StorageQuery& q) {
-  if (conv_.bf16 || conv_.compute_note != nullptr)
-    q.computes_in(sy::kFloat32, 0, 0, "the fused convolution + max pool runs in float32");
+  if (conv_.compute.asked) q.computes_in(sy::kFloat32, 0, 0, "the fused convolution + max pool runs in float32");
   if (!conv_.own_layouts) return;
   const DLTensor& x = *ConvKernel::args_of(conv_, q.args->inputs, q.num_inputs())[0];
   if (!format_holds(x.dtype, x.ndim)) return;
