@@ -279,6 +279,10 @@ double elements(const Dims& dims) {
 
 bool few_channels(const ConvKernel::Geometry& g) { return g.src[1] <= 4 && g.wts.size() == g.src.size(); }
 
+bool plain_stem(const ConvKernel::Geometry& g) {
+  return few_channels(g) && conv_work(g) < kNhwcStemMacsPerInput * elements(g.src);
+}
+
 dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g, bool has_bias, Ops ops) const {
   using fwd = dnnl::convolution_forward;
   const auto f32 = memory::data_type::f32;
@@ -289,7 +293,7 @@ dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g
   // than the reorder into nhwc costs: ResNet's 7x7 stem at batch 8, 4.4-4.5 -> 4.3 ms with
   // the reorder (node profiles); ViT's patch embedding about even.
   const bool few = few_channels(g);
-  const bool plain_src = few && conv_work(g) < kNhwcStemMacsPerInput * elements(g.src);
+  const bool plain_src = plain_stem(g);
   // bfloat16 products (params_.compute, never with few channels): src and weights in bf16.
   const auto in_type = params_.compute.bf16 ? memory::data_type::bf16 : f32;
   memory::desc src_any = plain_src ? strided_desc(g.src, compact_strides(g.src))

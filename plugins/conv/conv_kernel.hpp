@@ -182,6 +182,9 @@ double conv_work(const ConvKernel::Geometry& g);
 // A few input channels (an image stem, a patch embedding): oneDNN's direct kernels take
 // them plain or nhwc, in float32.
 bool few_channels(const ConvKernel::Geometry& g);
+// A few input channels and little work per input element (a 3x3 stem rather than ResNet's
+// 7x7): oneDNN's direct kernel then reads the input plain, with no reorder to nhwc first.
+bool plain_stem(const ConvKernel::Geometry& g);
 // The residual's element strides as oneDNN sees it, over the dst dims (a batch stride of
 // 0 when the node is unbatched).
 Dims residual_strides(const ConvKernel::Geometry& g, const DLTensor& r);

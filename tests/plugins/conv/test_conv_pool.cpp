@@ -17,13 +17,14 @@ namespace {
 
 constexpr const char* kFused = "aten::conv2d+aten::relu+aten::max_pool2d";
 
-// x -> conv 7x7 s2 p3 -> relu -> max pool 3x3 s2 p1, then (head) a 3x3 convolution.
-ir::Graph stem(int64_t channels, bool head) {
+// x -> conv kxk s2 (7x7 p3: ResNet's; 3x3 p1: ShuffleNet's) -> relu -> max pool 3x3 s2 p1,
+// then (head) a 3x3 convolution.
+ir::Graph stem(int64_t channels, bool head, int64_t kernel = 7) {
   ir::Graph g;
   const ir::ValueId x = g.add_input("x", sytest::kF32);
-  const ir::ValueId w = g.add_constant("w", random({channels, 3, 7, 7}, 61, -0.2f, 0.2f));
+  const ir::ValueId w = g.add_constant("w", random({channels, 3, kernel, kernel}, 61, -0.2f, 0.2f));
   const ir::ValueId b = g.add_constant("b", random({channels}, 62));
-  g.add_node("conv1", "aten::conv2d", {x, w, b}, {"c"}, conv_attrs({2, 2}, {3, 3}, {1, 1}, 1));
+  g.add_node("conv1", "aten::conv2d", {x, w, b}, {"c"}, conv_attrs({2, 2}, {kernel / 2, kernel / 2}, {1, 1}, 1));
   g.add_node("relu", "aten::relu", {g.find_value("c")}, {"r"});
   g.add_node("maxpool", "aten::max_pool2d", {g.find_value("r")}, {"p"}, pool_attrs({3, 3}, {2, 2}, {1, 1}));
   g.outputs = {g.find_value("p")};
@@ -72,12 +73,27 @@ void expect_fused_stem_matches_aten(const StemCase& c) {
 
 TEST(ConvPool, ResNetsStemRunsFusedInBandsAndMatchesAten) {
   // 224 x 224: a 3.2 MB convolution output per image, three or four bands; 64 channels take
-  // the AVX-512 loop, 20 the careful one (and 16 + 4 lanes).
+  // the AVX-512 loop, 28 the careful one (and 16 + 12 lanes).
   for (const StemCase& c : std::vector<StemCase>{{1, 224, 64, true, false},
                                                  {3, 224, 64, false, false},
                                                  {2, 224, 64, true, true},
                                                  {8, 64, 64, true, false},
-                                                 {1, 96, 20, true, true},
-                                                 {3, 50, 20, false, false}})
+                                                 {1, 96, 28, true, true},
+                                                 {3, 50, 28, false, false}})
     expect_fused_stem_matches_aten(c);
+}
+
+// A 3x3 stem does too little work per input element for the bands' nhwc convolution to pay
+// for reordering its input: the plugin declines the fused kernel, and runs the convolution
+// (with its relu) on plain input and the pool apart, still matching aten.
+TEST(ConvPool, AThreeByThreeStemRunsUnfusedOnTheConvPlugin) {
+  Tensor x = random({4, 3, 64, 64}, 65);
+  Tensor ref = load_graph(runtime("aten"), stem(24, false, 3))->run({x})[0];
+  auto model = load_graph(runtime("conv"), stem(24, false, 3));
+  std::map<std::string, std::string> ran;
+  for (const switchyard::PlanEntry& e : model->plan({x})) ran[e.op] = e.backend;
+  EXPECT_EQ(ran.count(kFused), 0u);
+  EXPECT_EQ(ran["aten::conv2d+aten::relu"], "conv");
+  EXPECT_EQ(ran["aten::max_pool2d"], "conv");
+  expect_runs_close(*model, {x}, ref, "3x3 stem, batch 4, 64x64, 24 channels");
 }
