@@ -32,7 +32,6 @@
 
 #include "common/gather.hpp"
 
-#include <switchyard/parallel.hpp>
 
 #include <algorithm>
 #include <array>
@@ -148,13 +147,12 @@ class RnnKernel {
                  hn[0] ? hn[0] + at : nullptr, c_sink ? c_sink + at : nullptr);
         };
         if (plan->parallel_dirs && gate_.pooled()) {
-          // The two directions at once on the host's pool, each claimed by whichever
+          // The two directions at once on the OpenMP team, each claimed by whichever
           // thread comes first: where no second thread comes, the caller runs both.
           std::atomic<int64_t> next_dir{0}, finished{0}, alone{0};
           std::atomic<bool> failed{false};
           const int64_t start = wall_ns();
-          sy::parallel_for(int64_t{2}, 2, [&](int64_t, int) {
-            Team team(1);
+          on_team(2, [&](int) {
             try {
               for (int64_t d; (d = next_dir.fetch_add(1)) < 2;) {
                 const int64_t t0 = wall_ns();
@@ -163,10 +161,10 @@ class RnnKernel {
                 finished.fetch_add(1, std::memory_order_release);
               }
             } catch (...) {
-              failed.store(true);  // the other stops waiting; parallel_for rethrows this one
+              failed.store(true);  // the other stops waiting; on_team rethrows this one
               throw;
             }
-            wait_for(finished, 2, failed);  // spinning, not asleep in the pool's wait
+            wait_for(finished, 2, failed);  // spinning, not asleep at the team's end
           });
           gate_.report(wall_ns() - start, alone.load());
         } else {
@@ -212,18 +210,15 @@ class RnnKernel {
             done[static_cast<size_t>(l)].store(k + 1, std::memory_order_release);
           }
       } catch (...) {
-        failed.store(true);  // the others stop waiting; parallel_for rethrows this one
+        failed.store(true);  // the others stop waiting; on_team rethrows this one
         throw;
       }
-      wait_for(done[static_cast<size_t>(layers_ - 1)], chunks, failed);  // spinning, not asleep in the pool's wait
+      wait_for(done[static_cast<size_t>(layers_ - 1)], chunks, failed);  // spinning, not asleep at the team's end
     };
     Team team(1);
     if (!gate_.pooled()) return lane();
     const int64_t start = wall_ns();
-    sy::parallel_for(int64_t{plan->wave_threads}, plan->wave_threads, [&](int64_t, int) {
-      Team one(1);
-      lane();
-    });
+    on_team(plan->wave_threads, [&](int) { lane(); });
     gate_.report(wall_ns() - start, alone.load());
   }
 

@@ -1,17 +1,20 @@
 // linalg plugin: the parts of the recurrent kernels (ops_rnn.cpp) that are not the kernel:
 // the cells' gate layouts, the plans a kernel instance keeps per input shape, per-thread
-// scratch and oneDNN memory handles, and the waits and pool gate of its threaded runs.
+// scratch and oneDNN memory handles, and the waits and gate of its threaded runs.
 //
 // Threads. A primitive's threads meet at every step, so below about 1M multiply-adds a
 // step (kTeamStepWork: a text model's sizes) each runs on one thread, and the host's
 // threads go to independent work instead: a bidirectional layer's two directions run at
 // once, and a unidirectional stack runs as a wavefront (the sequence in chunks, layer l's
 // chunk k as soon as layer l - 1's chunk k is done, so the layers overlap; chunks hand
-// their final states on). That work goes to the host's pool, each piece claimed by the
-// first thread free to take it, so where the pool's worker does not come the caller runs
-// it all. On a busy machine the worker may come whole scheduler ticks late and the caller
-// waits for it; an instance that sees that runs alone for a while (PoolGate). Wider steps
-// run each primitive on the whole OpenMP team.
+// their final states on). That work goes to the calling thread's OpenMP team (on_team),
+// each piece claimed by the first thread free to take it, so where the team's worker does
+// not come the caller runs it all. Not to the host's pool: right after the plugins' other
+// parallel regions the team's worker still spins on a core, and a pool thread beside it
+// made three busy threads on two cores (gru_stateful at batch 8: 0.67 ms on the pool,
+// 0.37-0.55 on the team, 0.63 on one thread). On a busy machine the worker may come whole
+// scheduler ticks late and the caller waits for it; an instance that sees that runs alone
+// for a while (PoolGate). Wider steps run each primitive on the whole OpenMP team.
 #pragma once
 
 #include "linalg.hpp"
@@ -25,6 +28,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -147,14 +151,33 @@ constexpr int64_t kSpins = 100000;  // pause instructions before a wait yields: 
 // busy machine wakes whole scheduler ticks later), yielding the core only after a while.
 bool wait_for(const std::atomic<int64_t>& done, int64_t want, const std::atomic<bool>& failed);
 
+// Runs piece(thread) on `n` threads of the calling thread's OpenMP team, each on a team of
+// one inside. The team's workers are the threads that spin on the cores right after the
+// plugins' other parallel regions, so the pieces go to them rather than to a third thread
+// that would share a core with a spinning one. The first exception is rethrown here.
+template <class Piece>
+void on_team(int n, Piece&& piece) {
+  std::exception_ptr error;
+  std::atomic<bool> caught{false};
+#pragma omp parallel num_threads(n)
+  {
+    try {
+      Team one(1);
+      piece(omp_get_thread_num());
+    } catch (...) {
+      if (!caught.exchange(true)) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
 int64_t wall_ns();
 
 // Whether a kernel instance's runs hand their independent pieces (directions, layers of
-// a wavefront) to the host's pool. A pooled run that took longer than its pieces one
-// after the other (what the caller alone would have taken) waited for a thread that got
-// no core: on a busy machine the pool's worker may wake, take the second half of the
-// range (if only to find nothing left to claim) and finish whole scheduler ticks later,
-// and the caller waits for it. Then the next 16 runs go alone, 32 after a second such run
+// a wavefront) to the OpenMP team (on_team). A shared run that took longer than its pieces
+// one after the other (what the caller alone would have taken) waited for a thread that
+// got no core: on a busy machine the team's worker may wake (if only to find nothing left
+// to claim) whole scheduler ticks later, and the caller waits for it at the team's end. Then the next 16 runs go alone, 32 after a second such run
 // in a row, up to 256; a pooled run that gains resets that. The pieces are the same
 // primitives either way, so the results are too.
 class PoolGate {
