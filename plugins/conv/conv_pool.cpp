@@ -90,7 +90,8 @@ void ConvPoolKernel::supports(const sy::Node& node) {
   });
   describable(g.src, g.src_strides, "input");
   if (plain_stem(g))  // the bands' nhwc brgemm convolution would need the input reordered first
-    throw sy::Unsupported("a few-channel convolution with little work per input element runs faster unfused, on plain input");
+    throw sy::Unsupported(
+        "a few-channel convolution with little work per input element runs faster unfused, on plain input");
   const int64_t span = (g.dilation[0] + 1) * (a[1]->shape[2] - 1) + 1;
   if (g.pad_l[0] >= span || g.pad_r[0] >= span)  // a band could then start inside the padding
     throw sy::Unsupported("convolution padding " + to_string(g.pad_l) + " as large as the kernel");

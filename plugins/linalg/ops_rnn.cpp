@@ -32,7 +32,6 @@
 
 #include "common/gather.hpp"
 
-
 #include <algorithm>
 #include <array>
 #include <atomic>
