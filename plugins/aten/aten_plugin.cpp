@@ -263,10 +263,28 @@ struct OpDef {
 
 std::string node_label(const sy::Node& n) { return std::string(n.op) + " (node '" + (n.name ? n.name : "?") + "')"; }
 
+// ATen's products (matrix, convolution, attention, recurrent) take one floating dtype:
+// mixing them, say a bfloat16 weight and a float32 activation in a trace made in float32
+// and then converted, fails when run. Declined up front, so that the host can run the node
+// as a float32 island.
+void check_one_float_dtype(const OpDef& op, const sy::Node& n) {
+  if (op.family != "linalg" && op.family != "conv" && op.family != "attention" && op.family != "rnn") return;
+  const DLTensor* first = nullptr;
+  for (size_t i = 0; i < n.num_inputs; ++i) {
+    const DLTensor* t = n.inputs[i];
+    if (t == nullptr || (t->dtype.code != kDLFloat && t->dtype.code != kDLBfloat)) continue;
+    if (first == nullptr) first = t;
+    if (t->dtype.code != first->dtype.code || t->dtype.bits != first->dtype.bits)
+      throw sy::Unsupported(node_label(n) + ": inputs of two floating dtypes (" + dl_name(first->dtype) + ", " +
+                            dl_name(t->dtype) + "); ATen's kernel takes one");
+  }
+}
+
 // Picks the first overload the node matches. Throws sy::Unsupported with every
 // overload's reason if none does.
 Bound select(const sy::Node& n, bool wrap_attrs) {
   const OpDef& op = *static_cast<const OpDef*>(n.user_data);
+  check_one_float_dtype(op, n);
   std::string reasons;
   for (const Overload* ov : op.overloads) {
     try {

@@ -52,9 +52,11 @@ void register_nn_ops(Registry& r) {
           const at::Tensor rotated = at::cat({-x.slice(dim, half), x.slice(dim, 0, half)}, c.i(4));
           return x * c.t(1) + rotated * c.t(2);
         });
-  // ... and a Llama MLP's gate and up projections as this one.
+  // ... and a Llama MLP's gate and up projections as this one (two products: linalg).
+  r.family("linalg");
   r.def("switchyard::swiglu(Tensor input, Tensor gate_weight, Tensor up_weight) -> Tensor", kF,
         [](const Call& c) { return at::silu(at::linear(c.t(0), c.t(1))) * at::linear(c.t(0), c.t(2)); });
+  r.family("norm");
   r.def(
       "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
       "float eps=1e-05, bool cudnn_enable=True) -> Tensor",
