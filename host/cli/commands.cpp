@@ -194,7 +194,19 @@ std::string outputs_text(const std::vector<std::vector<std::string>>& outputs) {
 // with the bytes its kernel converts; then the totals.
 void print_compute(const std::vector<PlanEntry>& plan) {
   size_t asked = 0, converted = 0, per_run = 0, once = 0;
+  size_t islands = 0, island_per_run = 0, island_once = 0;
   for (const PlanEntry& e : plan) {
+    if (!e.island.empty()) {
+      ++islands;
+      island_per_run += e.compute_converted_bytes;
+      island_once += e.compute_constant_bytes;
+      std::printf(
+          "compute: '%s' in float32, an island in a %s model (%s): %zu bytes converted per run, %zu bytes "
+          "of weights once\n",
+          e.node.c_str(), e.island.c_str(), e.compute_note.c_str(), e.compute_converted_bytes,
+          e.compute_constant_bytes);
+      continue;
+    }
     if (e.compute_asked.empty() && e.compute.empty()) continue;
     asked += e.compute_asked.empty() ? 0 : 1;
     if (!e.compute.empty() && e.compute != "float32") {
@@ -213,6 +225,9 @@ void print_compute(const std::vector<PlanEntry>& plan) {
   if (asked > 0)
     std::printf("precision conversions: %zu of %zu asked node(s) compute in bfloat16, %zu bytes per run, %zu once\n",
                 converted, asked, per_run, once);
+  if (islands > 0)
+    std::printf("float32 islands: %zu node(s), %zu bytes converted per run, %zu once\n", islands, island_per_run,
+                island_once);
 }
 
 }  // namespace

@@ -82,6 +82,10 @@ struct PlanEntry {
   // it converts per run, those it converted once (weights), and its reason.
   std::string compute_asked, compute, compute_note;
   size_t compute_converted_bytes = 0, compute_constant_bytes = 0;
+  // A float32 island (a half-precision model computing as-is): the model's dtype,
+  // "bfloat16" or "float16", which the node's inputs are converted from and its outputs
+  // back to; "" for any other node. `compute` is then "float32", with its bytes and reason.
+  std::string island;
 };
 
 // A value converted between storages in a plan: a device copy or a layout change

@@ -400,8 +400,14 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
   for (size_t n = 0; n < impl_->graph.nodes.size(); ++n) {
     const ir::Node& node = impl_->graph.nodes[n];
     const exec::NodeDecision& np = plan->record.nodes[n];
-    PlanEntry e{node.name, node.op, node.module_path, np.backend, np.selection.reason, {}, {}, {}, {}, {}};
+    PlanEntry e;
+    e.node = node.name;
+    e.op = node.op;
+    e.module_path = node.module_path;
+    e.backend = np.backend;
+    e.reason = np.selection.reason;
     if (np.bf16_asked) e.compute_asked = "bfloat16";
+    if (np.bound && np.bound->island.lanes != 0) e.island = dtype_name(np.bound->island);
     if (np.bound && np.bound->compute.lanes != 0) {
       e.compute = dtype_name(np.bound->compute);
       e.compute_converted_bytes = static_cast<size_t>(np.bound->compute_converted_bytes);

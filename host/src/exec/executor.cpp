@@ -59,8 +59,7 @@ Executor::Executor(const ir::Graph& graph, const config::Config& config, const l
   };
 
   rule_of_ = select::match_rules(config_, catalog_, graph_);
-  for (config::Compute c : select::match_compute(config_, catalog_, graph_))
-    bf16_of_.push_back(c == config::Compute::BFloat16);
+  compute_of_ = select::match_compute(config_, catalog_, graph_);
   last_use_.assign(graph_.values.size(), -1);
   for (size_t n = 0; n < graph_.nodes.size(); ++n)
     for (ir::ValueId v : graph_.nodes[n].inputs)

@@ -49,6 +49,9 @@ class Executor {
   RunResult plan_and_run(Plan& plan, const std::vector<Tensor>& inputs, const RunOptions& options);
   // planner.cpp: what the planning run decides per node.
   void bind_node(size_t index, Plan& plan, const ir::Node& node, const std::vector<const DLTensor*>& inputs);
+  // A node with half-precision inputs as a float32 island (island.hpp); false if it has
+  // none, or no backend takes its float32 twin either.
+  bool bind_island(size_t index, Plan& plan, const ir::Node& node, const std::vector<const DLTensor*>& inputs);
   std::unique_ptr<BoundKernel> create_kernel(const ir::Node& node, const select::Candidate& winner,
                                              const std::vector<const DLTensor*>& inputs) const;
   // Metadata of values as kernels are asked about them (planner.cpp's planning run).
@@ -57,7 +60,7 @@ class Executor {
   const ir::Node& prepare_node(size_t index, Plan& plan, const MetadataOf& metadata);
   ir::Node resolve(const ir::Node& node, const Plan& plan) const;
   // Logs, for the first plan only, what [precision] asked of nodes and what their kernels
-  // compute in, each reason for float32 once.
+  // compute in, each reason for float32 once, and the float32 islands.
   void log_compute(const Plan& plan);
   // The `options` of the rule that routes node `index`, or nullptr (none, or no rule matches).
   const std::vector<config::RuleOption>* rule_options(size_t index) const;
@@ -81,11 +84,11 @@ class Executor {
   StorageTable storages_;
   int32_t preferred_storage_ = kHost;  // [runtime] prefer_storage; kHost: none
   select::Catalog catalog_;
-  std::vector<int32_t> rule_of_;   // per node: the rule routing it (select::match_rules), -1 none
-  std::vector<uint8_t> bf16_of_;   // per node: [precision] asks it for bfloat16 products
-  bool compute_logged_ = false;    // log_compute has spoken (under planning_mutex_)
-  std::vector<int32_t> last_use_;  // per value: last consuming node; -1 never; kForever output
-  std::vector<int32_t> fusable_;   // per node: the consumer it could be fused with, or -1
+  std::vector<int32_t> rule_of_;             // per node: the rule routing it (select::match_rules), -1 none
+  std::vector<config::Compute> compute_of_;  // per node: what [precision] asks of it (select::match_compute)
+  bool compute_logged_ = false;              // log_compute has spoken (under planning_mutex_)
+  std::vector<int32_t> last_use_;            // per value: last consuming node; -1 never; kForever output
+  std::vector<int32_t> fusable_;             // per node: the consumer it could be fused with, or -1
   bool fuse_ = true;
   Runner runner_;
   PlanCache cache_;

@@ -42,6 +42,10 @@ struct BoundKernel {
   DLDataType compute{0, 0, 0};
   uint64_t compute_converted_bytes = 0, compute_constant_bytes = 0;
   std::string compute_note;
+  // A float32 island (island.hpp): the model's half-precision dtype it converts from and
+  // back to (lanes 0: none), and the island's kernel, which outlives `instance`.
+  DLDataType island{0, 0, 0};
+  std::shared_ptr<const void> adapter;
   BoundKernel() = default;
   BoundKernel(const BoundKernel&) = delete;
   BoundKernel& operator=(const BoundKernel&) = delete;

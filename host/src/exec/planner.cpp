@@ -4,6 +4,7 @@
 #include "exec/executor.hpp"
 
 #include "exec/fusion.hpp"
+#include "exec/island.hpp"
 #include "ir/sym.hpp"
 #include "loader/host_api.hpp"
 #include "util/log.hpp"
@@ -112,7 +113,14 @@ ir::Attribute option_attribute(const config::RuleOption& o) {
 
 void Executor::bind_node(size_t index, Plan& plan, const ir::Node& node, const std::vector<const DLTensor*>& inputs) {
   NodeDecision& np = plan.record.nodes[index];
+  // A [[precision.rules]] "fp32" on a node of a model computing as-is: a float32 island
+  // even where a kernel takes its dtype.
+  if (compute_of_[index] == config::Compute::Float32 &&
+      config_.compute.value_or(config::Compute::AsIs) == config::Compute::AsIs &&
+      bind_island(index, plan, node, inputs))
+    return;
   np.selection = select::select_kernel(config_, catalog_, node, inputs, rule_of_[index]);
+  if (!np.selection.winner && bind_island(index, plan, node, inputs)) return;
   if (!np.selection.winner) {
     std::string asked = config_.strict ? " (strict mode: the first rejection is final)" : "";
     throw Error(ErrorKind::Unsupported, "no backend can run " + describe_node(index) + asked +
@@ -121,6 +129,36 @@ void Executor::bind_node(size_t index, Plan& plan, const ir::Node& node, const s
   np.backend = np.selection.winner->backend;
   np.bound = create_kernel(node, *np.selection.winner, inputs);
   log::get().debug("{} -> {} ({})", describe_node(index), np.backend, np.selection.reason);
+}
+
+bool Executor::bind_island(size_t index, Plan& plan, const ir::Node& node, const std::vector<const DLTensor*>& inputs) {
+  const DLDataType half = island_dtype(inputs);
+  if (half.lanes == 0) return false;
+  NodeDecision& np = plan.record.nodes[index];
+  auto twin = std::make_unique<Float32Twin>(inputs);
+  const select::Selection twin_selection =
+      select::select_kernel(config_, catalog_, node, twin->inputs(), rule_of_[index]);
+  if (!twin_selection.winner) return false;  // the error then gives the half-precision rejections
+  auto island = std::make_shared<Island>(*twin_selection.winner, half, std::move(twin));
+  select::Candidate candidate = *twin_selection.winner;
+  candidate.def = island->def();
+  np.bound = create_kernel(node, candidate, inputs);
+  BoundKernel& bound = *np.bound;
+  bound.island = half;
+  bound.adapter = island;
+  bound.compute = DLDataType{kDLFloat, 32, 1};
+  bound.compute_constant_bytes = island->twin().constant_bytes();
+  bound.compute_converted_bytes = island_bytes_per_run(inputs, bound.output_descs);
+  const bool asked = compute_of_[index] == config::Compute::Float32;  // by a rule (bind_node)
+  bound.compute_note =
+      asked ? "[[precision.rules]] asks float32 of it"
+            : "no backend takes " + dtype_name(half) + "; plugin '" + candidate.backend + "' takes it in float32";
+  np.backend = candidate.backend;
+  np.selection.winner = candidate;
+  np.selection.reason = twin_selection.reason + ", a float32 island in a " + dtype_name(half) + " model";
+  if (asked) np.selection.rejected = twin_selection.rejected;
+  log::get().debug("{} -> {} ({})", describe_node(index), np.backend, np.selection.reason);
+  return true;
 }
 
 std::unique_ptr<BoundKernel> Executor::create_kernel(const ir::Node& node, const select::Candidate& winner,
@@ -241,7 +279,7 @@ void Executor::try_fuse(size_t index, Plan& plan, const MetadataOf& metadata) {
     const std::vector<const DLTensor*> fused_inputs = metadata(fused.inputs);
     for (const std::string& backend : backends) {
       bool routed = true;  // ... and the chain asks one compute dtype
-      for (size_t k = 1; k < len; ++k) routed &= allows(part[k], backend) && bf16_of_[part[k]] == bf16_of_[index];
+      for (size_t k = 1; k < len; ++k) routed &= allows(part[k], backend) && compute_of_[part[k]] == compute_of_[index];
       if (!routed) continue;
       for (const select::Candidate& c : offers) {
         if (c.backend != backend) continue;
@@ -283,7 +321,7 @@ const ir::Node& Executor::prepare_node(size_t n, Plan& plan, const MetadataOf& m
     if (!np.resolved) np.resolved = std::make_unique<ir::Node>(node);
     for (const config::RuleOption& o : *options) np.resolved->attrs.emplace_back("@" + o.key, option_attribute(o));
   }
-  np.bf16_asked = bf16_of_[n] != 0;
+  np.bf16_asked = compute_of_[n] == config::Compute::BFloat16;
   if (np.bf16_asked) {  // [precision]: the kernel reads the option, and answers in SY_ComputeReport
     if (!np.resolved) np.resolved = std::make_unique<ir::Node>(node);
     np.resolved->attrs.emplace_back("@compute", ir::Attribute::of_string("bf16"));
@@ -304,8 +342,10 @@ const ir::Node& Executor::prepare_node(size_t n, Plan& plan, const MetadataOf& m
 }
 
 void Executor::log_compute(const Plan& plan) {
-  if (compute_logged_ || std::find(bf16_of_.begin(), bf16_of_.end(), 1) == bf16_of_.end()) return;
+  if (compute_logged_) return;
   compute_logged_ = true;
+  log_islands(plan, graph_);
+  if (std::find(compute_of_.begin(), compute_of_.end(), config::Compute::BFloat16) == compute_of_.end()) return;
   size_t asked = 0, bf16 = 0;
   uint64_t once = 0, per_run = 0;
   std::map<std::string, std::vector<std::string>> float32_because;  // reason -> nodes

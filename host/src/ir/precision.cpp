@@ -9,16 +9,6 @@ constexpr DLDataType kF32{kDLFloat, 32, 1};
 // c10::ScalarType's numbers, as TorchScript and torch.export record dtype arguments.
 constexpr int64_t kHalfCode = 5, kFloatCode = 6, kBFloat16Code = 15;
 
-Tensor to_float32(const Tensor& t) {
-  Tensor out = Tensor::uninitialized(kF32, t.shape());
-  const Tensor src = t.contiguous();
-  const auto* in = static_cast<const uint16_t*>(src.raw_data());
-  float* y = out.data<float>();
-  const bool bf16 = t.dtype().code == kDLBfloat;
-  for (int64_t i = 0; i < src.numel(); ++i) y[i] = bf16 ? bfloat16_to_float(in[i]) : half_to_float(in[i]);
-  return out;
-}
-
 bool half_constant(const Value& v) {
   return v.kind == ValueKind::Constant && v.constant.defined() && is_half(v.constant.dtype());
 }
@@ -41,6 +31,16 @@ size_t upcast_dtype_arguments(Node& node) {
 }
 
 }  // namespace
+
+Tensor to_float32(const Tensor& t) {
+  Tensor out = Tensor::uninitialized(kF32, t.shape());
+  const Tensor src = t.contiguous();
+  const auto* in = static_cast<const uint16_t*>(src.raw_data());
+  float* y = out.data<float>();
+  const bool bf16 = t.dtype().code == kDLBfloat;
+  for (int64_t i = 0; i < src.numel(); ++i) y[i] = bf16 ? bfloat16_to_float(in[i]) : half_to_float(in[i]);
+  return out;
+}
 
 bool is_half(DLDataType d) { return d.bits == 16 && d.lanes == 1 && (d.code == kDLFloat || d.code == kDLBfloat); }
 

@@ -12,6 +12,9 @@ namespace switchyard::ir {
 
 bool is_half(DLDataType dtype);  // float16 or bfloat16
 
+// A compact float32 copy of a float16 or bfloat16 tensor.
+Tensor to_float32(const Tensor& t);
+
 // The half-precision dtype a graph holds in its inputs or constants (float16 first), or
 // none (lanes 0) for a model that holds neither.
 DLDataType half_dtype_of(const Graph& graph);

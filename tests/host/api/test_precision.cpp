@@ -1,5 +1,6 @@
 // [precision] compute when a model loads: a bfloat16 or float16 model computes in float32
-// on the family plugins by default, "as-is" keeps its dtypes (and so its kernels' limits).
+// on the family plugins by default; "as-is" keeps its dtypes where a kernel takes them and
+// runs the other nodes as float32 islands.
 // Built only with the aten plugin, which converts the inputs as they enter.
 #include "../exec/exec_test_util.hpp"
 #include "api/internal.hpp"
@@ -36,6 +37,23 @@ ir::Graph linear(DLDataType dtype) {
   return g;
 }
 
+const PlanEntry& entry(const std::vector<PlanEntry>& plan, const std::string& node) {
+  for (const PlanEntry& e : plan)
+    if (e.node == node) return e;
+  throw std::runtime_error("no plan entry for " + node);
+}
+
+// A half-precision tensor's values as floats (exact).
+std::vector<float> half_values(const Tensor& t) {
+  const Tensor c = t.contiguous();
+  std::vector<float> out;
+  for (int64_t i = 0; i < c.numel(); ++i) {
+    const uint16_t v = c.data<uint16_t>()[i];
+    out.push_back(c.dtype().code == kDLBfloat ? bfloat16_to_float(v) : half_to_float(v));
+  }
+  return out;
+}
+
 std::string config(const std::string& precision) {
   return write_config("precision", "[selection]\ndefault = [\"linalg\", \"aten\"]\n" + precision);
 }
@@ -59,18 +77,88 @@ TEST(Precision, AHalfModelComputesInFloat32OnTheFamilyPlugins) {
   }
 }
 
-TEST(Precision, AsIsKeepsTheModelsDtype) {
-  Runtime rt(Options{config("[precision]\ncompute = \"as-is\"\n")});
+// "as-is" keeps the model's dtype where a kernel takes it: aten's linear takes bfloat16.
+TEST(Precision, AsIsKeepsTheModelsDtypeWhereAKernelTakesIt) {
+  Runtime rt(
+      Options{write_config("as_is_aten", "[selection]\ndefault = [\"aten\"]\n[precision]\ncompute = \"as-is\"\n")});
   auto model = load_graph(rt, linear(kBF16));
   const Tensor x = half(kBF16, {2, 3}, {1, 2, 3, -1, 0.5f, 4});
-  try {  // aten's linear may take bfloat16; linalg does not; nothing is converted
+  const std::vector<Tensor> out = model->run({x});
+  ASSERT_TRUE(same_dtype(out[0].dtype(), kBF16));
+  EXPECT_EQ(half_values(out[0]), (std::vector<float>{-1.75f, 3.5f, 3.0f, 14.0f, -4.75f, -0.5f, 6.5f, 18.0f}));
+  const auto plan = model->plan({x});
+  ASSERT_EQ(plan.size(), 1u) << "no conversion node";
+  EXPECT_EQ(plan[0].backend, "aten");
+  EXPECT_EQ(plan[0].island, "");
+  EXPECT_EQ(plan[0].compute, "");
+}
+
+// Where no kernel takes the dtype (linalg is float32 only), the node runs as a float32
+// island: its inputs converted as they enter, the weights once, its output back to the
+// model's dtype; the plan says so, with the bytes.
+TEST(Precision, AsIsRunsANodeNoKernelTakesAsAFloat32Island) {
+  for (DLDataType dtype : {kBF16, kF16}) {
+    Runtime rt(Options{
+        write_config("as_is_linalg", "[selection]\ndefault = [\"linalg\"]\n[precision]\ncompute = \"as-is\"\n")});
+    auto model = load_graph(rt, linear(dtype));
+    const Tensor x = half(dtype, {2, 3}, {1, 2, 3, -1, 0.5f, 4});
     const std::vector<Tensor> out = model->run({x});
-    EXPECT_TRUE(same_dtype(out[0].dtype(), kBF16));
-    EXPECT_EQ(model->plan({x}).size(), 1u) << "no conversion node";
-    EXPECT_EQ(model->plan({x})[0].backend, "aten");
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("bfloat16"), std::string::npos) << e.what();
+    ASSERT_TRUE(same_dtype(out[0].dtype(), dtype)) << "the output comes back in the model's dtype";
+    EXPECT_EQ(half_values(out[0]), (std::vector<float>{-1.75f, 3.5f, 3.0f, 14.0f, -4.75f, -0.5f, 6.5f, 18.0f}));
+    const auto plan = model->plan({x});
+    ASSERT_EQ(plan.size(), 1u) << "the conversions are the island's own, not graph nodes";
+    const PlanEntry& fc = plan[0];
+    EXPECT_EQ(fc.backend, "linalg");
+    EXPECT_EQ(fc.island, dtype_name(dtype));
+    EXPECT_EQ(fc.compute, "float32");
+    EXPECT_EQ(fc.compute_converted_bytes, 4u * (6 + 8)) << "x in, y out, as float32";
+    EXPECT_EQ(fc.compute_constant_bytes, 4u * (12 + 4)) << "w and b, once";
+    EXPECT_NE(fc.compute_note.find("no backend takes " + dtype_name(dtype)), std::string::npos) << fc.compute_note;
+    EXPECT_NE(fc.reason.find("float32 island"), std::string::npos) << fc.reason;
+    ASSERT_FALSE(fc.rejected.empty()) << "the half-precision refusals stay in the plan";
+    EXPECT_EQ(fc.rejected[0].backend, "linalg");
   }
+}
+
+// A [[precision.rules]] "fp32" makes an island of its node even where a kernel takes the
+// dtype; the other nodes keep it.
+TEST(Precision, APrecisionRuleMakesAFloat32IslandOfOneNode) {
+  Runtime rt(Options{write_config("as_is_rule",
+                                  "[selection]\ndefault = [\"aten\"]\n[precision]\ncompute = \"as-is\"\n"
+                                  "[[precision.rules]]\nnode = \"fc\"\ncompute = \"fp32\"\n")});
+  ir::Graph g = linear(kBF16);
+  g.add_node("act", "aten::relu", {g.find_value("y")}, {"z"}, {}, "act");
+  g.outputs = {g.find_value("z")};
+  auto model = load_graph(rt, std::move(g));
+  const Tensor x = half(kBF16, {2, 3}, {1, 2, 3, -1, 0.5f, 4});
+  const std::vector<Tensor> out = model->run({x});
+  ASSERT_TRUE(same_dtype(out[0].dtype(), kBF16));
+  EXPECT_EQ(half_values(out[0]), (std::vector<float>{0, 3.5f, 3.0f, 14.0f, 0, 0, 6.5f, 18.0f}));
+  const auto plan = model->plan({x});
+  EXPECT_EQ(entry(plan, "fc").island, "bfloat16");
+  EXPECT_NE(entry(plan, "fc").compute_note.find("[[precision.rules]]"), std::string::npos);
+  EXPECT_EQ(entry(plan, "act").island, "");
+}
+
+// ATen's products take one floating dtype: a bfloat16 weight beside a float32 activation
+// (a trace made in float32, then converted) is declined by aten and runs as an island.
+TEST(Precision, MixedFloatDtypesInAProductRunAsAnIsland) {
+  Runtime rt(
+      Options{write_config("as_is_mixed", "[selection]\ndefault = [\"aten\"]\n[precision]\ncompute = \"as-is\"\n")});
+  ir::Graph g;
+  const ir::ValueId x = g.add_input("x", kF32, {-1, 3});
+  const ir::ValueId w = g.add_constant("w", half(kBF16, {4, 3}, {1, 0, -1, 0.5f, 2, 0, -2, 1, 1, 0, 0, 4}));
+  g.add_node("fc", "aten::linear", {x, w, ir::kNoValue}, {"y"}, {}, "fc");
+  g.outputs = {g.find_value("y")};
+  auto model = load_graph(rt, std::move(g));
+  const Tensor x_in = f32({2, 3}, {1, 2, 3, -1, 0.5f, 4});
+  const std::vector<Tensor> out = model->run({x_in});
+  ASSERT_TRUE(same_dtype(out[0].dtype(), kBF16));
+  EXPECT_EQ(half_values(out[0]), (std::vector<float>{-2.0f, 4.5f, 3.0f, 12.0f, -5.0f, 0.5f, 6.5f, 16.0f}));
+  const PlanEntry& fc = model->plan({x_in})[0];
+  EXPECT_EQ(fc.island, "bfloat16");
+  ASSERT_FALSE(fc.rejected.empty());
+  EXPECT_NE(fc.rejected[0].reason.find("two floating dtypes"), std::string::npos) << fc.rejected[0].reason;
 }
 
 namespace {
@@ -85,12 +173,6 @@ ir::Graph float32_linear_relu() {
   g.add_node("act", "aten::relu", {g.find_value("h")}, {"y"}, {}, "act");
   g.outputs = {g.find_value("y")};
   return g;
-}
-
-const PlanEntry& entry(const std::vector<PlanEntry>& plan, const std::string& node) {
-  for (const PlanEntry& e : plan)
-    if (e.node == node) return e;
-  throw std::runtime_error("no plan entry for " + node);
 }
 
 }  // namespace

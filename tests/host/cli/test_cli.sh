@@ -246,6 +246,35 @@ expect bf16-fallback 0 "compute: 'fc1' asked bfloat16, computes float32: oneDNN 
   -- env ONEDNN_MAX_CPU_ISA=AVX512_CORE "$bin" plan "$demo" --config "$tmp/bf16.toml"
 expect bf16-fallback-warns 0 "warning.*bf16: 2 node\(s\) compute in float32 instead: oneDNN finds no bfloat16" \
   -- env ONEDNN_MAX_CPU_ISA=AVX512_CORE "$bin" run "$demo" --config "$tmp/bf16.toml"
+# [precision] compute = "as-is" on a bfloat16 model: linear routed to linalg (float32 only)
+# runs as a float32 island, which plan shows with its bytes and the log warns about once.
+if [ -f "$(dirname "$bin")/../plugins/libswitchyard-linalg.so" ]; then
+  /usr/bin/python3 - "$demo" "$tmp/mlp_bf16.json" <<'PY'
+import json, struct, sys
+g = json.load(open(sys.argv[1]))
+raw = open(sys.argv[1][:-5] + ".bin", "rb").read()
+out, offset = bytearray(), 0
+for c in g["constants"]:
+    floats = struct.unpack("<%df" % (c["nbytes"] // 4), raw[c["offset"]:c["offset"] + c["nbytes"]])
+    halves = [(struct.unpack("<I", struct.pack("<f", v))[0] + 0x8000) >> 16 for v in floats]  # to bfloat16
+    data = struct.pack("<%dH" % len(halves), *halves)
+    c.update(dtype="bfloat16", offset=offset, nbytes=len(data))
+    out += data + bytes(-len(data) % 64)
+    offset = len(out)
+g["inputs"][0]["dtype"] = "bfloat16"
+g["weights"] = "mlp_bf16.bin"
+json.dump(g, open(sys.argv[2], "w"))
+open(sys.argv[2][:-5] + ".bin", "wb").write(out)
+PY
+  printf '[selection]\ndefault = ["aten"]\n[[rules]]\nop = "aten::linear"\nbackends = ["linalg"]\n[precision]\ncompute = "as-is"\n' \
+    > "$tmp/as_is.toml"
+  expect as-is-island 0 "compute: 'fc1' in float32, an island in a bfloat16 model \(no backend takes bfloat16; plugin 'linalg' takes it in float32\): 192 bytes converted per run, 576 bytes of weights once" \
+    -- "$bin" plan "$tmp/mlp_bf16.json" --config "$tmp/as_is.toml"
+  expect as-is-islands-total 0 "float32 islands: 2 node\(s\)" -- "$bin" plan "$tmp/mlp_bf16.json" --config "$tmp/as_is.toml"
+  expect as-is-islands-warn 0 "warning.*2 node\(s\) of this bfloat16 model run as float32 islands \(aten::linear x2\)" \
+    -- "$bin" run "$tmp/mlp_bf16.json" --config "$tmp/as_is.toml"
+  expect as-is-output-dtype 0 "^  out  bfloat16 \[2, 4\]" -- "$bin" run "$tmp/mlp_bf16.json" --config "$tmp/as_is.toml"
+fi
 expect bf16-rule-as-is nonzero "bf16rule.toml:3:11: .*a rule chooses \"fp32\" or \"bf16\" per node" \
   -- sh -c "printf '[[precision.rules]]\\nop = \"aten::linear\"\\ncompute = \"as-is\"\\n' > '$tmp/bf16rule.toml' && '$bin' plan '$demo' --config '$tmp/bf16rule.toml'"
 
