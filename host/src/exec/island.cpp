@@ -91,6 +91,15 @@ struct Instance {
 Instance* of(SY_KernelInstance* instance) { return reinterpret_cast<Instance*>(instance); }
 const Island& island_of(void* context) { return *static_cast<const Island*>(context); }
 
+// A call's arguments as the inner kernel takes them: its instance, the float32 inputs.
+template <typename Args>
+Args for_inner(const Args& args, const Float32Inputs& in) {
+  Args inner = args;
+  inner.instance = of(args.instance)->inner;
+  inner.inputs = in.pointers.data();
+  return inner;
+}
+
 // Runs `body`, turning an exception thrown on the host's side into a status and message.
 template <typename Body>
 SY_Status guarded(SY_CallContext* call, Body&& body) {
@@ -122,10 +131,8 @@ SY_Status island_create(void* context, SY_KernelCreateArgs* args) {
 SY_Status island_infer(void* context, SY_KernelInferArgs* args) {
   return guarded(args->call, [&] {
     const Island& island = island_of(context);
-    Float32Inputs in(args->inputs, args->num_inputs, island.twin(), false);
-    SY_KernelInferArgs inner = *args;
-    inner.instance = of(args->instance)->inner;
-    inner.inputs = in.pointers.data();
+    const Float32Inputs in(args->inputs, args->num_inputs, island.twin(), false);
+    SY_KernelInferArgs inner = for_inner(*args, in);
     const SY_Status s = island.inner().infer(island.inner().context, &inner);
     if (s != SY_OK) return s;
     for (size_t o = 0; o < args->num_outputs; ++o)
@@ -180,10 +187,8 @@ SY_Status run_kernel_allocated(const Island& island, SY_KernelRunArgs* args, SY_
 SY_Status island_run(void* context, SY_KernelRunArgs* args) {
   return guarded(args->call, [&] {
     const Island& island = island_of(context);
-    Float32Inputs in(args->inputs, args->num_inputs, island.twin(), true);
-    SY_KernelRunArgs inner = *args;
-    inner.instance = of(args->instance)->inner;
-    inner.inputs = in.pointers.data();
+    const Float32Inputs in(args->inputs, args->num_inputs, island.twin(), true);
+    SY_KernelRunArgs inner = for_inner(*args, in);
     inner.input_storage = nullptr;  // the island reads and writes plain host memory only
     inner.output_storage = nullptr;
     return island.inner().output_mode == SY_OUTPUT_HOST_ALLOCATED ? run_host_allocated(island, args, inner)
