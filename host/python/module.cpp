@@ -192,9 +192,16 @@ class PyModel {
       if (e.has_kernel_cost)
         cost = py::dict("flops"_a = e.kernel_flops, "bytes"_a = e.kernel_bytes,
                         "scratch_bytes"_a = e.kernel_scratch_bytes);
+      // [precision]: what the node was asked and computes in, where either is known.
+      py::object compute = py::none();
+      if (!e.compute_asked.empty() || !e.compute.empty() || !e.island.empty())
+        compute = py::dict("asked"_a = e.compute_asked, "computes"_a = e.compute, "island"_a = e.island,
+                           "note"_a = e.compute_note, "bytes_per_run"_a = e.compute_converted_bytes,
+                           "bytes_once"_a = e.compute_constant_bytes);
       out.append(py::dict("node"_a = e.node, "op"_a = e.op, "module"_a = e.module_path, "backend"_a = e.backend,
                           "why"_a = e.reason, "rejections"_a = rejections, "fused_from"_a = e.fused_from,
-                          "kernel_cost"_a = cost, "cost"_a = py::dict("flops"_a = e.flops, "bytes"_a = e.bytes)));
+                          "kernel_cost"_a = cost, "cost"_a = py::dict("flops"_a = e.flops, "bytes"_a = e.bytes),
+                          "compute"_a = compute));
     }
     return out;
   }

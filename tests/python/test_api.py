@@ -1,4 +1,5 @@
 # The Python API as users call it: zero-copy tensors, node_io, plan, profile, errors, threads.
+import copy
 import threading
 
 import pytest
@@ -98,6 +99,26 @@ def test_plan_kernel_cost(source_dir, mlp):
     # shapes. fc1 is [3, 8] x [16, 8]^T + [16]: 2 FLOPs per multiply-add; each tensor's bytes once.
     assert plan["act"]["cost"] == {"flops": 3 * 16, "bytes": 8 * 3 * 16}, plan["act"]
     assert plan["fc1"]["cost"] == {"flops": 2 * 3 * 16 * 8, "bytes": 4 * (3 * 8 + 16 * 8 + 16 + 3 * 16)}, plan["fc1"]
+
+
+def test_plan_shows_a_float32_island(tmp_path, mlp):
+    # A bfloat16 trace computing as-is, its linears routed to linalg (float32 only): each runs
+    # as a float32 island, its output back in bfloat16; relu stays bfloat16 on aten.
+    config = tmp_path / "as_is.toml"
+    config.write_text('[selection]\ndefault = ["aten"]\n[[rules]]\nop = "aten::linear"\nbackends = ["linalg"]\n'
+                      '[precision]\ncompute = "as-is"\n')
+    rt = switchyard.Runtime(config=config, log_level="error")
+    model = copy.deepcopy(mlp).to(torch.bfloat16)
+    m = rt.load(model, torch.randn(2, 8, dtype=torch.bfloat16))
+    x = torch.randn(3, 8).to(torch.bfloat16)
+    (y,) = m.run(x)
+    assert y.dtype == torch.bfloat16
+    with torch.no_grad():  # each island rounds its output to bfloat16, as PyTorch does
+        assert torch.allclose(y.float(), model(x).float(), atol=0.05, rtol=0.02)
+    plan = {e["node"]: e for e in m.plan(x)}
+    assert plan["fc1"]["backend"] == "linalg" and plan["fc1"]["compute"]["island"] == "bfloat16", plan["fc1"]
+    assert plan["fc1"]["compute"]["computes"] == "float32" and plan["fc1"]["compute"]["bytes_once"] == 4 * (16 * 8 + 16)
+    assert plan["act"]["compute"] is None, plan["act"]
 
 
 def test_load_file(rt, source_dir, tmp_path, mlp):
