@@ -37,13 +37,23 @@ struct Side {
   std::string config;
   std::map<std::string, const NodeIO*> by_node;
   std::map<std::string, std::string> fused_into;  // node -> the fused kernel that ran it
+  // Node -> the value its first output is, and back. A batch norm folded into its
+  // convolution on one side only (a half-precision model as-is against its float32
+  // policy) leaves the convolution making the batch norm's value there: nodes are
+  // matched by the value they make.
+  std::map<std::string, std::string> output_of, maker_of;
 };
 
 Side index_side(const std::string& config, const std::vector<NodeIO>& records, const std::vector<PlanEntry>& plan) {
   Side side;
   side.config = config;
   std::map<std::string, const PlanEntry*> entries;
-  for (const auto& e : plan) entries[e.node] = &e;
+  for (const auto& e : plan) {
+    entries[e.node] = &e;
+    if (e.outputs.empty()) continue;
+    side.output_of[e.node] = e.outputs[0];
+    side.maker_of[e.outputs[0]] = e.node;
+  }
   for (const auto& r : records) {
     auto it = entries.find(r.node);
     if (it != entries.end() && it->second->fused_from.size() > 1) {
@@ -60,7 +70,10 @@ Side index_side(const std::string& config, const std::vector<NodeIO>& records, c
 struct Compared {
   double max_abs = 0, max_ref = 0, rel = 0;
   std::string problem;  // a shape, dtype or count mismatch; "" when compared
+  std::string across;   // "bfloat16 vs float32": floating outputs of two precisions, compared by value
 };
+
+bool floating(DLDataType d) { return d.code == kDLFloat || d.code == kDLBfloat; }
 
 Compared compare(const std::vector<Tensor>& a, const std::vector<Tensor>& ref) {
   Compared c;
@@ -75,7 +88,9 @@ Compared compare(const std::vector<Tensor>& a, const std::vector<Tensor>& ref) {
                   shape_string(ref[k].shape());
       return c;
     }
-    if (!same_dtype(a[k].dtype(), ref[k].dtype())) {
+    if (!same_dtype(a[k].dtype(), ref[k].dtype()) && floating(a[k].dtype()) && floating(ref[k].dtype())) {
+      c.across = dtype_name(a[k].dtype()) + " vs " + dtype_name(ref[k].dtype());  // e.g. as-is against fp32
+    } else if (!same_dtype(a[k].dtype(), ref[k].dtype())) {
       c.problem =
           "output " + std::to_string(k) + " dtype " + dtype_name(a[k].dtype()) + " vs " + dtype_name(ref[k].dtype());
       return c;
@@ -192,11 +207,18 @@ int cmd_diff(const CommonFlags& common, const DiffFlags& flags) {
   std::vector<std::vector<std::string>> rows{{"node", "op", "backend A", "backend B", "max_abs", "max|B|", "rel", ""}};
   std::string first_bad;
   size_t compared = 0, bad = 0, skipped = 0;
+  std::map<std::string, size_t> across;  // "bfloat16 vs float32" -> nodes compared by value
   // Graph order: the reference's plan lists every node (a fused one under its first name).
   std::vector<std::string> order;
   for (const auto& e : run_b.plan) order.push_back(e.node);
   for (const auto& node : order) {
-    auto ia = a.by_node.find(node), ib = b.by_node.find(node);
+    // A's record of the node that makes the value B's node makes (the same node but where
+    // a fold differs between the two).
+    auto value = b.output_of.find(node);
+    auto maker = value == b.output_of.end() ? a.maker_of.end() : a.maker_of.find(value->second);
+    const std::string& node_a = maker == a.maker_of.end() ? node : maker->second;
+    auto ia = a.by_node.find(node_a), ib = b.by_node.find(node);
+    const std::string shown = node_a == node ? node : node + " (A: " + node_a + ")";
     if (ia == a.by_node.end() || ib == b.by_node.end()) {
       auto fa = a.fused_into.find(node), fb = b.fused_into.find(node);
       const std::string why = fa != a.fused_into.end()   ? "A: inside fused " + fa->second
@@ -210,26 +232,30 @@ int cmd_diff(const CommonFlags& common, const DiffFlags& flags) {
     const NodeIO& rb = *ib->second;
     const Compared c = compare(ra.outputs, rb.outputs);
     ++compared;
+    if (!c.across.empty()) ++across[c.across];
     const bool over = !c.problem.empty() || !(c.rel <= flags.tolerance);
     if (over) {
       ++bad;
       if (first_bad.empty()) {
         first_bad = node;
         std::string detail = c.problem.empty() ? "max_abs " + num(c.max_abs) + ", rel " + num(c.rel) : c.problem;
-        rows.push_back({node, ra.op, ra.backend, rb.backend, c.problem.empty() ? num(c.max_abs) : "-", num(c.max_ref),
+        rows.push_back({shown, ra.op, ra.backend, rb.backend, c.problem.empty() ? num(c.max_abs) : "-", num(c.max_ref),
                         c.problem.empty() ? num(c.rel) : "-", "FIRST OVER TOLERANCE"});
-        first_bad = "first node over the tolerance: '" + node + "' (op " + ra.op + ", module " + ra.module_path +
+        first_bad = "first node over the tolerance: '" + shown + "' (op " + ra.op + ", module " + ra.module_path +
                     "): backend A '" + ra.backend + "' vs backend B '" + rb.backend + "', " + detail;
         continue;
       }
     }
     if (over || flags.verbose || first_bad.empty())
-      rows.push_back({node, ra.op, ra.backend, rb.backend, c.problem.empty() ? num(c.max_abs) : "-", num(c.max_ref),
+      rows.push_back({shown, ra.op, ra.backend, rb.backend, c.problem.empty() ? num(c.max_abs) : "-", num(c.max_ref),
                       c.problem.empty() ? num(c.rel) : c.problem, over ? "over" : "ok"});
   }
   print_table(rows);
   std::printf("\ncompared %zu node(s), %zu over the tolerance, %zu not comparable (fused on one side)%s\n", compared,
               bad, skipped, flags.verbose || skipped == 0 ? "" : "; -v lists them");
+  for (const auto& [dtypes, nodes] : across)  // a half-precision model as-is against its float32 policy
+    std::printf("%zu node(s) with outputs of two precisions (%s, A vs B), compared by value\n", nodes,
+                dtypes.c_str());
   if (compared == 0) {
     std::fprintf(stderr, "error: no node could be compared between the two configs\n");
     return 1;

@@ -40,6 +40,25 @@ expect diff-added-carried 1 "^residual +aten::add +aten +0 +[0-9.e-]+ +ok$" \
   -- "$bin" diff --added -v "$demo" --inputs "$tmp/in.json" --config "$tmp/wrong.toml" --against "$ref"
 expect diff-added-same-passes 0 "compared 6 node\(s\), 0 adding" \
   -- "$bin" diff --added "$demo" --inputs "$tmp/in.json" --config "$ref" --against "$ref"
+# A bfloat16 conv -> batch norm -> relu computing as-is against the reference, which computes
+# it in float32 with the batch norm folded into the convolution: values of two precisions
+# are compared by value, and B's folded conv is matched with A's batch norm, the node that
+# makes the same value.
+/usr/bin/python3 - "$tmp/convbn_bf16.pt" <<'PY'
+import sys, torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU()).eval()
+with torch.no_grad():
+    m[1].running_mean.uniform_(-0.5, 0.5); m[1].running_var.uniform_(0.5, 2.0)
+m = m.to(torch.bfloat16)
+torch.jit.trace(m, torch.randn(1, 3, 8, 8).to(torch.bfloat16)).save(sys.argv[1])
+torch.save((torch.randn(2, 3, 8, 8).to(torch.bfloat16),), sys.argv[1][:-3] + ".in.pt")
+PY
+printf '[selection]\ndefault = ["conv", "aten"]\n[precision]\ncompute = "as-is"\n' > "$tmp/as_is.toml"
+expect diff-as-is-by-value 0 "node\(s\) with outputs of two precisions \(bfloat16 vs float32, A vs B\), compared by value" \
+  -- "$bin" diff "$tmp/convbn_bf16.pt" --inputs "$tmp/convbn_bf16.in.pt" --config "$tmp/as_is.toml" --against "$ref" --tolerance 0.05
+expect diff-as-is-folded-match 0 "^0 \(A: 1\) +aten::batch_norm +aten +aten .* ok$" \
+  -- "$bin" diff "$tmp/convbn_bf16.pt" --inputs "$tmp/convbn_bf16.in.pt" --config "$tmp/as_is.toml" --against "$ref" --tolerance 0.05 -v
 expect diff-bad-tolerance nonzero "tolerance" -- "$bin" diff "$demo" --tolerance -1
 expect diff-missing-against nonzero "nope.toml" -- "$bin" diff "$demo" --against "$tmp/nope.toml"
 finish
