@@ -254,8 +254,7 @@ int cmd_diff(const CommonFlags& common, const DiffFlags& flags) {
   std::printf("\ncompared %zu node(s), %zu over the tolerance, %zu not comparable (fused on one side)%s\n", compared,
               bad, skipped, flags.verbose || skipped == 0 ? "" : "; -v lists them");
   for (const auto& [dtypes, nodes] : across)  // a half-precision model as-is against its float32 policy
-    std::printf("%zu node(s) with outputs of two precisions (%s, A vs B), compared by value\n", nodes,
-                dtypes.c_str());
+    std::printf("%zu node(s) with outputs of two precisions (%s, A vs B), compared by value\n", nodes, dtypes.c_str());
   if (compared == 0) {
     std::fprintf(stderr, "error: no node could be compared between the two configs\n");
     return 1;
