@@ -90,8 +90,10 @@ void register_pool_ops(Registry& r) {
         [](const Call& c) { return at::replication_pad3d(c.t(0), c.ints(1)); });
   r.def("channel_shuffle(Tensor self, int groups) -> Tensor", kAll,
         [](const Call& c) { return at::channel_shuffle(c.t(0), c.i(1)); });
-  r.def("native_channel_shuffle(Tensor self, int groups) -> Tensor", kAll,
-        [](const Call& c) { return at::native_channel_shuffle(c.t(0), c.i(1)); });
+  // LibTorch 1.13's native_channel_shuffle divides by zero (SIGFPE) on an empty tensor.
+  r.def("native_channel_shuffle(Tensor self, int groups) -> Tensor", kAll, [](const Call& c) {
+    return c.t(0).numel() == 0 ? at::channel_shuffle(c.t(0), c.i(1)) : at::native_channel_shuffle(c.t(0), c.i(1));
+  });
   r.def(
       "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> "
       "Tensor",

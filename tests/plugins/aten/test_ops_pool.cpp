@@ -89,6 +89,8 @@ OP_CASE("aten::channel_shuffle", "groups") {
 OP_CASE("aten::native_channel_shuffle", "groups") {
   at::Tensor x = rnd(dt, {2, 6, 3, 3});
   check("aten::native_channel_shuffle", {x}, Attrs().i("groups", 2), at::native_channel_shuffle(x, 2));
+  // LibTorch's own kernel would stop the process here (a division by zero).
+  check("aten::native_channel_shuffle", {rnd(dt, {0, 6, 3, 3})}, Attrs().i("groups", 2), rnd(dt, {0, 6, 3, 3}));
 }
 OP_CASE("aten::im2col", "dilation_padding_stride") {
   at::Tensor x = rnd(dt, {2, 3, 7, 8});
