@@ -256,6 +256,29 @@ void stack(Cases& c) {
   c.add("0-dim parts", {c.t({}), c.t({})});
 }
 
+// aten::channel_shuffle (nn.ChannelShuffle) of one input.
+void channel_shuffle(Cases& c) {
+  c.add("[1, 12, 5, 7], 3 groups", {c.t({1, 12, 5, 7})}, {{"groups", integer(3)}});
+  Tensor whole = c.t({2, 16, 4, 4});  // the second half of a chunk along channels: batches apart
+  c.add("a chunk's half (strided), 4 groups", {c.view_of(whole, {2, 8, 4, 4}, {256, 16, 4, 1}, 128)},
+        {{"groups", integer(4)}});
+  c.add("one group: a copy", {c.transposed({6, 4, 2, 3})}, {{"groups", integer(1)}});
+  c.add("empty batch", {c.t({0, 4, 3, 3})}, {{"groups", integer(2)}});
+}
+
+// switchyard::channel_shuffle: the host's pattern for ShuffleNet's cat + channel shuffle.
+void channel_shuffle_of_parts(Cases& c) {
+  c.add("ShuffleNet block: two [2, 24, 8, 8] parts, 2 groups", {c.t({2, 24, 8, 8}), c.t({2, 24, 8, 8})},
+        {{"groups", integer(2)}});
+  c.add("parts of 3, 4 and 5 channels across 3 groups", {c.t({2, 3, 3, 2}), c.t({2, 4, 3, 2}), c.t({2, 5, 3, 2})},
+        {{"groups", integer(3)}});
+  Tensor whole = c.t({2, 16, 4, 4});
+  c.add("a chunk's half (strided) beside a part",
+        {c.view_of(whole, {2, 8, 4, 4}, {256, 16, 4, 1}, 128), c.t({2, 8, 4, 4})}, {{"groups", integer(2)}});
+  c.add("empty batch", {c.t({0, 4, 3, 3}), c.t({0, 4, 3, 3})}, {{"groups", integer(2)}});
+  channel_shuffle(c);  // one part is a plain channel shuffle
+}
+
 // ---- splits (one output per piece) ------------------------------------------------------------
 
 // ---- gathers -------------------------------------------------------------------------------
@@ -344,6 +367,9 @@ void add_shape_cases(CaseTable& table) {
   add(table, "aten::split_with_sizes", 326, split_with_sizes);
   add(table, "aten::unbind", 327, unbind);
   add(table, "aten::embedding", 328, embedding);
+  add(table, "aten::channel_shuffle", 329, channel_shuffle);
+  add(table, "aten::native_channel_shuffle", 330, channel_shuffle);
+  add(table, "switchyard::channel_shuffle", 331, channel_shuffle_of_parts);
 }
 
 }  // namespace switchyard::conformance

@@ -71,6 +71,19 @@ void register_shape_ops(Registry& r) {
   r.family("join");
   r.def("cat(Tensor[] tensors, int dim=0) -> Tensor", kAll, cat);
   r.def("concat(Tensor[] tensors, int dim=0) -> Tensor", kAll, cat);
+  // The host's pattern pass writes a trace's channel shuffle of a concatenation as this op
+  // (host/src/ir/patterns.hpp): the reference computes it as the trace did.
+  r.def("switchyard::channel_shuffle(Tensor[] inputs, int groups) -> Tensor", kAll, [](const Call& c) {
+    const at::Tensor x = at::cat(c.list(0), 1);
+    const int64_t groups = c.i(1);
+    if (x.dim() != 4 || groups < 1 || x.size(1) % groups != 0)
+      throw sy::Error("channel_shuffle: " + std::to_string(x.size(1)) + " channels of a rank-" +
+                      std::to_string(x.dim()) + " tensor do not split into " + std::to_string(groups) + " groups");
+    return x.view({x.size(0), groups, x.size(1) / groups, x.size(2), x.size(3)})
+        .transpose(1, 2)
+        .contiguous()
+        .view(x.sizes());
+  });
   r.def("stack(Tensor[] tensors, int dim=0) -> Tensor", kAll,
         [](const Call& c) { return at::stack(c.list(0), c.i(1)); });
   r.def("hstack(Tensor[] tensors) -> Tensor", kAll, [](const Call& c) { return at::hstack(c.list(0)); });

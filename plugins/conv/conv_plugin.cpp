@@ -9,6 +9,8 @@
 //   aten::max_pool2d, aten::avg_pool2d, aten::adaptive_avg_pool2d         pool_kernel.hpp
 //   aten::mul of an activation by a per-channel scale (squeeze-excitation) scale_kernel.hpp
 //   aten::batch_norm (inference), alone and + aten::relu               batch_norm_kernel.hpp
+//   switchyard::channel_shuffle (the host's pattern for cat + shuffle),
+//   aten::channel_shuffle, aten::native_channel_shuffle                    shuffle_kernel.hpp
 //
 //   storages "nChw16c" and "nhwc": activations in oneDNN's own layouts   formats.hpp
 //   every kernel is Tracked<>: what was found finite in them              finite_memo.hpp
@@ -23,6 +25,7 @@
 #include "formats.hpp"
 #include "pool_kernel.hpp"
 #include "scale_kernel.hpp"
+#include "shuffle_kernel.hpp"
 
 namespace syconv {
 namespace {
@@ -52,6 +55,8 @@ sy::PluginDef& conv_plugin() {
     d.add(sy::kernel<Tracked<ScaleKernel>>("aten::mul", kFamily, {sy::kFloat32}));
     for (const char* op : {"aten::batch_norm", "aten::batch_norm+aten::relu"})
       d.add(sy::kernel<Tracked<BatchNormKernel>>(op, kFamily, {sy::kFloat32}));
+    for (const char* op : {"switchyard::channel_shuffle", "aten::channel_shuffle", "aten::native_channel_shuffle"})
+      d.add(sy::kernel<Tracked<ShuffleKernel>>(op, "join", {sy::kFloat32}));
     return d;
   }();
   return def;

@@ -74,6 +74,7 @@ ValueId other_input(const Node& n, ValueId known) {
 struct Match {
   std::vector<int32_t> nodes;
   Node replacement;
+  std::vector<std::pair<ValueId, ValueId>> renames;  // removed value -> the one its sym::size readers read
 };
 
 struct RmsNorm {
@@ -347,6 +348,100 @@ std::optional<Match> match_grouped_attention(const Graph& g, const Readers& r, i
   return m;
 }
 
+// The node that makes `v` (any readers), or nullptr for an input or a constant.
+const Node* producer_of(const Graph& g, ValueId v) {
+  if (v == kNoValue) return nullptr;
+  const Value& value = g.values[static_cast<size_t>(v)];
+  if (value.kind != ValueKind::NodeOutput || value.producer < 0) return nullptr;
+  return &g.nodes[static_cast<size_t>(value.producer)];
+}
+
+// Is `v` sym::size(of, dim) of a rank-4 `of` (dim counted from either end)?
+bool is_size_of(const Graph& g, ValueId v, ValueId of, int64_t dim) {
+  const Node* n = producer_of(g, v);
+  return n != nullptr && n->op == "sym::size" && n->inputs.size() == 1 && n->inputs[0] == of &&
+         (literal(attr(*n, "dim"), dim) || literal(attr(*n, "dim"), dim - 4));
+}
+
+std::optional<int64_t> sym_constant(const Graph& g, ValueId v) {
+  const Node* n = producer_of(g, v);
+  const Attribute* a = n != nullptr && n->op == "sym::const" ? attr(*n, "value") : nullptr;
+  if (a == nullptr || a->kind != AttrKind::Int || a->bound()) return std::nullopt;
+  return a->i;
+}
+
+// The sym::list of `n` entries that a view or reshape's target shape is bound to.
+const Node* view_shape(const Graph& g, const Node& n, size_t entries) {
+  if (n.inputs.size() != 1 || n.outputs.size() != 1) return nullptr;
+  if (n.op == "aten::view") return sym_list(g, attr(n, "size"), entries);
+  if (n.op == "aten::reshape") return sym_list(g, attr(n, "shape"), entries);
+  return nullptr;
+}
+
+// [N, _, H, W] of rank-4 `x`: entries 0, 2 and 3 of a 4-entry list are x's sizes (entry
+// 1 then follows from the element count), or entries 0, 3 and 4 of a 5-entry one.
+bool keeps_batch_and_image(const Graph& g, const Node& list, ValueId x) {
+  const size_t h = list.inputs.size() - 2;
+  return is_size_of(g, list.inputs[0], x, 0) && is_size_of(g, list.inputs[h], x, 2) &&
+         is_size_of(g, list.inputs[h + 1], x, 3);
+}
+
+// Whether every reader of `v` but `reader` is a sym::size (of its shape, not its values).
+bool only_sizes_besides(const Graph& g, const Readers& r, ValueId v, size_t reader) {
+  int sizes = 0;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (n == reader || std::find(g.nodes[n].inputs.begin(), g.nodes[n].inputs.end(), v) == g.nodes[n].inputs.end())
+      continue;
+    if (g.nodes[n].op != "sym::size") return false;
+    ++sizes;
+  }
+  return r.count[static_cast<size_t>(v)] == sizes + 1;  // no graph output, no bound attribute
+}
+
+// view(contiguous(transpose(view(x, [N, g, C/g, H, W]), 1, 2)), [N, C, H, W]) (contiguous
+// optional, reshape for view), from the first view; x a cat along channels is folded in.
+std::optional<Match> match_channel_shuffle(const Graph& g, const Readers& r, int32_t view_index) {
+  const Node& split = g.nodes[static_cast<size_t>(view_index)];
+  const Node* split_shape = view_shape(g, split, 5);
+  if (split_shape == nullptr) return std::nullopt;
+  const ValueId x = split.inputs[0];
+  const std::optional<int64_t> groups = sym_constant(g, split_shape->inputs[1]);
+  if (!groups || *groups < 1 || !keeps_batch_and_image(g, *split_shape, x)) return std::nullopt;
+  Match m;
+  m.nodes = {view_index};
+  int32_t at = -1;
+  const Node* t = sole_reader(g, r, split.outputs[0], "aten::transpose", &at);
+  if (!t || !((literal(attr(*t, "dim0"), 1) && literal(attr(*t, "dim1"), 2)) ||
+              (literal(attr(*t, "dim0"), 2) && literal(attr(*t, "dim1"), 1))))
+    return std::nullopt;
+  m.nodes.push_back(at);
+  ValueId shuffled = t->outputs[0];
+  if (const Node* c = sole_reader(g, r, shuffled, "aten::contiguous", &at)) {
+    m.nodes.push_back(at);
+    shuffled = c->outputs[0];
+  }
+  at = r.only(shuffled);
+  const Node* merge = at >= 0 ? &g.nodes[static_cast<size_t>(at)] : nullptr;
+  const Node* merged_shape = merge != nullptr ? view_shape(g, *merge, 4) : nullptr;
+  if (merged_shape == nullptr || !keeps_batch_and_image(g, *merged_shape, x)) return std::nullopt;
+  m.nodes.push_back(at);
+  m.replacement.name = merge->name;
+  m.replacement.op = kChannelShuffleOp;
+  m.replacement.module_path = merge->module_path;
+  m.replacement.inputs = {x};
+  m.replacement.outputs = merge->outputs;
+  m.replacement.attrs = {{"groups", Attribute::of_int(*groups)}};
+  const Node* cat = producer_of(g, x);
+  if (cat != nullptr && cat->op == "aten::cat" && cat->outputs.size() == 1 &&
+      (literal(attr(*cat, "dim"), 1) || literal(attr(*cat, "dim"), -3)) &&
+      only_sizes_besides(g, r, x, static_cast<size_t>(view_index))) {
+    m.replacement.inputs = cat->inputs;
+    m.nodes.push_back(g.values[static_cast<size_t>(x)].producer);  // kept there: before the sizes read
+    m.renames.emplace_back(x, merge->outputs[0]);                  // the sizes of the same [N, C, H, W]
+  }
+  return m;
+}
+
 std::optional<Match> match_rms_norm_node(const Graph& g, const Readers& r, int32_t pow_index) {
   const std::optional<RmsNorm> m = match_rms_norm(g, r, pow_index);
   if (!m) return std::nullopt;
@@ -371,6 +466,7 @@ size_t recognise_patterns(Graph& graph, const std::function<bool(const std::stri
   if (offered(kSwigluOp)) matchers.push_back(match_swiglu);
   if (offered(kRotaryOp)) matchers.push_back(match_rotary);
   if (offered(kSdpaOp)) matchers.push_back(match_grouped_attention);
+  if (offered(kChannelShuffleOp)) matchers.push_back(match_channel_shuffle);
   if (matchers.empty()) return 0;
   const Readers readers(graph);
   std::vector<bool> removed(graph.nodes.size(), false);
@@ -384,6 +480,8 @@ size_t recognise_patterns(Graph& graph, const std::function<bool(const std::stri
       for (int32_t k : m->nodes) free = free && !removed[static_cast<size_t>(k)];
       if (!free) continue;
       graph.nodes[static_cast<size_t>(m->nodes.back())] = std::move(m->replacement);
+      for (const auto& [from, to] : m->renames)
+        for (Node& node : graph.nodes) std::replace(node.inputs.begin(), node.inputs.end(), from, to);
       for (size_t k = 0; k + 1 < m->nodes.size(); ++k) removed[static_cast<size_t>(m->nodes[k])] = true;
       ++replaced;
     }

@@ -9,6 +9,9 @@
 //   switchyard::rotary(Tensor input, Tensor cos, Tensor sin, int dim, int cat_dim, int half)
 //       = input * cos + cat([-input[half:], input[:half]], cat_dim) * sin  (slices along dim;
 //         rotary position embeddings; `half` may be the model's shape arithmetic)
+//   switchyard::channel_shuffle(Tensor[] inputs, int groups)
+//       = view(transpose(view(cat(inputs, 1), [N, groups, C / groups, H, W]), 1, 2), [N, C, H, W])
+//         (ShuffleNet's channel shuffle, with the concatenation before it when there is one)
 //
 // and a decomposed grouped-query attention, softmax(q k^T / c + mask) v with k and v
 // repeated per group by expand and reshape (Llama's repeat_kv), becomes PyTorch 2's
@@ -30,6 +33,7 @@ inline constexpr const char* kRmsNormOp = "switchyard::rms_norm";
 inline constexpr const char* kSwigluOp = "switchyard::swiglu";
 inline constexpr const char* kRotaryOp = "switchyard::rotary";
 inline constexpr const char* kSdpaOp = "aten::scaled_dot_product_attention";
+inline constexpr const char* kChannelShuffleOp = "switchyard::channel_shuffle";
 
 // Replaces every such subgraph whose intermediate values nothing else reads, where
 // `offered(op)`. The new node takes the last multiplication's name, module path and output

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace switchyard;
 using namespace switchyard::ir;
 
@@ -179,4 +181,99 @@ TEST(Patterns, RotaryBecomesOneNode) {
   Graph uneven = rotary_graph(8, 7);  // the halves do not meet: not rotate_half
   EXPECT_EQ(recognise_patterns(uneven, offered), 0u);
   EXPECT_EQ(uneven.nodes.size(), 7u);
+}
+
+namespace {
+
+struct Shuffle {
+  bool with_cat = true;
+  int64_t dim1 = 2;            // transpose(1, dim1): 2 shuffles, 3 would not
+  bool image_first = false;    // view to [N, g, H, C / g, W]: another permutation
+  bool cat_is_output = false;  // the concatenation also leaves the graph
+};
+
+// ShuffleNet's block end, as a trace writes it: c = cat([a, b], 1) (or c = a);
+// view(contiguous(transpose(view(c, [N, 2, C / 2, H, W]), 1, 2)), [N, -1, H, W]).
+Graph shuffle_graph(const Shuffle& v = {}) {
+  Graph g;
+  const ValueId a = g.add_input("a", kF32, {-1, 4, -1, -1});
+  const ValueId b = g.add_input("b", kF32, {-1, 4, -1, -1});
+  auto out = [&](int32_t node) { return g.nodes[static_cast<size_t>(node)].outputs[0]; };
+  const ValueId c =
+      v.with_cat ? out(g.add_node("blk.cat", "aten::cat", {a, b}, {"c"}, {{"dim", Attribute::of_int(1)}})) : a;
+  auto size = [&](int64_t d) {
+    return g.add_sym("size" + std::to_string(d), "sym::size", {c}, {{"dim", Attribute::of_int(d)}});
+  };
+  const ValueId n = size(0), channels = size(1), h = size(2), w = size(3);
+  const ValueId two = g.add_sym("two", "sym::const", {}, {{"value", Attribute::of_int(2)}});
+  const ValueId free = g.add_sym("free", "sym::const", {}, {{"value", Attribute::of_int(-1)}});
+  const ValueId per_group = g.add_sym("per_group", "sym::floordiv", {channels, two});
+  const ValueId split = v.image_first ? g.add_sym("split", "sym::list", {n, two, h, per_group, w})
+                                      : g.add_sym("split", "sym::list", {n, two, per_group, h, w});
+  const ValueId merged = g.add_sym("merged", "sym::list", {n, free, h, w});
+  const ValueId s =
+      out(g.add_node("blk.view", "aten::view", {c}, {"s"}, {{"size", Attribute::of_ref(split, AttrKind::Ints)}}));
+  const ValueId t = out(g.add_node("blk.transpose", "aten::transpose", {s}, {"t"},
+                                   {{"dim0", Attribute::of_int(1)}, {"dim1", Attribute::of_int(v.dim1)}}));
+  const ValueId k =
+      out(g.add_node("blk.contiguous", "aten::contiguous", {t}, {"k"}, {{"memory_format", Attribute::of_int(0)}}));
+  g.outputs.push_back(
+      out(g.add_node("blk.view_1", "aten::view", {k}, {"y"}, {{"size", Attribute::of_ref(merged, AttrKind::Ints)}})));
+  if (v.cat_is_output) g.outputs.push_back(c);
+  validate(g);
+  return g;
+}
+
+size_t count_op(const Graph& g, const std::string& op) {
+  size_t n = 0;
+  for (const Node& node : g.nodes) n += node.op == op;
+  return n;
+}
+
+}  // namespace
+
+TEST(Patterns, ChannelShuffleOfACatBecomesOneNode) {
+  Graph g = shuffle_graph();
+  EXPECT_EQ(recognise_patterns(g, offered), 1u);
+  EXPECT_EQ(count_op(g, "aten::cat") + count_op(g, "aten::view") + count_op(g, "aten::transpose"), 0u);
+  ASSERT_EQ(count_op(g, kChannelShuffleOp), 1u);
+  const Node& n =
+      *std::find_if(g.nodes.begin(), g.nodes.end(), [](const Node& x) { return x.op == kChannelShuffleOp; });
+  EXPECT_EQ(n.name, "blk.view_1");
+  ASSERT_EQ(n.inputs.size(), 2u);
+  EXPECT_EQ(g.values[static_cast<size_t>(n.inputs[0])].name, "a");
+  EXPECT_EQ(g.values[static_cast<size_t>(n.inputs[1])].name, "b");
+  ASSERT_EQ(n.attrs.size(), 1u);
+  EXPECT_EQ(n.attrs[0].second.i, 2);  // groups
+  // The sizes the trace took of the concatenation now read the node's output, same shape.
+  for (const Node& node : g.nodes)
+    if (node.op == "sym::size") EXPECT_EQ(g.values[static_cast<size_t>(node.inputs[0])].name, "y");
+  validate(g);  // the node comes before the sizes that read it
+}
+
+TEST(Patterns, ChannelShuffleAloneKeepsItsInput) {
+  Graph g = shuffle_graph({false});
+  EXPECT_EQ(recognise_patterns(g, offered), 1u);
+  ASSERT_EQ(count_op(g, kChannelShuffleOp), 1u);
+  const Node& n =
+      *std::find_if(g.nodes.begin(), g.nodes.end(), [](const Node& x) { return x.op == kChannelShuffleOp; });
+  ASSERT_EQ(n.inputs.size(), 1u);
+  EXPECT_EQ(g.values[static_cast<size_t>(n.inputs[0])].name, "a");
+  validate(g);
+}
+
+TEST(Patterns, ChannelShuffleLeavesOtherPermutations) {
+  for (const Shuffle& v : {Shuffle{true, 3}, Shuffle{true, 2, true}}) {
+    Graph g = shuffle_graph(v);
+    EXPECT_EQ(recognise_patterns(g, offered), 0u);
+    EXPECT_EQ(count_op(g, "aten::cat"), 1u);
+  }
+  // A concatenation that something else reads stays; the shuffle alone is still one node.
+  Graph g = shuffle_graph({true, 2, false, true});
+  EXPECT_EQ(recognise_patterns(g, offered), 1u);
+  EXPECT_EQ(count_op(g, "aten::cat"), 1u);
+  const Node& n =
+      *std::find_if(g.nodes.begin(), g.nodes.end(), [](const Node& x) { return x.op == kChannelShuffleOp; });
+  EXPECT_EQ(g.values[static_cast<size_t>(n.inputs[0])].name, "c");
+  validate(g);
 }

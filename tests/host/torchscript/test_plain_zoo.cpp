@@ -315,3 +315,24 @@ TEST(PlainZooPatterns, LlamaLikeLayersRunAsOneNodeEach) {
   }
   FAIL() << "llama_like is not in " << zoo_dir();
 }
+
+// ShuffleNet's blocks end in cat + channel shuffle (view, transpose, contiguous, view): each
+// runs as one switchyard::channel_shuffle on the conv plugin, which reads the branches'
+// nhwc outputs where they are (parity: above).
+TEST(PlainZooPatterns, ShuffleNetChannelShufflesRunAsOneNodeEach) {
+  torchscript::register_loader();
+  for (const Case& c : zoo_cases()) {
+    if (c.stem != "shufflenet_v2_x0_5") continue;
+    Runtime rt(Options{config_path("default.toml")});
+    auto model = rt.load(zoo_dir() + "/" + c.module);
+    std::map<std::string, std::pair<int, std::string>> ops;  // op -> count, a backend
+    for (const PlanEntry& e : model->plan(torchscript::load_tensors(zoo_dir() + "/" + c.sets[0].inputs)))
+      ops[e.op] = {ops[e.op].first + 1, e.backend};
+    EXPECT_EQ(ops["switchyard::channel_shuffle"],
+              std::make_pair(16, std::string("conv")));  // 3 + 7 + 3 blocks + 3 downsampling
+    EXPECT_EQ(ops.count("aten::cat"), 0u);
+    EXPECT_EQ(ops.count("aten::transpose"), 0u);
+    return;
+  }
+  FAIL() << "shufflenet_v2_x0_5 is not in " << zoo_dir();
+}

@@ -120,6 +120,19 @@ OP_CASE("aten::stack", "dim") {
   at::Tensor a = rnd(dt, {2, 3}), b = rnd(dt, {2, 3});
   check("aten::stack", {a, b}, Attrs().i("dim", 1), at::stack({a, b}, 1));
 }
+// The host's pattern for ShuffleNet's cat + channel shuffle: output channel k * groups + j
+// is channel j * (C / groups) + k of the concatenation (here by index_select).
+OP_CASE("switchyard::channel_shuffle", "cat_then_shuffle") {
+  at::Tensor a = rnd(dt, {2, 3, 2, 2}), b = rnd(dt, {2, 3, 2, 2});
+  const at::Tensor order = at::tensor({0, 3, 1, 4, 2, 5}, at::kLong);
+  check("switchyard::channel_shuffle", {a, b}, Attrs().i("groups", 2), at::cat({a, b}, 1).index_select(1, order));
+  at::Tensor x = rnd(dt, {1, 6, 3, 1});  // one input, 3 groups of 2
+  check("switchyard::channel_shuffle", {x}, Attrs().i("groups", 3),
+        x.index_select(1, at::tensor({0, 2, 4, 1, 3, 5}, at::kLong)));
+  Result r = run("switchyard::channel_shuffle", {a, b}, Attrs().i("groups", 4));
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("do not split into 4 groups"), std::string::npos) << r.message;
+}
 OP_CASE("aten::hstack", "list") {
   at::Tensor a = rnd(dt, {2, 3}), b = rnd(dt, {2, 1});
   check("aten::hstack", {a, b}, {}, at::hstack({a, b}));
