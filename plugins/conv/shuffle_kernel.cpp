@@ -28,8 +28,8 @@ StridedCopy ordered_copy(const Dims& dims, const Dims& src, const Dims& dst) {
   auto in_order = [&](size_t d) { return src[d] == 1 || dst[d] == 1 ? dims[d] : 0; };
   std::stable_partition(order.begin(), order.end(), [&](size_t d) {
     return d != *std::max_element(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return in_order(a) < in_order(b) || (in_order(a) == in_order(b) && dst[a] < dst[b]);
-    });
+             return in_order(a) < in_order(b) || (in_order(a) == in_order(b) && dst[a] < dst[b]);
+           });
   });
   StridedCopy c;
   for (size_t k = 0; k < 4; ++k) c.dims[k] = dims[order[k]], c.src[k] = src[order[k]], c.dst[k] = dst[order[k]];
@@ -66,7 +66,8 @@ void strided_copy(const StridedCopy& c, const float* src, float* dst) {
 
 // Element strides of a [N, C, H, W] tensor in `storage`: nhwc's, or the tensor's own.
 Dims strides_in(const DLTensor& t, SY_StorageIndex storage) {
-  if (storage == ChannelsLast::kIndex) return {t.shape[1] * t.shape[2] * t.shape[3], 1, t.shape[3] * t.shape[1], t.shape[1]};
+  if (storage == ChannelsLast::kIndex)
+    return {t.shape[1] * t.shape[2] * t.shape[3], 1, t.shape[3] * t.shape[1], t.shape[1]};
   if (storage != SY_STORAGE_HOST)
     throw sy::Error("channel_shuffle: storage " + std::to_string(storage) + " was not offered", SY_ERROR_INTERNAL);
   return strides_of(t);
