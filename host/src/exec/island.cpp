@@ -16,7 +16,8 @@ namespace {
 
 constexpr DLDataType kF32{kDLFloat, 32, 1};
 
-bool is_f32(DLDataType d) { return d.code == kDLFloat && d.bits == 32 && d.lanes == 1; }
+bool same_dtype(DLDataType a, DLDataType b) { return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes; }
+bool is_f32(DLDataType d) { return same_dtype(d, kF32); }
 
 const void* first_element(const DLTensor& t) { return static_cast<const char*>(t.data) + t.byte_offset; }
 
@@ -147,7 +148,7 @@ SY_Status run_host_allocated(const Island& island, SY_KernelRunArgs* args, SY_Ke
   std::vector<Tensor> float_outputs(args->num_outputs);
   std::vector<DLTensor*> outputs(args->outputs, args->outputs + args->num_outputs);
   for (size_t o = 0; o < args->num_outputs; ++o)
-    if (args->outputs[o]->dtype.code == island.half().code && ir::is_half(args->outputs[o]->dtype)) {
+    if (same_dtype(args->outputs[o]->dtype, island.half())) {  // float32 from the inner kernel (island_infer)
       float_outputs[o] = Tensor::uninitialized(kF32, shape_of(*args->outputs[o]));
       outputs[o] = const_cast<DLTensor*>(&float_outputs[o].dl());
     }
