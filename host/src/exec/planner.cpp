@@ -120,9 +120,13 @@ void Executor::bind_node(size_t index, Plan& plan, const ir::Node& node, const s
       bind_island(index, plan, node, inputs))
     return;
   np.selection = select::select_kernel(config_, catalog_, node, inputs, rule_of_[index]);
-  if (!np.selection.winner && bind_island(index, plan, node, inputs)) return;
+  // An island after a rejection is a fallback: strict mode makes the rejection final.
+  if (!np.selection.winner && !config_.strict && bind_island(index, plan, node, inputs)) return;
   if (!np.selection.winner) {
-    std::string asked = config_.strict ? " (strict mode: the first rejection is final)" : "";
+    std::string asked = !config_.strict                   ? ""
+                        : island_dtype(inputs).lanes == 0 ? " (strict mode: the first rejection is final)"
+                                                          : " (strict mode: the first rejection is final, and no "
+                                                            "float32 island is formed)";
     throw Error(ErrorKind::Unsupported, "no backend can run " + describe_node(index) + asked +
                                             "; backends asked:" + join_rejections(np.selection.rejected));
   }

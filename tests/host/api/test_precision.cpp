@@ -120,6 +120,28 @@ TEST(Precision, AsIsRunsANodeNoKernelTakesAsAFloat32Island) {
   }
 }
 
+// Strict mode makes a rejection final: no island after it; a node a rule asks float32 of
+// is still one (the plan, not a fallback).
+TEST(Precision, StrictModeFormsNoIslandAfterARejection) {
+  const std::string as_is = "[selection]\ndefault = [\"linalg\"]\nstrict = true\n[precision]\ncompute = \"as-is\"\n";
+  Runtime rt(Options{write_config("as_is_strict", as_is)});
+  try {
+    auto model = load_graph(rt, linear(kBF16));
+    model->run({half(kBF16, {2, 3}, {1, 2, 3, -1, 0.5f, 4})});
+    FAIL() << "strict mode ran the node as a float32 island";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no float32 island is formed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("linalg"), std::string::npos) << e.what();
+  }
+  Runtime ruled(
+      Options{write_config("as_is_strict_rule", as_is + "[[precision.rules]]\nnode = \"fc\"\ncompute = \"fp32\"\n")});
+  auto model = load_graph(ruled, linear(kBF16));
+  const Tensor x = half(kBF16, {2, 3}, {1, 2, 3, -1, 0.5f, 4});
+  EXPECT_EQ(half_values(model->run({x})[0]),
+            (std::vector<float>{-1.75f, 3.5f, 3.0f, 14.0f, -4.75f, -0.5f, 6.5f, 18.0f}));
+  EXPECT_EQ(entry(model->plan({x}), "fc").island, "bfloat16");
+}
+
 // A [[precision.rules]] "fp32" makes an island of its node even where a kernel takes the
 // dtype; the other nodes keep it.
 TEST(Precision, APrecisionRuleMakesAFloat32IslandOfOneNode) {
