@@ -156,7 +156,7 @@ int diff_added(const CommonFlags& common, const DiffFlags& flags, const std::str
     }
     const Compared added = compare(a.outputs, reference);
     auto b = carried.find(a.node);
-    const Compared whole = b != carried.end() ? compare(a.outputs, b->second->outputs) : Compared{0, 0, 0, "-"};
+    const Compared whole = b != carried.end() ? compare(a.outputs, b->second->outputs) : Compared{0, 0, 0, "-", ""};
     ++compared;
     const bool bad = !added.problem.empty() || !(added.rel <= flags.tolerance);
     over += bad ? 1 : 0;
