@@ -330,7 +330,10 @@ int cmd_plugins(const CommonFlags& common, bool verbose) {
                 p.vendor.c_str(), p.sdk_major, p.sdk_minor, p.path.c_str(), p.kernels.size());
     if (!p.storages.empty()) {
       std::string names;
-      for (const auto& s : p.storages) names += (names.empty() ? "" : ", ") + s;
+      for (size_t k = 0; k < p.storages.size(); ++k) {
+        const std::string& holds = k < p.storage_elements.size() ? p.storage_elements[k] : "";
+        names += (names.empty() ? "" : ", ") + p.storages[k] + (holds.empty() ? "" : " (holds " + holds + ")");
+      }
       std::printf("  storages: %s\n", names.c_str());
     }
     for (const auto& [name, value] : p.attributes) std::printf("  %s: %s\n", name.c_str(), value.c_str());

@@ -128,6 +128,14 @@ TEST(PluginAbi, RefusesAnExtensionChainThatLoops) {
   EXPECT_NE(why.find("(built with: build C11 test plugin"), std::string::npos) << why;
 }
 
+// SY_EXTENSION_STORAGE_ELEMENTS must give one element per declared storage.
+TEST(PluginAbi, RefusesStorageElementsForStoragesItLacks) {
+  std::string path = plugin_file("bad_storage_elements");
+  std::string why = refusal(path);
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+  EXPECT_NE(why.find("its storage elements extension lists 1 storage(s), but it declares 0"), std::string::npos) << why;
+}
+
 TEST(PluginAbi, RefusesNewerMajor) {
   std::string path = plugin_file("newer_major");
   std::string why = refusal(path);

@@ -33,6 +33,9 @@ struct PluginInfo {
   // What it was built with and runs on (SDK 1.3), e.g. {"onednn", "2.6.3, isa avx2"};
   // empty for a plugin of an earlier SDK.
   std::vector<std::pair<std::string, std::string>> attributes;
+  // Per storage, in `storages` order: the dtype its bytes hold where narrower than its
+  // values (SY_EXTENSION_STORAGE_ELEMENTS), e.g. "bfloat16"; "" where they are exact.
+  std::vector<std::string> storage_elements;
 };
 
 // ---- results -------------------------------------------------------------------

@@ -102,13 +102,16 @@ const RuntimeConfig& Runtime::config() const { return impl_->public_config; }
 std::vector<PluginInfo> Runtime::plugins() const {
   std::vector<PluginInfo> out;
   for (const auto& p : impl_->plugins.plugins()) {
-    PluginInfo info{p->name(),      p->version(), p->vendor(), p->path(),      p->sdk_major(),
-                    p->sdk_minor(), {},           {},          p->attributes()};
+    PluginInfo info{p->name(),      p->version(), p->vendor(), p->path(),       p->sdk_major(),
+                    p->sdk_minor(), {},           {},          p->attributes(), {}};
     const SY_Plugin& t = p->table();
     if (SY_STRUCT_HAS(&t, SY_Plugin, num_storages) && t.storages != nullptr)
       for (size_t k = 0; k < t.num_storages && k < SY_MAX_STORAGES; ++k)
-        if (t.storages[k] != nullptr && t.storages[k]->name != nullptr)
+        if (t.storages[k] != nullptr && t.storages[k]->name != nullptr) {
           info.storages.push_back(p->name() + "/" + t.storages[k]->name);
+          const DLDataType element = p->storage_element(k);
+          info.storage_elements.push_back(element.bits != 0 ? dtype_name(element) : "");
+        }
     for (size_t i = 0; i < t.num_kernels; ++i) {
       const SY_KernelDef& k = *t.kernels[i];
       KernelInfo ki{k.op,
@@ -410,7 +413,9 @@ std::vector<PlanEntry> Model::plan(const std::vector<Tensor>& inputs) const {
     if (np.bound && np.bound->island.lanes != 0) e.island = dtype_name(np.bound->island);
     if (np.bound && np.bound->compute.lanes != 0) {
       e.compute = dtype_name(np.bound->compute);
-      e.compute_converted_bytes = static_cast<size_t>(np.bound->compute_converted_bytes);
+      const uint64_t arrives = n < plan->compute_arrives_bytes.size() ? plan->compute_arrives_bytes[n] : 0;
+      e.compute_converted_bytes =
+          static_cast<size_t>(np.bound->compute_converted_bytes - std::min(arrives, np.bound->compute_converted_bytes));
       e.compute_constant_bytes = static_cast<size_t>(np.bound->compute_constant_bytes);
       e.compute_note = np.bound->compute_note;
     }

@@ -74,6 +74,7 @@ class Finalizer {
 
   void find_producers_and_readers();
   void choose_storages();
+  void count_inputs_in_compute_dtype();
   int32_t storage_for(size_t v) const;
   void lay_out_steps();
   int32_t copy_to(ir::ValueId v, int32_t to, const std::string& reader);
@@ -146,7 +147,13 @@ int32_t Finalizer::storage_for(size_t v) const {
             StorageTable::mask_has(kernels_[r.kernel]->kernel->input_reads[r.input], k);
     if (all) return storages_.id_of(plugin, k);
   }
-  return storages_.first_in(writes, plugin);
+  // Not every reader reads one: the first the producer writes that keeps its values whole.
+  for (SY_StorageMask rest = writes; rest != 0;) {
+    const int32_t id = storages_.first_in(rest, plugin);
+    if (!storages_.narrows(id)) return id;
+    rest &= ~SY_STORAGE_MASK(storages_.local_of(id, plugin));
+  }
+  return storages_.first_in(writes, plugin);  // it writes nothing else: its output is so
 }
 
 void Finalizer::choose_storages() {
@@ -159,6 +166,21 @@ void Finalizer::choose_storages() {
     if (w != kHost) ++kept[w];
   for (const auto& [storage, count] : kept)
     log::get().debug("plan: {} value(s) stay in storage {}", count, storages_.name_of(storage));
+  count_inputs_in_compute_dtype();
+}
+
+void Finalizer::count_inputs_in_compute_dtype() {
+  plan_.compute_arrives_bytes.assign(graph_.nodes.size(), 0);
+  for (const Step* s : kernels_) {
+    const DLDataType compute = s->kernel->compute;
+    if (compute.lanes == 0 || s->node < 0) continue;
+    for (ir::ValueId v : s->run_node->inputs) {
+      if (v == ir::kNoValue || constant_of(v) != nullptr || !storages_.narrows(plan_.value_storage[at(v)])) continue;
+      const DLDataType held = storages_.kind(plan_.value_storage[at(v)]).element;
+      if (held.code == compute.code && held.bits == compute.bits)
+        plan_.compute_arrives_bytes[static_cast<size_t>(s->node)] += value_bytes(v);
+    }
+  }
 }
 
 // ---- 2. steps and slots

@@ -203,9 +203,13 @@ struct Plan {
   // the slots after.
   std::vector<Step> steps;
   int32_t num_slots = 0;
-  std::vector<int32_t> input_slots;                // per graph input
-  std::vector<InputRef> outputs;                   // per graph output (always plain host)
-  std::vector<int32_t> value_storage;              // per value: the storage it lives in
+  std::vector<int32_t> input_slots;    // per graph input
+  std::vector<InputRef> outputs;       // per graph output (always plain host)
+  std::vector<int32_t> value_storage;  // per value: the storage it lives in
+  // Per graph node: bytes of its run-time inputs that arrive in a storage holding what it
+  // computes in (a .bf16 storage for a bfloat16 kernel), which its kernel's
+  // SY_ComputeReport counted as converted per run but which need no conversion.
+  std::vector<uint64_t> compute_arrives_bytes;
   std::vector<std::vector<int64_t>> guard_shapes;  // per shape_reads entry: the shape planned for
   std::vector<int32_t> slot_storage;               // per slot
   std::vector<std::string> slot_names;             // per slot: "x", or "x@cuda/cuda" for a copy

@@ -371,7 +371,7 @@ void Executor::log_compute(const Plan& plan) {
   }
   log::get().info(
       "[precision] bf16: {} of {} node(s) asked compute in bfloat16 ({} bytes of weights converted once, "
-      "{} bytes of inputs converted per run); `switchyard plan` shows each",
+      "at most {} bytes of inputs converted per run, less what arrives in bfloat16); `switchyard plan` shows each",
       bf16, asked, once, per_run);
   for (const auto& [why, nodes] : float32_because) {
     std::string some;

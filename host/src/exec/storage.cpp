@@ -26,7 +26,7 @@ StorageTable::StorageTable(const loader::PluginManager& plugins) {
       const SY_StorageDef* def = t.storages[k];
       if (def == nullptr) continue;
       kinds_.push_back(StorageKind{p, def, static_cast<SY_StorageIndex>(k),
-                                   p->name() + "/" + (def->name != nullptr ? def->name : "?")});
+                                   p->name() + "/" + (def->name != nullptr ? def->name : "?"), p->storage_element(k)});
     }
   }
 }

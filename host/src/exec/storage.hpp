@@ -19,8 +19,9 @@ inline constexpr int32_t kHost = -1;  // plain host memory: a strided DLTensor o
 struct StorageKind {
   std::shared_ptr<loader::LoadedPlugin> plugin;
   const SY_StorageDef* def = nullptr;
-  SY_StorageIndex local = 0;  // its index among the plugin's storages
-  std::string name;           // "plugin/storage", e.g. "cuda/cuda"
+  SY_StorageIndex local = 0;    // its index among the plugin's storages
+  std::string name;             // "plugin/storage", e.g. "cuda/cuda"
+  DLDataType element{0, 0, 0};  // what its bytes hold where narrower than its values (bfloat16)
 };
 
 class StorageTable {
@@ -35,6 +36,9 @@ class StorageTable {
   // for host memory; -2 if `plugin` does not own it (its kernels cannot read it).
   SY_StorageIndex local_of(int32_t id, const loader::LoadedPlugin* plugin) const;
   std::string name_of(int32_t id) const { return id == kHost ? "host" : kind(id).name; }
+  // True for a storage whose bytes hold a narrower dtype than its values (SY_EXTENSION_
+  // STORAGE_ELEMENTS): a value goes there only where every reader reads it there.
+  bool narrows(int32_t id) const { return id != kHost && kind(id).element.bits != 0; }
   // The storage a kernel of `plugin` takes from a mask of those it reads or writes: host
   // memory where the mask has it, else the plugin's lowest storage in it.
   int32_t first_in(SY_StorageMask mask, const loader::LoadedPlugin* plugin) const {

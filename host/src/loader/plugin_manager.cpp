@@ -121,9 +121,31 @@ std::string built_with(const std::vector<std::pair<std::string, std::string>>& a
   return s.empty() ? s : " (built with: " + s + ")";
 }
 
-// Walks the plugin's extension chain (SDK 1.3). This host knows no extension type yet,
-// so each is skipped; a chain that is cut short or runs on forever is a broken plugin.
-void skip_extensions(const std::string& path, const SY_Plugin& table) {
+// SY_EXTENSION_STORAGE_ELEMENTS: one dtype per storage, each the values' own ({0, 0, 0})
+// or a narrower floating one.
+std::vector<DLDataType> storage_elements(const std::string& path, const SY_Plugin& table, const SY_Extension& e) {
+  if (e.struct_size < SY_StorageElements_STRUCT_SIZE)
+    fail(path, "its storage elements extension has struct_size " + std::to_string(e.struct_size) + ", smaller than " +
+                   std::to_string(SY_StorageElements_STRUCT_SIZE));
+  const auto& list = reinterpret_cast<const SY_StorageElements&>(e);
+  const size_t storages = SY_STRUCT_HAS(&table, SY_Plugin, num_storages) ? table.num_storages : 0;
+  if (list.num_storages != storages || (storages > 0 && list.elements == nullptr))
+    fail(path, "its storage elements extension lists " + std::to_string(list.num_storages) +
+                   " storage(s), but it declares " + std::to_string(storages));
+  std::vector<DLDataType> out(list.elements, list.elements + storages);
+  for (size_t k = 0; k < out.size(); ++k) {
+    const DLDataType d = out[k];
+    const bool exact = d.code == 0 && d.bits == 0 && d.lanes == 0;
+    if (!exact && !((d.code == kDLFloat || d.code == kDLBfloat) && d.bits > 0 && d.bits < 64 && d.lanes == 1))
+      fail(path, "its storage elements extension gives storage " + std::to_string(k) + " dtype code " +
+                     std::to_string(d.code) + " bits " + std::to_string(d.bits) + ", not a narrower float");
+  }
+  return out;
+}
+
+// Walks the plugin's extension chain (SDK 1.3): reads the types this host knows, skips the
+// others; a chain that is cut short or runs on forever is a broken plugin.
+void read_extensions(const std::string& path, const SY_Plugin& table, std::vector<DLDataType>& elements) {
   if (!SY_STRUCT_HAS(&table, SY_Plugin, extension_start)) return;
   constexpr int kMaxLinks = 256;
   int link = 0;
@@ -133,7 +155,10 @@ void skip_extensions(const std::string& path, const SY_Plugin& table) {
     if (e->struct_size < SY_Extension_STRUCT_SIZE)
       fail(path, "extension " + std::to_string(link) + " has struct_size " + std::to_string(e->struct_size) +
                      ", smaller than SY_Extension's");
-    log::get().debug("{}: extension type {} is not one this host knows; skipped", path, e->type);
+    if (e->type == SY_EXTENSION_STORAGE_ELEMENTS)
+      elements = storage_elements(path, table, *e);
+    else
+      log::get().debug("{}: extension type {} is not one this host knows; skipped", path, e->type);
   }
 }
 
@@ -212,7 +237,7 @@ std::shared_ptr<LoadedPlugin> PluginManager::load_file(const std::string& path) 
   lock.unlock();
   try {
     check_kernels(path, *table);
-    skip_extensions(path, *table);
+    read_extensions(path, *table, plugin->storage_elements_);
   } catch (const Error& e) {
     throw Error(e.kind(), e.what() + built_with(plugin->attributes_));
   }

@@ -26,6 +26,11 @@ class LoadedPlugin {
   // What it was built with and runs on (SDK 1.3 SY_Plugin.attributes), copied at load.
   const std::vector<std::pair<std::string, std::string>>& attributes() const { return attributes_; }
   const SY_HostApi& host_api() const { return *host_api_; }
+  // What storage `k`'s bytes hold where narrower than its values (SY_EXTENSION_STORAGE_
+  // ELEMENTS), e.g. bfloat16; {0, 0, 0}: the values' own dtype.
+  DLDataType storage_element(size_t k) const {
+    return k < storage_elements_.size() ? storage_elements_[k] : DLDataType{0, 0, 0};
+  }
 
  private:
   friend class PluginManager;
@@ -33,6 +38,7 @@ class LoadedPlugin {
   std::string name_, version_, vendor_, path_;
   uint32_t sdk_major_ = 0, sdk_minor_ = 0;
   std::vector<std::pair<std::string, std::string>> attributes_;
+  std::vector<DLDataType> storage_elements_;  // empty: every storage exact
   const SY_Plugin* table_ = nullptr;
   std::shared_ptr<SY_HostApi> host_api_;  // per plugin: log lines carry its name
   std::shared_ptr<void> library_;         // the boost::dll::shared_library

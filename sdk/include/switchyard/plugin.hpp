@@ -20,6 +20,7 @@
 #include <switchyard/sdk.h>
 #include <switchyard/dltensor.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -504,6 +505,16 @@ class PluginDef {
                     SY_ERROR_INTERNAL);
       plugin_.storages = storage_defs_.empty() ? nullptr : storage_defs_.data();
       plugin_.num_storages = storage_defs_.size();
+      elements_.clear();  // SY_EXTENSION_STORAGE_ELEMENTS, where a storage narrows
+      for (auto& st : storages_) elements_.push_back(st->element);
+      plugin_.extension_start = nullptr;
+      if (std::any_of(elements_.begin(), elements_.end(), [](DLDataType d) { return d.bits != 0; })) {
+        storage_elements_ = SY_StorageElements{};
+        storage_elements_.header = {SY_StorageElements_STRUCT_SIZE, SY_EXTENSION_STORAGE_ELEMENTS, nullptr};
+        storage_elements_.num_storages = elements_.size();
+        storage_elements_.elements = elements_.data();
+        plugin_.extension_start = &storage_elements_.header;
+      }
       named_.clear();  // built at init, so that the pointers the host holds stay put
       for (const auto& [n, v] : attributes_)
         named_.push_back(SY_NamedValue{SY_NamedValue_STRUCT_SIZE, n.c_str(), v.c_str()});
@@ -519,6 +530,8 @@ class PluginDef {
   std::vector<const SY_KernelDef*> defs_;
   std::vector<std::shared_ptr<StorageEntry>> storages_;
   std::vector<const SY_StorageDef*> storage_defs_;
+  std::vector<DLDataType> elements_;
+  SY_StorageElements storage_elements_{};
   SY_Plugin plugin_{};
   std::vector<std::pair<std::string, std::string>> attributes_{{"build", build_attribute()}};
   std::vector<SY_NamedValue> named_;

@@ -21,6 +21,7 @@ namespace sy {
 struct StorageEntry {
   SY_StorageDef def{};
   std::string name;
+  DLDataType element{0, 0, 0};  // what its bytes hold, where narrower than the values (S::kElement)
 };
 
 namespace detail {
@@ -35,6 +36,10 @@ struct has_alloc : std::false_type {};
 template <typename S>
 struct has_alloc<S, std::void_t<decltype(S::alloc(uint64_t{})), decltype(S::free(nullptr))>> : std::true_type {};
 template <typename S, typename = void>
+struct has_element : std::false_type {};
+template <typename S>
+struct has_element<S, std::void_t<decltype(DLDataType{S::kElement})>> : std::true_type {};
+template <typename S, typename = void>
 struct has_synchronize : std::false_type {};
 template <typename S>
 struct has_synchronize<S, std::void_t<decltype(S::synchronize())>> : std::true_type {};
@@ -46,6 +51,8 @@ struct has_synchronize<S, std::void_t<decltype(S::synchronize())>> : std::true_t
 //   static uint64_t nbytes(DLDataType, const std::vector<int64_t>& shape);  // optional
 //   static void* alloc(uint64_t nbytes); static void free(void*);          // optional pair
 //   static void synchronize();                                              // optional
+//   static constexpr DLDataType kElement;  // optional: its bytes hold this narrower dtype
+//                                          // (SY_EXTENSION_STORAGE_ELEMENTS)
 // Kernels name it by its position among the plugin's storages: SY_STORAGE_MASK(k).
 template <typename S>
 std::shared_ptr<StorageEntry> storage(std::string name, DLDevice device) {
@@ -72,6 +79,7 @@ std::shared_ptr<StorageEntry> storage(std::string name, DLDevice device) {
   }
   d.to_host = [](void*, SY_StorageCopyArgs* a) { return guarded(a->call, [&] { S::to_host(*a->src, *a->dst); }); };
   d.from_host = [](void*, SY_StorageCopyArgs* a) { return guarded(a->call, [&] { S::from_host(*a->src, *a->dst); }); };
+  if constexpr (detail::has_element<S>::value) e->element = S::kElement;
   if constexpr (detail::has_synchronize<S>::value)
     d.synchronize = [](void*, SY_CallContext* call) { return guarded(call, [&] { S::synchronize(); }); };
   return e;

@@ -95,7 +95,7 @@ extern "C" {
  * meaning and only grows at its end, its struct_size saying how far. Types below
  * SY_EXTENSION_VENDOR_BASE are assigned in this header (sdk/CHANGELOG.md lists them);
  * a vendor numbers its private ones from SY_EXTENSION_VENDOR_BASE. Assigned so far:
- * SY_EXTENSION_COMPUTE_REPORT (below). */
+ * SY_EXTENSION_COMPUTE_REPORT and SY_EXTENSION_STORAGE_ELEMENTS (below). */
 #define SY_EXTENSION_VENDOR_BASE 0x10000
 
 typedef struct SY_Extension {
@@ -124,6 +124,22 @@ typedef struct SY_ComputeReport {
                                   it during the call */
 } SY_ComputeReport;
 #define SY_ComputeReport_STRUCT_SIZE SY_STRUCT_SIZE(SY_ComputeReport, note)
+
+/* SY_EXTENSION_STORAGE_ELEMENTS (type 2, capability on SY_Plugin): storages whose bytes
+ * hold a narrower dtype than their values', such as float32 values kept rounded to
+ * bfloat16 between kernels that would round them so anyway. The host keeps a value in
+ * one only where its producer writes it there and every reader reads it there (or
+ * [runtime] prefer_storage names it), never a graph output; `plan` names the storage, and
+ * check-plugin allows the element's rounding for what comes back from it. Plugin-owned,
+ * valid until shutdown. */
+#define SY_EXTENSION_STORAGE_ELEMENTS 2
+typedef struct SY_StorageElements {
+  SY_Extension header;         /* type SY_EXTENSION_STORAGE_ELEMENTS */
+  size_t num_storages;         /* SY_Plugin.num_storages */
+  const DLDataType* elements;  /* per storage, in SY_Plugin.storages order: what its bytes
+                                  hold; {0, 0, 0} for the values' own dtype */
+} SY_StorageElements;
+#define SY_StorageElements_STRUCT_SIZE SY_STRUCT_SIZE(SY_StorageElements, elements)
 
 /* ---------------------------------------------------------------------------------- */
 /* Status                                                                              */

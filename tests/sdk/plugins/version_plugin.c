@@ -115,12 +115,22 @@ static SY_Status list_attributes(void* context, SY_PluginAttributesArgs* args) {
 }
 
 /* Two links of types no host knows: the host must walk past them. With
- * -DTEST_EXTENSION_CYCLE the chain loops, which the host must refuse. */
+ * -DTEST_EXTENSION_CYCLE the chain loops, which the host must refuse. With
+ * -DTEST_BAD_STORAGE_ELEMENTS a third link gives an element for a storage the plugin
+ * does not declare, which the host must refuse too. */
+#ifdef TEST_BAD_STORAGE_ELEMENTS
+static const DLDataType bad_elements[] = {{kDLBfloat, 16, 1}};
+static SY_StorageElements bad_list = {
+    {SY_StorageElements_STRUCT_SIZE, SY_EXTENSION_STORAGE_ELEMENTS, NULL}, 1, bad_elements};
+#define TAIL_NEXT (&bad_list.header)
+#else
+#define TAIL_NEXT NULL
+#endif
 static SY_Extension unknown_head;
 #ifdef TEST_EXTENSION_CYCLE
 static SY_Extension unknown_tail = {SY_Extension_STRUCT_SIZE, SY_EXTENSION_VENDOR_BASE + 2, &unknown_head};
 #else
-static SY_Extension unknown_tail = {SY_Extension_STRUCT_SIZE, SY_EXTENSION_VENDOR_BASE + 2, NULL};
+static SY_Extension unknown_tail = {SY_Extension_STRUCT_SIZE, SY_EXTENSION_VENDOR_BASE + 2, TAIL_NEXT};
 #endif
 static SY_Extension unknown_head = {SY_Extension_STRUCT_SIZE, SY_EXTENSION_VENDOR_BASE + 1, &unknown_tail};
 #endif
