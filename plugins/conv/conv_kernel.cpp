@@ -250,11 +250,16 @@ void ConvKernel::storage(sy::StorageQuery& q) {
   if (a[3] != nullptr) q.in_place(0, res);  // the sum post-op adds onto what the output holds
   if (!params_.own_layouts) return;
   if (!format_holds(a[0]->dtype, a[0]->ndim) || a[1]->ndim != 4) return;  // plain only
-  q.reads(0, SY_STORAGE_MASK_HOST | SY_STORAGE_MASK(Blocked16::kIndex) | SY_STORAGE_MASK(ChannelsLast::kIndex));
+  // Computing in bfloat16, it reads an input already rounded so (formats.hpp), and writes
+  // its output so for readers that compute in bfloat16 too; not a residual sum's output,
+  // which other readers see whole.
+  const bool bf16 = params_.compute.bf16;
+  q.reads(0, SY_STORAGE_MASK_HOST | kFloatFormats | (bf16 ? kBf16Formats : 0));
   const Geometry g = conv_geometry(params_, *a[0], *a[1], a[2]);
   Geometry call;
   const SY_StorageIndex mine = preferred_storage(g, a[2] != nullptr, winograd_call(a, &call));
-  if (mine != SY_STORAGE_HOST) q.writes(0, SY_STORAGE_MASK(mine) | SY_STORAGE_MASK_HOST);
+  const SY_StorageMask rounded = bf16 && a[3] == nullptr ? SY_STORAGE_MASK(bf16_twin(mine)) : 0;
+  if (mine != SY_STORAGE_HOST) q.writes(0, rounded | SY_STORAGE_MASK(mine) | SY_STORAGE_MASK_HOST);
   if (a[3] != nullptr)  // any layout: it is reordered into the output's unless already there
     q.reads(res, SY_STORAGE_MASK_HOST | SY_STORAGE_MASK(Blocked16::kIndex) | SY_STORAGE_MASK(ChannelsLast::kIndex));
 }
@@ -283,7 +288,8 @@ bool plain_stem(const ConvKernel::Geometry& g) {
   return few_channels(g) && conv_work(g) < kNhwcStemMacsPerInput * elements(g.src);
 }
 
-dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g, bool has_bias, Ops ops) const {
+dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g, bool has_bias, Ops ops,
+                                                               memory::data_type dst_type) const {
   using fwd = dnnl::convolution_forward;
   const auto f32 = memory::data_type::f32;
   // `any`: oneDNN picks the layouts its fastest implementation wants. Except for a few
@@ -299,7 +305,7 @@ dnnl::convolution_forward::primitive_desc ConvKernel::describe(const Geometry& g
   memory::desc src_any = plain_src ? strided_desc(g.src, compact_strides(g.src))
                          : few     ? memory::desc(g.src, f32, tag::nhwc)
                                    : memory::desc(g.src, in_type, tag::any);
-  memory::desc wts_any(g.wts, in_type, tag::any), dst_any(g.dst, f32, tag::any);
+  memory::desc wts_any(g.wts, in_type, tag::any), dst_any(g.dst, dst_type, tag::any);
   dnnl::primitive_attr attr;
   attr.set_post_ops(post_ops_[ops]);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-run scratch: runs may overlap
@@ -418,7 +424,7 @@ std::shared_ptr<ConvKernel::Prepared> ConvKernel::build(const Args& a, const Geo
   p->work = conv_work(g);
   sy_omp::Threads threads(p->work);  // oneDNN fixes an implementation's thread count when it is made
   try {
-    fwd::primitive_desc pd = describe(g, p->has_bias, ops);
+    fwd::primitive_desc pd = describe(g, p->has_bias, ops, dst_user.data_type());  // bf16 into a .bf16 storage
     p->conv = fwd(pd);
     p->src = pd.src_desc();
     p->wts = pd.weights_desc();
@@ -484,11 +490,25 @@ void ConvKernel::run(sy::Run& run) {
   // buffers (`out` may be the residual's buffer), then take the NaNs of the latter. Both
   // are in out's layout, so element i is the same element in each.
   std::shared_ptr<const Prepared> q = prepare(a, &out, kSum, in, to, res);
-  std::vector<float> fused(p->dst_user.get_size() / sizeof(float)), plain(q->dst_user.get_size() / sizeof(float));
-  execute(*p, a, fused.data(), false);
-  execute(*q, a, plain.data(), false);
-  float* y = static_cast<float*>(handle(out));
-  for (size_t i = 0; i < plain.size(); ++i) y[i] = std::isnan(plain[i]) ? plain[i] : fused[i];
+  if (holds_bf16(to)) return keep_nans<uint16_t>(*p, *q, a, out);
+  keep_nans<float>(*p, *q, a, out);
+}
+
+// Runs `fused` and `bare` (the same without the activation) into scratch buffers and writes
+// `out` from the former, but the latter's NaNs. T: float, or uint16_t (bfloat16's bits).
+template <typename T>
+void ConvKernel::keep_nans(const Prepared& fused, const Prepared& bare, const Args& a, DLTensor& out) const {
+  std::vector<T> with(fused.dst_user.get_size() / sizeof(T)), without(bare.dst_user.get_size() / sizeof(T));
+  execute(fused, a, with.data(), false);
+  execute(bare, a, without.data(), false);
+  auto nan = [](T v) {
+    if constexpr (std::is_same_v<T, float>)
+      return std::isnan(v);
+    else
+      return (v & 0x7fffu) > 0x7f80u;
+  };
+  T* y = static_cast<T*>(handle(out));
+  for (size_t i = 0; i < without.size(); ++i) y[i] = nan(without[i]) ? without[i] : with[i];
 }
 
 void ConvKernel::run_bare(const Args& a, const DLTensor& out, SY_StorageIndex in, SY_StorageIndex to, void* dst) {

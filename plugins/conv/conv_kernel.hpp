@@ -92,7 +92,8 @@ class ConvKernel {
                                                    SY_StorageIndex to, SY_StorageIndex res, int64_t first_channel);
   // The convolution for these shapes, formats left to oneDNN; callers hold the thread
   // count the runs will use (oneDNN picks its implementation for it).
-  dnnl::convolution_forward::primitive_desc describe(const Geometry& g, bool has_bias, Ops ops) const;
+  dnnl::convolution_forward::primitive_desc describe(
+      const Geometry& g, bool has_bias, Ops ops, dnnl::memory::data_type dst_type = dnnl::memory::data_type::f32) const;
   // How a Winograd convolution is cut into primitive calls: `images` images per call (0: no
   // Winograd), each call taking 1 / `parts` of the output channels.
   struct WinogradPlan {
@@ -132,6 +133,8 @@ class ConvKernel {
   // Runs `p` into `out` (laid out as p's dst_user); with check_finite, returns whether the
   // input, weights, bias and residual were all finite (else true). `in` / `res`: the
   // storages of the input and the residual (finite_memo.hpp).
+  template <typename T>
+  void keep_nans(const Prepared& fused, const Prepared& bare, const Args& a, DLTensor& out) const;
   bool execute(const Prepared& p, const Args& a, void* out, bool check_finite, SY_StorageIndex in = SY_STORAGE_HOST,
                SY_StorageIndex res = SY_STORAGE_HOST) const;
 

@@ -13,6 +13,7 @@
 //   aten::channel_shuffle, aten::native_channel_shuffle                    shuffle_kernel.hpp
 //
 //   storages "nChw16c" and "nhwc": activations in oneDNN's own layouts   formats.hpp
+//   (and their ".bf16" twins between convolutions computing in bfloat16)
 //   every kernel is Tracked<>: what was found finite in them              finite_memo.hpp
 //
 // Threads: oneDNN runs on OpenMP (libgomp, as LibTorch does); each call sizes its team
@@ -38,7 +39,10 @@ sy::PluginDef& conv_plugin() {
   static sy::PluginDef def = [] {
     sy::PluginDef d("conv", "1.1.0", "switchyard");
     d.attribute("onednn", sy_attributes::onednn());
-    d.add_storage(sy::storage<Blocked16>("nChw16c", DLDevice{kDLCPU, 0}));  // in Blocked16::kIndex order
+    // In kIndex order (formats.hpp): the bfloat16 ones first, taken where every reader reads them.
+    d.add_storage(sy::storage<Blocked16Bf16>("nChw16c.bf16", DLDevice{kDLCPU, 0}));
+    d.add_storage(sy::storage<ChannelsLastBf16>("nhwc.bf16", DLDevice{kDLCPU, 0}));
+    d.add_storage(sy::storage<Blocked16>("nChw16c", DLDevice{kDLCPU, 0}));
     d.add_storage(sy::storage<ChannelsLast>("nhwc", DLDevice{kDLCPU, 0}));
     for (const char* op : kConvOps) {
       d.add(sy::kernel<Tracked<ConvKernel>>(op, kFamily, {sy::kFloat32}));

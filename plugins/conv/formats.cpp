@@ -6,28 +6,30 @@
 namespace syconv {
 
 using tag = dnnl::memory::format_tag;
+using type = dnnl::memory::data_type;
 
 bool format_holds(DLDataType dtype, int32_t ndim) {
   return ndim == 4 && dtype.code == kDLFloat && dtype.bits == 32 && dtype.lanes == 1;
 }
 
-dnnl::memory::desc format_desc(const Dims& shape, tag t) {
+dnnl::memory::desc format_desc(const Dims& shape, tag t, type dt) {
   if (shape.size() != 4)
     throw sy::Error("oneDNN format storages hold rank-4 tensors, got " + to_string(shape), SY_ERROR_INTERNAL);
-  return dnnl::memory::desc(shape, dnnl::memory::data_type::f32, t);
+  return dnnl::memory::desc(shape, dt, t);
 }
 
-uint64_t format_nbytes(DLDataType dtype, const std::vector<int64_t>& shape, tag t) {
+uint64_t format_nbytes(DLDataType dtype, const std::vector<int64_t>& shape, tag t, type dt) {
   if (!format_holds(dtype, static_cast<int32_t>(shape.size())))
     throw sy::Error("oneDNN format storages hold float32 rank-4 tensors only", SY_ERROR_INTERNAL);
-  return format_desc(shape, t).get_size();
+  return format_desc(shape, t, dt).get_size();
 }
 
-void format_convert(const DLTensor& plain, const DLTensor& formatted, tag t, bool to_format) {
+void format_convert(const DLTensor& plain, const DLTensor& formatted, tag t, type dt, bool to_format) {
   const Dims shape = sy::shape_of(plain);
   sy_omp::Threads threads(static_cast<double>(sy::numel(plain)));
   try {
-    dnnl::memory p(plain_desc(plain), engine(), handle(plain)), f(format_desc(shape, t), engine(), handle(formatted));
+    dnnl::memory p(plain_desc(plain), engine(), handle(plain)),
+        f(format_desc(shape, t, dt), engine(), handle(formatted));
     dnnl::stream& s = thread_stream();
     if (to_format)
       reorder_into(s, dnnl::reorder(p, f), p, f);
@@ -59,22 +61,31 @@ uint64_t image_bytes(const DLTensor& t, SY_StorageIndex storage) {
 
 SY_StorageIndex storage_of_layout(const dnnl::memory::desc& md, const Dims& shape) {
   if (shape.size() != 4 || md.data.ndims != 4) return SY_STORAGE_HOST;
-  if (md == Blocked16::desc(shape)) return Blocked16::kIndex;
-  if (md == ChannelsLast::desc(shape)) return ChannelsLast::kIndex;
+  for (SY_StorageIndex k : {Blocked16::kIndex, ChannelsLast::kIndex, Blocked16Bf16::kIndex, ChannelsLastBf16::kIndex})
+    if (md == layout_of_storage(k, shape)) return k;
   return SY_STORAGE_HOST;
 }
 
 dnnl::memory::desc layout_of_storage(SY_StorageIndex index, const Dims& shape) {
   if (index == Blocked16::kIndex) return Blocked16::desc(shape);
   if (index == ChannelsLast::kIndex) return ChannelsLast::desc(shape);
+  if (index == Blocked16Bf16::kIndex) return Blocked16Bf16::desc(shape);
+  if (index == ChannelsLastBf16::kIndex) return ChannelsLastBf16::desc(shape);
   return dnnl::memory::desc();
+}
+
+SY_StorageIndex bf16_twin(SY_StorageIndex index) {
+  if (index == Blocked16::kIndex) return Blocked16Bf16::kIndex;
+  if (index == ChannelsLast::kIndex) return ChannelsLastBf16::kIndex;
+  return SY_STORAGE_HOST;
 }
 
 bool same_bytes(const dnnl::memory::desc& a, const dnnl::memory::desc& b) {
   if (a == b) return true;
-  if (a.data.ndims != 4 || a.dims() != b.dims() || a.dims()[1] != 16) return false;
+  if (a.data.ndims != 4 || a.dims() != b.dims() || a.dims()[1] != 16 || a.data_type() != b.data_type()) return false;
   const Dims shape = a.dims();
-  const dnnl::memory::desc blocked = Blocked16::desc(shape), last = ChannelsLast::desc(shape);
+  const dnnl::memory::desc blocked = format_desc(shape, tag::nChw16c, a.data_type()),
+                           last = format_desc(shape, tag::nhwc, a.data_type());
   return (a == blocked || a == last) && (b == blocked || b == last);
 }
 

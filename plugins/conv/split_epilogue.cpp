@@ -85,6 +85,33 @@ uint32_t epilogue(float* out, const float* conv, const float* residual, int64_t 
   return top;
 }
 
+// The relu over bfloat16 bits (a .bf16 storage's output, formats.hpp): negatives, -0
+// included, become +0 and NaN stays, as relu_keeping_nan does. Returns the largest
+// exponent field before it, as a float32's.
+SY_VECTOR_CLONES uint32_t relu_bf16_range(uint16_t* out, int64_t from, int64_t to) {
+  uint32_t top = 0;
+#pragma omp simd reduction(max : top)
+  for (int64_t i = from; i < to; ++i) {
+    const uint32_t v = out[i];
+    top = std::max(top, (v << 16) & kNonFinite);
+    out[i] = (v & 0x8000u) != 0 && (v & 0x7fffu) <= 0x7f80u ? uint16_t{0} : out[i];
+  }
+  return top;
+}
+
+uint32_t relu_bf16(uint16_t* out, int64_t n) {
+  const double work = static_cast<double>(n);
+  if (work < sy_omp::kSerialWork) return relu_bf16_range(out, 0, n);
+  sy_omp::Threads threads(work);
+  uint32_t top = 0;
+#pragma omp parallel reduction(max : top)
+  {
+    const int64_t t = omp_get_thread_num(), team = omp_get_num_threads();
+    top = std::max(top, relu_bf16_range(out, n * t / team, n * (t + 1) / team));
+  }
+  return top;
+}
+
 // True for a 1x1, stride-1, unpadded convolution: every input element then feeds every
 // output channel at its pixel, so a NaN or an infinity anywhere in the input leaves a NaN
 // or an infinity in the output (w * NaN is NaN, w * inf is inf or NaN, for any w).
@@ -111,8 +138,9 @@ bool compact(const DLTensor& t) { return strides_of(t) == compact_strides(sy::sh
 
 bool ConvKernel::run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_StorageIndex to, SY_StorageIndex res) {
   const bool residual = a[3] != nullptr;
-  // The loop walks elements by position: the output (and the residual) are dense, in one layout.
-  if (out.ndim != 4 || a[0]->ndim != 4 || (residual && res != to)) return false;
+  // The loop walks elements by position: the output (and the residual) are dense, in one
+  // layout (a residual's of floats; a relu's may be a .bf16 storage's).
+  if (out.ndim != 4 || a[0]->ndim != 4 || (residual && (res != to || holds_bf16(to)))) return false;
   if (to == SY_STORAGE_HOST && !(compact(out) && (!residual || compact(*a[3])))) return false;
   const int64_t batch = out.shape[0];
   const uint64_t per_image = image_bytes(out, to), x_image = image_bytes(*a[0], in);
@@ -133,13 +161,14 @@ bool ConvKernel::run_split(const Args& a, DLTensor& out, SY_StorageIndex in, SY_
     const Args& c = part.args();
     float* slice = static_cast<float*>(handle(part.out()));
     run_bare({c[0], c[1], c[2], nullptr}, part.out(), in, to, residual ? scratch : slice);
-    const int64_t n = static_cast<int64_t>(chunk_bytes / sizeof(float));
+    const int64_t n = static_cast<int64_t>(chunk_bytes / (holds_bf16(to) ? sizeof(uint16_t) : sizeof(float)));
     if (residual) {
       const auto* chunk_residual = static_cast<const float*>(handle(*c[3]));
       top = std::max(
           top, epilogue(slice, scratch, chunk_residual, n, residual_alpha_, params_.fusion.activation != nullptr));
     } else {
-      top = std::max(top, epilogue(slice, nullptr, nullptr, n, 1.f, true));
+      top = std::max(top, holds_bf16(to) ? relu_bf16(reinterpret_cast<uint16_t*>(slice), n)
+                                         : epilogue(slice, nullptr, nullptr, n, 1.f, true));
     }
   }
   // The loop saw every value before the relu finite: so is the output, and so are the

@@ -121,6 +121,71 @@ TEST(ConvLayouts, SixteenChannelsPassBetweenTheTwoLayoutsUnreordered) {
   EXPECT_EQ(kept["y1"], "conv/nhwc") << "the depthwise convolution's output";
 }
 
+// Under [precision] compute = "bf16", a value passed between two convolutions that both
+// compute in bfloat16 stays in a ".bf16" storage: the producer writes it rounded, as the
+// reader would round it. So later runs give what the planning run gave, where every value
+// is plain float32 and each convolution rounds its own input. A value another reader
+// takes (here, a graph output) stays whole.
+TEST(ConvLayouts, Bf16ConvolutionsPassValuesInBf16Storages) {
+  switchyard::Runtime rt(switchyard::Options{
+      sytest::write_config("conv_bf16_storage",
+                           "[plugins]\nload = [\"conv\"]\n[selection]\ndefault = [\"conv\"]\nstrict = true\n"
+                           "[precision]\ncompute = \"bf16\"\n")});
+  for (const switchyard::PluginInfo& p : rt.plugins())  // SY_EXTENSION_STORAGE_ELEMENTS, as the host read it
+    if (p.name == "conv") EXPECT_EQ(p.storage_elements, (std::vector<std::string>{"bfloat16", "bfloat16", "", ""}));
+  const LayoutCase c = conv_chain(8, {{24, 1, 1}, {32, 1, 1}, {40, 1, 1}});
+  for (bool y1_out : {false, true}) {
+    Built b = build(c);
+    if (y1_out) b.graph.outputs.push_back(b.graph.find_value("y1"));
+    auto model = load_graph(rt, std::move(b.graph));
+    const std::vector<switchyard::PlanEntry> plan = model->plan(b.feeds);
+    if (plan[0].compute != "bfloat16")
+      GTEST_SKIP() << "missing resource: a CPU with bfloat16 dot products (" << plan[0].compute_note << ")";
+    const Tensor planning = model->run(b.feeds)[0];
+    std::map<std::string, std::string> kept;
+    for (const StoredValue& v : model->stored_values(b.feeds)) kept[v.value] = v.storage;
+    EXPECT_TRUE(kept["y0"] == "conv/nhwc.bf16" || kept["y0"] == "conv/nChw16c.bf16") << kept["y0"];
+    if (y1_out)
+      EXPECT_EQ(kept.count("y1"), 0u) << "a graph output: " << kept["y1"];
+    else
+      EXPECT_TRUE(kept["y1"] == "conv/nhwc.bf16" || kept["y1"] == "conv/nChw16c.bf16") << kept["y1"];
+    expect_close(model->run(b.feeds)[0], planning, y1_out ? "y1 also an output" : "a chain of three");
+  }
+}
+
+// A relu after a bfloat16 convolution that reads at least twice the bytes it writes runs by
+// the plugin's loop, here over a .bf16 storage (split_epilogue.cpp): NaN stays NaN, as in
+// ATen, where oneDNN's relu would make it 0.
+TEST(ConvLayouts, ABf16ReluLoopKeepsNaN) {
+  switchyard::Runtime rt(switchyard::Options{
+      sytest::write_config("conv_bf16_nan",
+                           "[plugins]\nload = [\"conv\"]\n[selection]\ndefault = [\"conv\"]\nstrict = true\n"
+                           "[precision]\ncompute = \"bf16\"\n")});
+  LayoutCase c = conv_chain(64, {{16, 1, 1}, {24, 1, 1}});
+  c.args[0]->t.data<float>()[5 * 11 + 4] = std::numeric_limits<float>::quiet_NaN();  // image 0, channel 0
+  LayoutCase ref_case = c;
+  ref_case.steps[0].op = "aten::conv2d";
+  ref_case.steps.insert(ref_case.steps.begin() + 1, Step{"aten::relu", {}});
+  Built rb = build(ref_case);
+  const std::vector<float> ref = sytest::values(load_graph(runtime("aten"), std::move(rb.graph))->run(rb.feeds)[0]);
+  Built b = build(c);
+  auto model = load_graph(rt, std::move(b.graph));
+  if (model->plan(b.feeds)[0].compute != "bfloat16")
+    GTEST_SKIP() << "missing resource: a CPU with bfloat16 dot products";
+  for (const char* run : {"planning run", "planned run"}) {
+    const std::vector<float> got = sytest::values(model->run(b.feeds)[0]);
+    size_t nans = 0, differ = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      nans += std::isnan(ref[i]);
+      differ += std::isnan(ref[i]) != std::isnan(got[i]);
+    }
+    EXPECT_GT(nans, 0u) << run;
+    EXPECT_EQ(differ, 0u) << run << ": NaN where ATen has none, or none where it has";
+  }
+  for (const StoredValue& v : model->stored_values(b.feeds))
+    if (v.value == "y0") EXPECT_EQ(v.storage.substr(v.storage.size() - 5), ".bf16") << v.storage;
+}
+
 TEST(ConvLayouts, PlainOptionKeepsEveryValueNchw) {
   switchyard::Runtime plain_rt(switchyard::Options{layout_config("plain")});
   LayoutCase c = conv_chain(8, {{24, 1, 1}, {24, 24, 1}, {40, 1, 2}});
@@ -176,9 +241,10 @@ TEST(ConvLayouts, PreferStorageKeepsEveryValueThereAndNamesUnknownStorages) {
     load_graph(rt, std::move(b.graph))->run(b.feeds);
     FAIL() << "an unknown storage was accepted";
   } catch (const switchyard::Error& e) {
-    EXPECT_NE(std::string(e.what()).find(":4:18: [runtime] prefer_storage: no loaded plugin declares 'conv/nchw8c' "
-                                         "(storages: host, conv/nChw16c, conv/nhwc)"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find(":4:18: [runtime] prefer_storage: no loaded plugin declares 'conv/nchw8c' "
+                                   "(storages: host, conv/nChw16c.bf16, conv/nhwc.bf16, conv/nChw16c, conv/nhwc)"),
+        std::string::npos)
         << e.what();
   }
 }
