@@ -293,46 +293,50 @@ TEST(PlainZooFiles, TracesCarryNoHints) {
   }
 }
 
+namespace {
+
+using OpCounts = std::map<std::string, std::pair<int, std::string>>;  // op -> count, a backend
+
+// The ops that zoo model `stem` runs on default.toml at its first input set; sets `found`.
+OpCounts planned_ops(const std::string& stem, bool* found) {
+  torchscript::register_loader();
+  OpCounts ops;
+  *found = false;
+  for (const Case& c : zoo_cases()) {
+    if (c.stem != stem) continue;
+    Runtime rt(Options{config_path("default.toml")});
+    auto model = rt.load(zoo_dir() + "/" + c.module);
+    for (const PlanEntry& e : model->plan(torchscript::load_tensors(zoo_dir() + "/" + c.sets[0].inputs)))
+      ops[e.op] = {ops[e.op].first + 1, e.backend};
+    *found = true;
+  }
+  return ops;
+}
+
+}  // namespace
+
 // The host's pattern pass on a real trace: llama_like's RMSNorms, SwiGLUs, rotary embeddings
 // and grouped-query attentions each run as one node on default.toml (parity: above).
 TEST(PlainZooPatterns, LlamaLikeLayersRunAsOneNodeEach) {
-  torchscript::register_loader();
-  for (const Case& c : zoo_cases()) {
-    if (c.stem != "llama_like") continue;
-    Runtime rt(Options{config_path("default.toml")});
-    auto model = rt.load(zoo_dir() + "/" + c.module);
-    std::map<std::string, std::pair<int, std::string>> ops;  // op -> count, a backend
-    for (const PlanEntry& e : model->plan(torchscript::load_tensors(zoo_dir() + "/" + c.sets[0].inputs)))
-      ops[e.op] = {ops[e.op].first + 1, e.backend};
-    EXPECT_EQ(ops["switchyard::rms_norm"],
-              std::make_pair(5, std::string("elementwise")));  // 2 layers x 2, and the last
-    EXPECT_EQ(ops["switchyard::swiglu"], std::make_pair(2, std::string("linalg")));
-    EXPECT_EQ(ops["switchyard::rotary"], std::make_pair(4, std::string("elementwise")));  // q and k per layer
-    EXPECT_EQ(ops["aten::scaled_dot_product_attention"], std::make_pair(2, std::string("attention")));
-    EXPECT_EQ(ops.count("aten::pow"), 0u);
-    EXPECT_EQ(ops["aten::expand"].first, 1) << "the mask's; no key or value is repeated";
-    return;
-  }
-  FAIL() << "llama_like is not in " << zoo_dir();
+  bool found = false;
+  OpCounts ops = planned_ops("llama_like", &found);
+  ASSERT_TRUE(found) << "llama_like is not in " << zoo_dir();
+  EXPECT_EQ(ops["switchyard::rms_norm"], std::make_pair(5, std::string("elementwise")));  // 2 layers x 2, and the last
+  EXPECT_EQ(ops["switchyard::swiglu"], std::make_pair(2, std::string("linalg")));
+  EXPECT_EQ(ops["switchyard::rotary"], std::make_pair(4, std::string("elementwise")));  // q and k per layer
+  EXPECT_EQ(ops["aten::scaled_dot_product_attention"], std::make_pair(2, std::string("attention")));
+  EXPECT_EQ(ops.count("aten::pow"), 0u);
+  EXPECT_EQ(ops["aten::expand"].first, 1) << "the mask's; no key or value is repeated";
 }
 
 // ShuffleNet's blocks end in cat + channel shuffle (view, transpose, contiguous, view): each
 // runs as one switchyard::channel_shuffle on the conv plugin, which reads the branches'
 // nhwc outputs where they are (parity: above).
 TEST(PlainZooPatterns, ShuffleNetChannelShufflesRunAsOneNodeEach) {
-  torchscript::register_loader();
-  for (const Case& c : zoo_cases()) {
-    if (c.stem != "shufflenet_v2_x0_5") continue;
-    Runtime rt(Options{config_path("default.toml")});
-    auto model = rt.load(zoo_dir() + "/" + c.module);
-    std::map<std::string, std::pair<int, std::string>> ops;  // op -> count, a backend
-    for (const PlanEntry& e : model->plan(torchscript::load_tensors(zoo_dir() + "/" + c.sets[0].inputs)))
-      ops[e.op] = {ops[e.op].first + 1, e.backend};
-    EXPECT_EQ(ops["switchyard::channel_shuffle"],
-              std::make_pair(16, std::string("conv")));  // 3 + 7 + 3 blocks + 3 downsampling
-    EXPECT_EQ(ops.count("aten::cat"), 0u);
-    EXPECT_EQ(ops.count("aten::transpose"), 0u);
-    return;
-  }
-  FAIL() << "shufflenet_v2_x0_5 is not in " << zoo_dir();
+  bool found = false;
+  OpCounts ops = planned_ops("shufflenet_v2_x0_5", &found);
+  ASSERT_TRUE(found) << "shufflenet_v2_x0_5 is not in " << zoo_dir();
+  EXPECT_EQ(ops["switchyard::channel_shuffle"], std::make_pair(16, std::string("conv")));  // 13 blocks, 3 downsampling
+  EXPECT_EQ(ops.count("aten::cat"), 0u);
+  EXPECT_EQ(ops.count("aten::transpose"), 0u);
 }
