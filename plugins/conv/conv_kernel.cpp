@@ -258,8 +258,10 @@ void ConvKernel::storage(sy::StorageQuery& q) {
   const Geometry g = conv_geometry(params_, *a[0], *a[1], a[2]);
   Geometry call;
   const SY_StorageIndex mine = preferred_storage(g, a[2] != nullptr, winograd_call(a, &call));
-  const SY_StorageMask rounded = bf16 && a[3] == nullptr ? SY_STORAGE_MASK(bf16_twin(mine)) : 0;
-  if (mine != SY_STORAGE_HOST) q.writes(0, rounded | SY_STORAGE_MASK(mine) | SY_STORAGE_MASK_HOST);
+  if (mine != SY_STORAGE_HOST) {
+    const SY_StorageMask rounded = bf16 && a[3] == nullptr ? SY_STORAGE_MASK(bf16_twin(mine)) : 0;
+    q.writes(0, rounded | SY_STORAGE_MASK(mine) | SY_STORAGE_MASK_HOST);
+  }
   if (a[3] != nullptr)  // any layout: it is reordered into the output's unless already there
     q.reads(res, SY_STORAGE_MASK_HOST | SY_STORAGE_MASK(Blocked16::kIndex) | SY_STORAGE_MASK(ChannelsLast::kIndex));
 }
