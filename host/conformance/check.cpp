@@ -113,12 +113,13 @@ std::string compare(const Tensor& got, const Tensor& ref, const Case& c, double&
 }
 
 // The unit roundoff of a storage's element dtype ("" where its bytes hold the values
-// whole): bfloat16 keeps 8 significant bits, float16 11; another narrower float is allowed
-// 2^-2 (the kit cannot know its format).
+// whole): bfloat16 keeps 8 significant bits, float16 11, float32 (of float64 values) 24;
+// another narrower float is allowed 2^-2 (the kit cannot know its format).
 double unit_roundoff(const std::string& element) {
   if (element.empty()) return 0;
   if (element == "bfloat16") return std::ldexp(1.0, -8);
   if (element == "float16") return std::ldexp(1.0, -11);
+  if (element == "float32") return std::ldexp(1.0, -24);
   return 0.25;
 }
 
