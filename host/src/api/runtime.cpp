@@ -196,9 +196,11 @@ std::unique_ptr<Model> Runtime::make_model(const std::shared_ptr<Impl>& runtime,
   const bool fuse = impl->capture != exec::Capture::All && !impl->stream;
   if (fuse) {
     ir::fold_batch_norm(impl->graph);
-    const loader::PluginManager& plugins = runtime->plugins;
+    const select::Catalog catalog = exec::plugin_catalog(runtime->plugins);
     if (runtime->config.patterns)
-      ir::recognise_patterns(impl->graph, [&](const std::string& op) { return !plugins.kernels_for(op).empty(); });
+      ir::recognise_patterns(impl->graph, [&](const ir::Node& replacement) {
+        return select::routing_offers(runtime->config, catalog, replacement);
+      });
   }
   impl->executor = std::make_unique<exec::Executor>(impl->graph, runtime->config, runtime->plugins, fuse);
   return std::unique_ptr<Model>(new Model(std::move(impl)));

@@ -11,37 +11,23 @@
 
 namespace switchyard::exec {
 
-Executor::Executor(const ir::Graph& graph, const config::Config& config, const loader::PluginManager& plugins,
-                   bool fuse)
-    : graph_(graph),
-      config_(config),
-      plugins_(plugins),
-      storages_(plugins),
-      fuse_(fuse && config.fuse),
-      runner_(graph, storages_, config),
-      cache_(static_cast<size_t>(std::max(1, config.plan_cache))) {
-  if (!config.prefer_storage.empty()) {
-    preferred_storage_ = storages_.find(config.prefer_storage);
-    if (preferred_storage_ == -2)
-      throw Error(ErrorKind::Config, config.prefer_storage_pos.str() +
-                                         ": [runtime] prefer_storage: no loaded plugin declares '" +
-                                         config.prefer_storage + "' (storages: " + storages_.names() + ")");
-  }
-  catalog_.kernels_for = [this](const std::string& op) {
+select::Catalog plugin_catalog(const loader::PluginManager& plugins) {
+  select::Catalog catalog;
+  catalog.kernels_for = [&plugins](const std::string& op) {
     std::vector<select::Candidate> out;
-    for (const auto& ref : plugins_.kernels_for(op))
+    for (const auto& ref : plugins.kernels_for(op))
       out.push_back(select::Candidate{ref.plugin->name(), ref.def, ref.def});
     return out;
   };
-  catalog_.families_for = [this](const std::string& op) {
+  catalog.families_for = [&plugins](const std::string& op) {
     std::vector<std::string> out;
-    for (const auto& ref : plugins_.kernels_for(op))
+    for (const auto& ref : plugins.kernels_for(op))
       if (ref.def->family != nullptr && std::find(out.begin(), out.end(), ref.def->family) == out.end())
         out.emplace_back(ref.def->family);
     return out;
   };
-  catalog_.ask = [](const select::Candidate& c, const ir::Node& node,
-                    const std::vector<const DLTensor*>& inputs) -> std::string {
+  catalog.ask = [](const select::Candidate& c, const ir::Node& node,
+                   const std::vector<const DLTensor*>& inputs) -> std::string {
     if (c.def->supports == nullptr) return "";
     SY_CallContext call;
     SY_SupportsArgs args{};
@@ -58,6 +44,26 @@ Executor::Executor(const ir::Graph& graph, const config::Config& config, const l
     return "capability query failed: " + loader::describe_failure(s, call);
   };
 
+  return catalog;
+}
+
+Executor::Executor(const ir::Graph& graph, const config::Config& config, const loader::PluginManager& plugins,
+                   bool fuse)
+    : graph_(graph),
+      config_(config),
+      plugins_(plugins),
+      storages_(plugins),
+      fuse_(fuse && config.fuse),
+      runner_(graph, storages_, config),
+      cache_(static_cast<size_t>(std::max(1, config.plan_cache))) {
+  if (!config.prefer_storage.empty()) {
+    preferred_storage_ = storages_.find(config.prefer_storage);
+    if (preferred_storage_ == -2)
+      throw Error(ErrorKind::Config, config.prefer_storage_pos.str() +
+                                         ": [runtime] prefer_storage: no loaded plugin declares '" +
+                                         config.prefer_storage + "' (storages: " + storages_.names() + ")");
+  }
+  catalog_ = plugin_catalog(plugins_);
   rule_of_ = select::match_rules(config_, catalog_, graph_);
   compute_of_ = select::match_compute(config_, catalog_, graph_);
   last_use_.assign(graph_.values.size(), -1);

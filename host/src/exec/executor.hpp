@@ -27,6 +27,10 @@
 
 namespace switchyard::exec {
 
+// What selection sees of the loaded plugins: their kernels, families and capability
+// queries. `plugins` must outlive the catalog.
+select::Catalog plugin_catalog(const loader::PluginManager& plugins);
+
 class Executor {
  public:
   // `fuse`: run producer/consumer pairs as one fused kernel where a backend offers it.

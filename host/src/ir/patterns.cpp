@@ -459,15 +459,10 @@ std::optional<Match> match_rms_norm_node(const Graph& g, const Readers& r, int32
 
 }  // namespace
 
-size_t recognise_patterns(Graph& graph, const std::function<bool(const std::string& op)>& offered) {
+size_t recognise_patterns(Graph& graph, const std::function<bool(const Node& replacement)>& routed) {
   using Matcher = std::optional<Match> (*)(const Graph&, const Readers&, int32_t);
-  std::vector<Matcher> matchers;
-  if (offered(kRmsNormOp)) matchers.push_back(match_rms_norm_node);
-  if (offered(kSwigluOp)) matchers.push_back(match_swiglu);
-  if (offered(kRotaryOp)) matchers.push_back(match_rotary);
-  if (offered(kSdpaOp)) matchers.push_back(match_grouped_attention);
-  if (offered(kChannelShuffleOp)) matchers.push_back(match_channel_shuffle);
-  if (matchers.empty()) return 0;
+  const Matcher matchers[] = {match_rms_norm_node, match_swiglu, match_rotary, match_grouped_attention,
+                              match_channel_shuffle};
   const Readers readers(graph);
   std::vector<bool> removed(graph.nodes.size(), false);
   size_t replaced = 0;
@@ -478,7 +473,7 @@ size_t recognise_patterns(Graph& graph, const std::function<bool(const std::stri
       if (!m) continue;
       bool free = true;  // no node of it taken by an earlier match
       for (int32_t k : m->nodes) free = free && !removed[static_cast<size_t>(k)];
-      if (!free) continue;
+      if (!free || !routed(m->replacement)) continue;
       graph.nodes[static_cast<size_t>(m->nodes.back())] = std::move(m->replacement);
       for (const auto& [from, to] : m->renames)
         for (Node& node : graph.nodes) std::replace(node.inputs.begin(), node.inputs.end(), from, to);

@@ -19,7 +19,7 @@
 // attention plugin's fused kernel, with no key or value repeated in memory.
 //
 // The model applies it when it fuses (node_io "all" and "stream" see the graph as
-// written), and only for ops some loaded plugin has a kernel for.
+// written), and only where the config's routing for the new node reaches a kernel.
 #pragma once
 
 #include "ir/graph.hpp"
@@ -36,8 +36,8 @@ inline constexpr const char* kSdpaOp = "aten::scaled_dot_product_attention";
 inline constexpr const char* kChannelShuffleOp = "switchyard::channel_shuffle";
 
 // Replaces every such subgraph whose intermediate values nothing else reads, where
-// `offered(op)`. The new node takes the last multiplication's name, module path and output
+// `routed(new node)`. The new node takes the last node's name, module path and output
 // value. Returns the number replaced.
-size_t recognise_patterns(Graph& graph, const std::function<bool(const std::string& op)>& offered);
+size_t recognise_patterns(Graph& graph, const std::function<bool(const Node& replacement)>& routed);
 
 }  // namespace switchyard::ir

@@ -91,6 +91,18 @@ std::vector<int32_t> match_rules(const config::Config& cfg, const Catalog& catal
   return out;
 }
 
+bool routing_offers(const config::Config& cfg, const Catalog& catalog, const ir::Node& node) {
+  const std::vector<Candidate> candidates =
+      catalog.kernels_for ? catalog.kernels_for(node.op) : std::vector<Candidate>{};
+  const int rule = rule_of(cfg, catalog, node);
+  const std::vector<std::string>& backends = rule >= 0 ? cfg.rules[static_cast<size_t>(rule)].backends
+                                             : cfg.default_backends.empty() ? backends_in_catalog_order(candidates)
+                                                                            : cfg.default_backends;
+  return std::any_of(candidates.begin(), candidates.end(), [&](const Candidate& c) {
+    return std::find(backends.begin(), backends.end(), c.backend) != backends.end();
+  });
+}
+
 Selection select_kernel(const config::Config& cfg, const Catalog& catalog, const ir::Node& node,
                         const std::vector<const DLTensor*>& inputs) {
   return select_kernel(cfg, catalog, node, inputs, rule_of(cfg, catalog, node));

@@ -51,6 +51,10 @@ int match_rule(const config::Config& cfg, const ir::Node& node, const std::vecto
 // look at a node's op, name, module and family, none of which depends on shapes.
 std::vector<int32_t> match_rules(const config::Config& cfg, const Catalog& catalog, const ir::Graph& graph);
 
+// Whether the node's routing (its first matching rule, else the default list) names a
+// backend with a kernel for its op: a rewrite to a new op checks this before it commits.
+bool routing_offers(const config::Config& cfg, const Catalog& catalog, const ir::Node& node);
+
 // What [precision] asks of each graph node: its first matching [[precision.rules]] entry's
 // compute, else [precision] compute (AsIs where unset).
 std::vector<config::Compute> match_compute(const config::Config& cfg, const Catalog& catalog, const ir::Graph& graph);

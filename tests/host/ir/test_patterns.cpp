@@ -48,7 +48,7 @@ Graph rms_norm_graph(const Variant& v = {}) {
   return g;
 }
 
-bool offered(const std::string&) { return true; }
+bool offered(const Node&) { return true; }
 
 }  // namespace
 
@@ -82,7 +82,7 @@ TEST(Patterns, LeavesWhatItCannotProve) {
   EXPECT_EQ(recognise_patterns(read_elsewhere, offered), 0u);
   EXPECT_EQ(read_elsewhere.nodes.size(), 6u);
   Graph nobody = rms_norm_graph();  // no plugin has the op: the graph stays as traced
-  EXPECT_EQ(recognise_patterns(nobody, [](const std::string&) { return false; }), 0u);
+  EXPECT_EQ(recognise_patterns(nobody, [](const Node&) { return false; }), 0u);
   EXPECT_EQ(nobody.nodes.size(), 6u);
 }
 
@@ -126,7 +126,7 @@ TEST(Patterns, SwigluBecomesOneNode) {
   Graph two_inputs = swiglu_graph(false, true);
   EXPECT_EQ(recognise_patterns(two_inputs, offered), 0u) << "gate and up read different inputs";
   Graph only_norm = swiglu_graph();
-  EXPECT_EQ(recognise_patterns(only_norm, [](const std::string& op) { return op == kRmsNormOp; }), 0u);
+  EXPECT_EQ(recognise_patterns(only_norm, [](const Node& n) { return n.op == kRmsNormOp; }), 0u);
 }
 
 namespace {

@@ -360,3 +360,20 @@ TEST(SelectKernel, FamilyRuleRoutesAndFamiliesAskedOnlyWhenNeeded) {
   EXPECT_EQ(s.winner->backend, "conv");
   EXPECT_EQ(s.rule_index, 0);
 }
+
+// ---- routing_offers ---------------------------------------------------------------------
+
+TEST(RoutingOffers, AsksTheNodesOwnRoutingNotEveryPlugin) {
+  FakeCatalog fake = standard_catalog();
+  cfgns::Config cfg;
+  cfg.default_backends = {"linalg", "aten"};
+  cfg.rules = {rule("", "head.*", "", "", {"conv"})};
+  EXPECT_TRUE(sel::routing_offers(cfg, fake.catalog(), make_node("fc", "aten::linear")));
+  EXPECT_FALSE(sel::routing_offers(cfg, fake.catalog(), make_node("head.fc", "aten::linear")))
+      << "its rule names only conv, which has no linear";
+  cfg.default_backends = {"conv"};
+  EXPECT_FALSE(sel::routing_offers(cfg, fake.catalog(), make_node("fc", "aten::linear")));
+  cfg.default_backends.clear();  // any plugin in load order
+  EXPECT_TRUE(sel::routing_offers(cfg, fake.catalog(), make_node("fc", "aten::linear")));
+  EXPECT_FALSE(sel::routing_offers(cfg, fake.catalog(), make_node("fc", "switchyard::rms_norm")));
+}

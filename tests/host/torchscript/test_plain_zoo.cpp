@@ -297,14 +297,14 @@ namespace {
 
 using OpCounts = std::map<std::string, std::pair<int, std::string>>;  // op -> count, a backend
 
-// The ops that zoo model `stem` runs on default.toml at its first input set; sets `found`.
-OpCounts planned_ops(const std::string& stem, bool* found) {
+// The ops that zoo model `stem` runs on `config` at its first input set; sets `found`.
+OpCounts planned_ops(const std::string& stem, bool* found, const std::string& config = config_path("default.toml")) {
   torchscript::register_loader();
   OpCounts ops;
   *found = false;
   for (const Case& c : zoo_cases()) {
     if (c.stem != stem) continue;
-    Runtime rt(Options{config_path("default.toml")});
+    Runtime rt(Options{config});
     auto model = rt.load(zoo_dir() + "/" + c.module);
     for (const PlanEntry& e : model->plan(torchscript::load_tensors(zoo_dir() + "/" + c.sets[0].inputs)))
       ops[e.op] = {ops[e.op].first + 1, e.backend};
@@ -339,4 +339,19 @@ TEST(PlainZooPatterns, ShuffleNetChannelShufflesRunAsOneNodeEach) {
   EXPECT_EQ(ops["switchyard::channel_shuffle"], std::make_pair(16, std::string("conv")));  // 13 blocks, 3 downsampling
   EXPECT_EQ(ops.count("aten::cat"), 0u);
   EXPECT_EQ(ops.count("aten::transpose"), 0u);
+}
+
+// A rule that routes the shuffle's last view to a plugin without channel_shuffle keeps the
+// trace's views there: the pattern pass asks the node's own routing, not every plugin.
+TEST(PlainZooPatterns, ARuleThatCannotReachTheShuffleKeepsTheTrace) {
+  const std::string config =
+      (std::filesystem::temp_directory_path() / ("switchyard_views_" + std::to_string(::getpid()) + ".toml")).string();
+  std::ofstream(config) << "[[rules]]\nnode = \"*view*\"\nbackends = [\"shape\"]\n";
+  bool found = false;
+  OpCounts ops = planned_ops("shufflenet_v2_x0_5", &found, config);
+  std::filesystem::remove(config);
+  ASSERT_TRUE(found) << "shufflenet_v2_x0_5 is not in " << zoo_dir();
+  EXPECT_EQ(ops.count("switchyard::channel_shuffle"), 0u);
+  EXPECT_EQ(ops["aten::transpose"].first, 16);
+  EXPECT_EQ(ops["aten::view"].second, "shape");
 }
