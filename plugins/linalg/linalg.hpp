@@ -90,9 +90,18 @@ class PackedB {
   // C[m, n] (contiguous) = post(A[m, k] (row stride lda) x B[k, n] (strides brs, bcs)).
   void gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs, int64_t bcs, float* c,
             const Post& post);
+  // The same with A or C held in bfloat16 (raw bits; A compact, lda == k), a bf16 B only:
+  // a chain of products against constants (the fused MLP) hands its middle value from one
+  // to the next in bfloat16, with no float32 copy and no conversion pass in between.
+  void gemm_to_bf16(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs, int64_t bcs, uint16_t* c,
+                    const Post& post);
+  void gemm_from_bf16(const uint16_t* a, int64_t m, int64_t k, int64_t n, int64_t brs, int64_t bcs, float* c,
+                      const Post& post);
 
  private:
   struct State;  // oneDNN primitives per row count and B per packed layout (packed.cpp)
+  void run(const void* a, bool a_bf16, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs, int64_t bcs, void* c,
+           bool c_bf16, const Post& post);
   const float* source_;
   bool bf16_;
   std::unique_ptr<State> state_;

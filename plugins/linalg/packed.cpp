@@ -32,13 +32,13 @@ dnnl::algorithm eltwise_of(Act act) {
 
 struct PackedB::State {
   std::mutex mutex;
-  // per (m, lda, k, n, brs, bcs, bias or not, act)
-  using Key = std::array<int64_t, 8>;
+  // per (m, lda, k, n, brs, bcs, bias or not, act, A in bf16, C in bf16)
+  using Key = std::array<int64_t, 10>;
   std::map<Key, std::shared_ptr<const Entry>> cache;
   std::vector<sy_onednn::ConstantMemory> packed;  // B per layout asked for
   bool bf16 = false;
   std::shared_ptr<const Entry> entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs,
-                                     int64_t bcs, const Post& post);
+                                     int64_t bcs, const Post& post, bool c_bf16);
 };
 
 PackedB::PackedB(const float* b, bool bf16) : source_(b), bf16_(bf16), state_(std::make_unique<State>()) {
@@ -47,9 +47,9 @@ PackedB::PackedB(const float* b, bool bf16) : source_(b), bf16_(bf16), state_(st
 PackedB::~PackedB() = default;
 
 std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, int64_t lda, int64_t k, int64_t n,
-                                                   int64_t brs, int64_t bcs, const Post& post) {
-  const Key key{
-      m, lda, k, n, brs, bcs, post.bias != nullptr, static_cast<int64_t>(post.act)};  // no allocation per call
+                                                   int64_t brs, int64_t bcs, const Post& post, bool c_bf16) {
+  const Key key{m,    lda,   k, n, brs, bcs, post.bias != nullptr, static_cast<int64_t>(post.act),
+                bf16, c_bf16};  // no allocation per call
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
@@ -59,7 +59,7 @@ std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, in
   auto e = std::make_shared<Entry>();
   const auto in_type = bf16 ? memory::data_type::bf16 : f32;
   e->src = bf16 ? memory::desc({m, k}, in_type, {k, 1}) : memory::desc({m, k}, f32, {lda, 1});
-  e->dst = memory::desc({m, n}, f32, {n, 1});
+  e->dst = memory::desc({m, n}, c_bf16 ? memory::data_type::bf16 : f32, {n, 1});
   const memory::desc user({k, n}, f32, {brs, bcs});
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-run scratch: runs may overlap
@@ -92,20 +92,39 @@ std::shared_ptr<const Entry> PackedB::State::entry(const float* b, int64_t m, in
 
 void PackedB::gemm(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs, int64_t bcs, float* c,
                    const Post& post) {
+  run(a, false, m, lda, k, n, brs, bcs, c, false, post);
+}
+
+void PackedB::gemm_to_bf16(const float* a, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs, int64_t bcs,
+                           uint16_t* c, const Post& post) {
+  run(a, false, m, lda, k, n, brs, bcs, c, true, post);
+}
+
+void PackedB::gemm_from_bf16(const uint16_t* a, int64_t m, int64_t k, int64_t n, int64_t brs, int64_t bcs, float* c,
+                             const Post& post) {
+  run(a, true, m, k, k, n, brs, bcs, c, false, post);
+}
+
+void PackedB::run(const void* a, bool a_bf16, int64_t m, int64_t lda, int64_t k, int64_t n, int64_t brs, int64_t bcs,
+                  void* c, bool c_bf16, const Post& post) {
   if (!fusable(post.act))
     throw sy::Error("packed GEMM: activation " + std::to_string(static_cast<int>(post.act)) + " is not fusable",
                     SY_ERROR_INTERNAL);
+  if ((a_bf16 || c_bf16) && !state_->bf16)
+    throw sy::Error("packed GEMM: a bfloat16 A or C needs B packed in bfloat16", SY_ERROR_INTERNAL);
   sy_omp::Threads threads(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
   try {
-    std::shared_ptr<const Entry> e = state_->entry(source_, m, lda, k, n, brs, bcs, post);
+    std::shared_ptr<const Entry> e = state_->entry(source_, m, lda, k, n, brs, bcs, post, c_bf16);
     using sy_onednn::thread_memory;
     dnnl::stream& s = sy_onednn::thread_stream();
     const memory* src = nullptr;
-    if (state_->bf16) {  // A into bfloat16 first
+    if (a_bf16) {
+      src = &thread_memory(sy_onednn::kSrcSlot, e->src, const_cast<void*>(a));
+    } else if (state_->bf16) {  // A into bfloat16 first
       src = &sy_onednn::thread_converted(e->src);
-      sy_bf16::to_bf16(a, lda, static_cast<uint16_t*>(src->get_data_handle()), k, m, k);
+      sy_bf16::to_bf16(static_cast<const float*>(a), lda, static_cast<uint16_t*>(src->get_data_handle()), k, m, k);
     } else {
-      src = &thread_memory(sy_onednn::kSrcSlot, e->src, const_cast<float*>(a));
+      src = &thread_memory(sy_onednn::kSrcSlot, e->src, const_cast<void*>(a));
     }
     const memory& dst = thread_memory(sy_onednn::kDstSlot, e->dst, c);
     const memory& scratch = sy_onednn::thread_scratch(e->scratch);
