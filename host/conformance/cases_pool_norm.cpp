@@ -152,11 +152,75 @@ void add_batch_norm_ops(CaseTable& table) {
   }
 }
 
+// "aten::cat+aten::batch_norm" (+ relu): DenseNet's concatenation of earlier feature maps
+// read only by norm1 + relu1. The parts along dim 1 (dim -3 too), then the statistics:
+// parts of 32 channels and of odd counts, one part alone, a part with its last two dims
+// swapped in memory and one from every other batch item, statistics as run-time inputs,
+// an empty part and an empty batch, NaN and infinities.
+void add_cat_batch_norm_ops(CaseTable& table) {
+  for (const bool relu : {false, true}) {
+    const std::string op = relu ? "aten::cat+aten::batch_norm+aten::relu" : "aten::cat+aten::batch_norm";
+    table.add(op, [relu](DLDataType dtype) {
+      std::vector<Case> cases;
+      if (!is_f32(dtype)) return cases;
+      Maker m(relu ? 34 : 33);
+      auto add = [&](std::string label, std::vector<Tensor> parts, bool constant = true, int64_t dim = 1) -> Case& {
+        int64_t channels = 0;
+        for (const Tensor& t : parts) channels += t.shape()[1];
+        Case c;
+        c.label = std::move(label);
+        for (Tensor& t : parts) c.inputs.push_back(std::move(t));
+        c.producer_inputs = c.inputs.size();
+        c.constant.assign(c.inputs.size(), false);
+        c.inputs.push_back(m.t({channels}, -1.5, 1.5));  // weight
+        c.inputs.push_back(m.t({channels}, -1.0, 1.0));  // bias
+        c.inputs.push_back(m.t({channels}, -1.0, 1.0));  // running mean
+        c.inputs.push_back(m.t({channels}, 0.05, 2.0));  // running variance
+        for (int k = 0; k < 4; ++k) c.constant.push_back(constant);
+        c.attrs = {{"dim", integer(dim)},
+                   {"post.training", integer(0)},
+                   {"post.momentum", number(0.1)},
+                   {"post.eps", number(1e-5)},
+                   {"post.cudnn_enabled", integer(1)}};
+        cases.push_back(std::move(c));
+        return cases.back();
+      };
+      const ConvSpec::Layout plain = ConvSpec::kPlain;
+      add("densenet layer: [2, 64, 8, 8] and two [2, 32, 8, 8]",
+          {m.input({2, 64, 8, 8}, plain, -3, 3), m.input({2, 32, 8, 8}, plain, -3, 3),
+           m.input({2, 32, 8, 8}, plain, -3, 3)});
+      add("odd channel counts 5, 3 and 17", {m.input({3, 5, 7, 9}, plain, -3, 3), m.input({3, 3, 7, 9}, plain, -3, 3),
+                                             m.input({3, 17, 7, 9}, plain, -3, 3)});
+      add("one part", {m.input({2, 24, 6, 6}, plain, -3, 3)});
+      add("dim -3", {m.input({2, 16, 5, 5}, plain, -3, 3), m.input({2, 8, 5, 5}, plain, -3, 3)}, true, -3);
+      add("a part with its last two dims swapped in memory",
+          {m.input({2, 20, 11, 9}, ConvSpec::kTransposed, -3, 3), m.input({2, 12, 11, 9}, plain, -3, 3)});
+      add("a part from every other batch item",
+          {m.input({2, 12, 6, 6}, ConvSpec::kStridedBatch, -3, 3), m.input({2, 4, 6, 6}, plain, -3, 3)});
+      add("statistics as run-time inputs", {m.input({2, 16, 4, 4}, plain, -3, 3), m.input({2, 16, 4, 4}, plain, -3, 3)},
+          false);
+      add("an empty part",
+          {m.input({2, 8, 4, 4}, plain, -3, 3), m.input({2, 0, 4, 4}, plain), m.input({2, 8, 4, 4}, plain, -3, 3)});
+      add("batch 0", {m.input({0, 8, 5, 5}, plain), m.input({0, 8, 5, 5}, plain)});
+      add("[8, 256, 16, 16] in eight parts (several threads)",
+          {m.input({8, 32, 16, 16}, plain, -3, 3), m.input({8, 32, 16, 16}, plain, -3, 3),
+           m.input({8, 32, 16, 16}, plain, -3, 3), m.input({8, 32, 16, 16}, plain, -3, 3),
+           m.input({8, 32, 16, 16}, plain, -3, 3), m.input({8, 32, 16, 16}, plain, -3, 3),
+           m.input({8, 32, 16, 16}, plain, -3, 3), m.input({8, 32, 16, 16}, plain, -3, 3)});
+      Case& odd = add("NaN and infinities in a part",
+                      {m.input({2, 24, 10, 10}, plain, -3, 3), m.input({2, 8, 10, 10}, plain, -3, 3)});
+      with_non_finite(*odd.inputs[0]);
+      return cases;
+    });
+  }
+}
+
 }  // namespace
 
 void add_pool_norm_cases(CaseTable& table) {
   add_pool_ops(table);
   add_batch_norm_ops(table);
+  add_cat_batch_norm_ops(table);
 }
 
 }  // namespace switchyard::conformance

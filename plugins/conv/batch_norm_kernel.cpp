@@ -95,6 +95,8 @@ float element(const DLTensor& t, int64_t i) {
   return sy::data<float>(t)[i * (t.strides != nullptr ? t.strides[0] : 1)];
 }
 
+}  // namespace
+
 // ATen's terms (batch_norm_cpu_collect_linear_and_constant_terms), in float as it computes
 // them for float input: scale = weight / sqrt(var + eps), shift = bias - mean * scale.
 void fold(const BatchNormKernel::Args& a, float eps, int64_t channels, float* scale, float* shift) {
@@ -105,6 +107,8 @@ void fold(const BatchNormKernel::Args& a, float eps, int64_t channels, float* sc
     shift[c] = b - element(*a[3], c) * scale[c];
   }
 }
+
+namespace {
 
 // The checks of one call's tensors: Unsupported for what the kernel does not do, Error
 // for statistics that do not fit the input (ATen reports those too).

@@ -52,4 +52,8 @@ class BatchNormKernel {
   ShapeCache<Prepared> cache_;
 };
 
+// The statistics folded into a per-channel scale and shift, as ATen computes them (also
+// for the concatenation that feeds a batch norm, cat_norm_kernel.hpp).
+void fold(const BatchNormKernel::Args& a, float eps, int64_t channels, float* scale, float* shift);
+
 }  // namespace syconv

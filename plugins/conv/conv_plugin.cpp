@@ -9,6 +9,7 @@
 //   aten::max_pool2d, aten::avg_pool2d, aten::adaptive_avg_pool2d         pool_kernel.hpp
 //   aten::mul of an activation by a per-channel scale (squeeze-excitation) scale_kernel.hpp
 //   aten::batch_norm (inference), alone and + aten::relu               batch_norm_kernel.hpp
+//   aten::cat + aten::batch_norm (+ aten::relu): DenseNet's concat + norm   cat_norm_kernel.hpp
 //   switchyard::channel_shuffle (the host's pattern for cat + shuffle),
 //   aten::channel_shuffle, aten::native_channel_shuffle                    shuffle_kernel.hpp
 //
@@ -19,6 +20,7 @@
 // Threads: oneDNN runs on OpenMP (libgomp, as LibTorch does); each call sizes its team
 // from the host's budget (common/openmp_threads.hpp).
 #include "batch_norm_kernel.hpp"
+#include "cat_norm_kernel.hpp"
 #include "common/library_attributes.hpp"
 #include "conv_kernel.hpp"
 #include "conv_pool.hpp"
@@ -59,6 +61,8 @@ sy::PluginDef& conv_plugin() {
     d.add(sy::kernel<Tracked<ScaleKernel>>("aten::mul", kFamily, {sy::kFloat32}));
     for (const char* op : {"aten::batch_norm", "aten::batch_norm+aten::relu"})
       d.add(sy::kernel<Tracked<BatchNormKernel>>(op, kFamily, {sy::kFloat32}));
+    for (const char* op : {"aten::cat+aten::batch_norm", "aten::cat+aten::batch_norm+aten::relu"})
+      d.add(sy::kernel<Tracked<CatNormKernel>>(op, kFamily, {sy::kFloat32}));
     for (const char* op : {"switchyard::channel_shuffle", "aten::channel_shuffle", "aten::native_channel_shuffle"})
       d.add(sy::kernel<Tracked<ShuffleKernel>>(op, "join", {sy::kFloat32}));
     return d;

@@ -341,6 +341,18 @@ TEST(PlainZooPatterns, ShuffleNetChannelShufflesRunAsOneNodeEach) {
   EXPECT_EQ(ops.count("aten::transpose"), 0u);
 }
 
+// DenseNet concatenates every earlier feature map before each norm1 + relu1 (and before
+// each transition's norm and norm5): each cat runs with its norm as one conv-plugin node
+// that normalises the parts where they lie, at any batch (parity: above).
+TEST(PlainZooPatterns, DenseNetConcatenationsRunWithTheirNorms) {
+  bool found = false;
+  OpCounts ops = planned_ops("densenet121", &found);
+  ASSERT_TRUE(found) << "densenet121 is not in " << zoo_dir();
+  EXPECT_EQ(ops["aten::cat+aten::batch_norm+aten::relu"],
+            std::make_pair(62, std::string("conv")));  // 58 layers, 4 ends
+  EXPECT_EQ(ops.count("aten::cat"), 0u);
+}
+
 // A rule that routes the shuffle's last view to a plugin without channel_shuffle keeps the
 // trace's views there: the pattern pass asks the node's own routing, not every plugin.
 TEST(PlainZooPatterns, ARuleThatCannotReachTheShuffleKeepsTheTrace) {
