@@ -188,7 +188,8 @@ std::shared_ptr<const CatNormKernel::Prepared> CatNormKernel::prepare(const dnnl
 void CatNormKernel::supports(const sy::Node& node) {
   const Parsed p = parse(node);
   if (!own_layouts_option(node.attrs)) throw sy::Unsupported("option layout = \"plain\": the cat runs on its own");
-  sy::declining([&] { check_parts(node.inputs, parts_of(p, node.num_inputs), stats_of(p, node.inputs, node.num_inputs)); });
+  sy::declining(
+      [&] { check_parts(node.inputs, parts_of(p, node.num_inputs), stats_of(p, node.inputs, node.num_inputs)); });
 }
 
 CatNormKernel::CatNormKernel(const sy::Node& node) {
@@ -213,8 +214,7 @@ void CatNormKernel::infer(sy::Infer& infer) {
   p.attr_tensors = attr_tensors_;
   for (const DLTensor* t : attr_tensors_) p.stat_inputs -= t != nullptr ? 1 : 0;
   const DLTensor* const* in = infer.args->inputs;
-  const int64_t channels =
-      check_parts(in, parts_of(p, infer.num_inputs()), stats_of(p, in, infer.num_inputs()));
+  const int64_t channels = check_parts(in, parts_of(p, infer.num_inputs()), stats_of(p, in, infer.num_inputs()));
   infer.set_output(0, sy::kFloat32, {in[0]->shape[0], channels, in[0]->shape[2], in[0]->shape[3]});
 }
 
