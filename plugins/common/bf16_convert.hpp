@@ -46,4 +46,22 @@ inline void to_bf16(const float* src, int64_t src_stride, uint16_t* dst, int64_t
     to_bf16_serial(src + r * src_stride, dst + r * dst_stride, static_cast<size_t>(cols));
 }
 
+// relu over bfloat16 bits, in place: negatives (-0 too) become +0 and NaN stays NaN, as
+// ATen's relu; relu then rounding gives the same bits as rounding then relu.
+SY_VECTOR_CLONES inline void relu_serial(uint16_t* x, size_t n) {
+#pragma omp simd
+  for (size_t i = 0; i < n; ++i) x[i] = (x[i] & 0x8000u) != 0 && (x[i] & 0x7fffu) <= 0x7f80u ? uint16_t{0} : x[i];
+}
+
+inline void relu(uint16_t* x, int64_t n) {
+  constexpr int64_t kPerThread = 32 * 1024;  // as to_bf16
+  const int threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), std::max<int64_t>(1, n / kPerThread)));
+  if (threads < 2) return relu_serial(x, static_cast<size_t>(n));
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    const int64_t begin = n * t / threads, end = n * (t + 1) / threads;
+    relu_serial(x + begin, static_cast<size_t>(end - begin));
+  }
+}
+
 }  // namespace sy_bf16

@@ -11,6 +11,7 @@
 // anything else is declined and runs as linear+act, then linear.
 #include "linalg.hpp"
 
+#include "common/bf16_convert.hpp"
 #include "common/compute_option.hpp"
 #include "common/gather.hpp"
 
@@ -43,12 +44,11 @@ class MlpKernel {
     in.set_output(0, sy::kFloat32, out_shape(x));
   }
 
-  // With "@compute" = "bf16": both GEMMs in bfloat16 (the input converted; each hidden block
-  // written in bfloat16 by the first GEMM where the activation runs inside it, else converted).
+  // With "@compute" = "bf16": both GEMMs in bfloat16 (the input converted per run; each hidden
+  // block written in bfloat16 by the first GEMM, its relu over the bfloat16 bits).
   void storage(sy::StorageQuery& q) {
     const uint64_t rows = static_cast<uint64_t>(sy::numel(q.input(0)) / k_);
-    const int64_t converted = PackedB::fusable(act_) ? k_ : k_ + h_;  // per row: the input, and maybe the hidden
-    sy_compute::report(q, compute_, rows * static_cast<uint64_t>(converted), static_cast<uint64_t>(h_ * (k_ + n_)));
+    sy_compute::report(q, compute_, rows * static_cast<uint64_t>(k_), static_cast<uint64_t>(h_ * (k_ + n_)));
   }
 
   // Both GEMMs' multiply-adds, what they read and write once each, and the hidden rows of
@@ -83,12 +83,13 @@ class MlpKernel {
     const int64_t block = std::min(rows, block_rows_);
     float* y = sy::data<float>(out);
     const PackedB::Post post1{bias1_, PackedB::fusable(act_) ? act_ : Act::None}, post2{bias2_, Act::None};
-    if (compute_.bf16 && PackedB::fusable(act_)) {  // the hidden block in bfloat16, as the second GEMM reads it
+    if (compute_.bf16) {                            // the hidden block in bfloat16, as the second GEMM reads it
       thread_local std::vector<uint16_t> hidden16;  // per thread: runs of one instance may overlap
       if (hidden16.size() < static_cast<size_t>(block * h_)) hidden16.resize(static_cast<size_t>(block * h_));
       for (int64_t r0 = 0; r0 < rows; r0 += block) {
         const int64_t m = std::min(block, rows - r0);
         w1_->gemm_to_bf16(a + r0 * k_, m, k_, k_, h_, w1_strides_[1], w1_strides_[0], hidden16.data(), post1);
+        if (act_ == Act::Relu) sy_bf16::relu(hidden16.data(), m * h_);  // oneDNN's relu would make NaN a number
         w2_->gemm_from_bf16(hidden16.data(), m, h_, n_, w2_strides_[1], w2_strides_[0], y + r0 * n_, post2);
       }
       return;

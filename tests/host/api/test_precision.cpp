@@ -225,38 +225,42 @@ TEST(Precision, Bf16ComputeIsShownPerNode) {
   EXPECT_TRUE(act.compute.empty()) << "aten's relu says nothing: it computes in its tensors' float32";
 }
 
-// Under bf16 the fused MLP (linear + gelu + linear) converts only its input per run: the
-// first product writes the hidden block in bfloat16 for the second, and the plan says so.
+// Under bf16 the fused MLP (linear + gelu or relu + linear) converts only its input per
+// run: the first product writes the hidden block in bfloat16 for the second (relu then
+// runs over the bfloat16 bits), and the plan says so.
 TEST(Precision, Bf16MlpConvertsOnlyItsInput) {
-  const std::string cfg =
-      write_config("bf16_mlp", "[selection]\ndefault = [\"linalg\", \"aten\"]\n[precision]\ncompute = \"bf16\"\n");
-  const std::string ref = write_config("fp32_mlp", "[selection]\ndefault = [\"linalg\", \"aten\"]\n");
-  ir::Graph g;
-  const ir::ValueId x = g.add_input("x", kF32, {-1, 4});
-  std::vector<float> w1v(8 * 4), w2v(2 * 8);
-  for (size_t i = 0; i < w1v.size(); ++i) w1v[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.25f;
-  for (size_t i = 0; i < w2v.size(); ++i) w2v[i] = static_cast<float>(static_cast<int>(i % 5) - 2) * 0.5f;
-  const ir::ValueId w1 = g.add_constant("w1", f32({8, 4}, w1v));
-  const ir::ValueId b1 = g.add_constant("b1", f32({8}, {0, 0.5f, -0.5f, 1, 0, 0, 0.25f, -1}));
-  const ir::ValueId w2 = g.add_constant("w2", f32({2, 8}, w2v));
-  const ir::ValueId b2 = g.add_constant("b2", f32({2}, {0.125f, -0.25f}));
-  g.add_node("fc1", "aten::linear", {x, w1, b1}, {"h"}, {}, "mlp");
-  g.add_node("act", "aten::gelu", {g.find_value("h")}, {"a"}, {}, "mlp");
-  g.add_node("fc2", "aten::linear", {g.find_value("a"), w2, b2}, {"y"}, {}, "mlp");
-  g.outputs = {g.find_value("y")};
-  Runtime rt(Options{cfg}), rt_ref(Options{ref});
-  auto model = load_graph(rt, g);
-  auto model_ref = load_graph(rt_ref, g);
-  const Tensor in = f32({3, 4}, {1, 2, 3, -1, 0.5f, 4, -2, 0, 0.25f, -0.75f, 1.5f, 2});
-  const std::vector<PlanEntry> plan = model->plan({in});
-  const PlanEntry& fc1 = entry(plan, "fc1");
-  ASSERT_EQ(fc1.op, "aten::linear+aten::gelu+aten::linear");
-  if (fc1.compute == "bfloat16") EXPECT_EQ(fc1.compute_converted_bytes, 2u * 3u * 4u) << "x, [3, 4], only";
-  const std::vector<float> y = values(model->run({in})[0]), y_ref = values(model_ref->run({in})[0]);
-  ASSERT_EQ(y.size(), y_ref.size());
-  // Three bfloat16 roundings (x, the weights, the hidden) of about 2^-9 each, over sums of
-  // at most 8 terms of magnitude under 8: 0.1 bounds it with room, 1e-6 would not.
-  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], y_ref[i], 0.1) << i;
+  for (const char* act : {"aten::gelu", "aten::relu"}) {
+    SCOPED_TRACE(act);
+    const std::string cfg =
+        write_config("bf16_mlp", "[selection]\ndefault = [\"linalg\", \"aten\"]\n[precision]\ncompute = \"bf16\"\n");
+    const std::string ref = write_config("fp32_mlp", "[selection]\ndefault = [\"linalg\", \"aten\"]\n");
+    ir::Graph g;
+    const ir::ValueId x = g.add_input("x", kF32, {-1, 4});
+    std::vector<float> w1v(8 * 4), w2v(2 * 8);
+    for (size_t i = 0; i < w1v.size(); ++i) w1v[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.25f;
+    for (size_t i = 0; i < w2v.size(); ++i) w2v[i] = static_cast<float>(static_cast<int>(i % 5) - 2) * 0.5f;
+    const ir::ValueId w1 = g.add_constant("w1", f32({8, 4}, w1v));
+    const ir::ValueId b1 = g.add_constant("b1", f32({8}, {0, 0.5f, -0.5f, 1, 0, 0, 0.25f, -1}));
+    const ir::ValueId w2 = g.add_constant("w2", f32({2, 8}, w2v));
+    const ir::ValueId b2 = g.add_constant("b2", f32({2}, {0.125f, -0.25f}));
+    g.add_node("fc1", "aten::linear", {x, w1, b1}, {"h"}, {}, "mlp");
+    g.add_node("act", act, {g.find_value("h")}, {"a"}, {}, "mlp");
+    g.add_node("fc2", "aten::linear", {g.find_value("a"), w2, b2}, {"y"}, {}, "mlp");
+    g.outputs = {g.find_value("y")};
+    Runtime rt(Options{cfg}), rt_ref(Options{ref});
+    auto model = load_graph(rt, g);
+    auto model_ref = load_graph(rt_ref, g);
+    const Tensor in = f32({3, 4}, {1, 2, 3, -1, 0.5f, 4, -2, 0, 0.25f, -0.75f, 1.5f, 2});
+    const std::vector<PlanEntry> plan = model->plan({in});
+    const PlanEntry& fc1 = entry(plan, "fc1");
+    ASSERT_EQ(fc1.op, std::string("aten::linear+") + act + "+aten::linear");
+    if (fc1.compute == "bfloat16") EXPECT_EQ(fc1.compute_converted_bytes, 2u * 3u * 4u) << "x, [3, 4], only";
+    const std::vector<float> y = values(model->run({in})[0]), y_ref = values(model_ref->run({in})[0]);
+    ASSERT_EQ(y.size(), y_ref.size());
+    // Three bfloat16 roundings (x, the weights, the hidden) of about 2^-9 each, over sums of
+    // at most 8 terms of magnitude under 8: 0.1 bounds it with room, 1e-6 would not.
+    for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], y_ref[i], 0.1) << i;
+  }
 }
 
 // A rule keeps one node in float32 under a bf16 policy, and asks nothing of it.
