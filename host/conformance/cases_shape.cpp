@@ -247,6 +247,14 @@ void cat(Cases& c) {
   c.add("one part", {c.t({3, 3})});
   c.add("empty 1-D parts are skipped", {c.t({0}), c.t({2, 3}), c.t({0})}, {{"dim", integer(1)}});
   c.add("empty part [0, 3]", {c.t({0, 3}), c.t({2, 3})}, {{"dim", integer(0)}});
+  // image channels (an inception block's four branches, a fire module's two)
+  c.add("inception block: four [2, _, 8, 8] branches, dim 1",
+        {c.t({2, 16, 8, 8}), c.t({2, 24, 8, 8}), c.t({2, 8, 8, 8}), c.t({2, 8, 8, 8})}, {{"dim", integer(1)}});
+  c.add("dim -3, odd sizes", {c.t({3, 5, 7, 9}), c.t({3, 3, 7, 9})}, {{"dim", integer(-3)}});
+  Tensor whole = c.t({2, 16, 4, 4});
+  c.add("a chunk's half (strided) beside a part, dim 1",
+        {c.view_of(whole, {2, 8, 4, 4}, {256, 16, 4, 1}, 128), c.transposed({2, 6, 4, 4})}, {{"dim", integer(1)}});
+  c.add("empty batch, dim 1", {c.t({0, 4, 3, 3}), c.t({0, 2, 3, 3})}, {{"dim", integer(1)}});
 }
 
 void stack(Cases& c) {

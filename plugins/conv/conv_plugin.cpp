@@ -11,7 +11,8 @@
 //   aten::batch_norm (inference), alone and + aten::relu               batch_norm_kernel.hpp
 //   aten::cat + aten::batch_norm (+ aten::relu): DenseNet's concat + norm   cat_norm_kernel.hpp
 //   switchyard::channel_shuffle (the host's pattern for cat + shuffle),
-//   aten::channel_shuffle, aten::native_channel_shuffle                    shuffle_kernel.hpp
+//   aten::channel_shuffle, aten::native_channel_shuffle, and aten::cat
+//   along channels (a shuffle of one group)                                shuffle_kernel.hpp
 //
 //   storages "nChw16c" and "nhwc": activations in oneDNN's own layouts   formats.hpp
 //   (and their ".bf16" twins between convolutions computing in bfloat16)
@@ -63,7 +64,8 @@ sy::PluginDef& conv_plugin() {
       d.add(sy::kernel<Tracked<BatchNormKernel>>(op, kFamily, {sy::kFloat32}));
     for (const char* op : {"aten::cat+aten::batch_norm", "aten::cat+aten::batch_norm+aten::relu"})
       d.add(sy::kernel<Tracked<CatNormKernel>>(op, kFamily, {sy::kFloat32}));
-    for (const char* op : {"switchyard::channel_shuffle", "aten::channel_shuffle", "aten::native_channel_shuffle"})
+    for (const char* op :
+         {"switchyard::channel_shuffle", "aten::channel_shuffle", "aten::native_channel_shuffle", "aten::cat"})
       d.add(sy::kernel<Tracked<ShuffleKernel>>(op, "join", {sy::kFloat32}));
     return d;
   }();

@@ -92,7 +92,14 @@ std::vector<const DLTensor*> inputs_of(const DLTensor* const* inputs, size_t n) 
   return std::vector<const DLTensor*>(inputs, inputs + n);
 }
 
-int64_t groups_of(const sy::Attrs& attrs) {
+// aten::cat along channels is the shuffle of one group: each input one strided copy.
+int64_t groups_of(const sy::Node& node) {
+  const sy::Attrs& attrs = node.attrs;
+  if (std::string(node.op) == "aten::cat") {
+    const int64_t dim = attrs.i("dim", 0);
+    if (dim != 1 && dim != -3) throw sy::Unsupported("a concatenation along dim " + std::to_string(dim) + ", not 1");
+    return 1;
+  }
   const int64_t groups = attrs.i("groups");
   if (groups < 1) throw sy::Error("channel_shuffle: groups = " + std::to_string(groups) + " is not positive");
   return groups;
@@ -113,18 +120,18 @@ struct ShuffleKernel::Prepared {
 };
 
 void ShuffleKernel::supports(const sy::Node& node) {
-  check_attr_names(node, {"groups"}, {});
+  check_attr_names(node, {std::string(node.op) == "aten::cat" ? "dim" : "groups"}, {});
   const std::vector<const DLTensor*> inputs = inputs_of(node.inputs, node.num_inputs);
   for (const DLTensor* t : inputs) {
     if (t == nullptr) throw sy::Unsupported("an input is absent");
     check_tensor(*t, "input");
   }
-  output_shape(inputs, groups_of(node.attrs));
+  output_shape(inputs, groups_of(node));
   own_layouts_option(node.attrs);  // an unknown layout value is an error, here as at create
 }
 
 ShuffleKernel::ShuffleKernel(const sy::Node& node)
-    : groups_(groups_of(node.attrs)), own_layouts_(own_layouts_option(node.attrs)) {}
+    : groups_(groups_of(node)), own_layouts_(own_layouts_option(node.attrs)) {}
 
 void ShuffleKernel::infer(sy::Infer& infer) {
   infer.set_output(0, sy::kFloat32, output_shape(inputs_of(infer.args->inputs, infer.num_inputs()), groups_));

@@ -5,6 +5,10 @@
 // each input goes to the output in one strided copy per group it spans. The inputs are
 // read in the layout their convolutions wrote (formats.hpp) and the output is written in
 // nhwc or NCHW, so the block keeps no NCHW round trip between its convolutions.
+// aten::cat along channels is its one-group case: the parts are copied from the layout
+// their convolutions wrote into an nhwc output, where placing them in one NCHW buffer
+// (batch 1) would cost a reorder into NCHW after each producer and out of it before each
+// reader (GoogLeNet's inception blocks: four readers each).
 // Float32 [N, C, H, W] only; another rank or dtype is declined (sy::Unsupported).
 #pragma once
 
