@@ -4,6 +4,33 @@
 
 namespace switchyard::exec {
 
+namespace {
+
+// Whether `node` gives the same with its first two inputs swapped: a + b (alpha 1) and a * b
+// are exactly commutative in IEEE arithmetic, so `x + f(x)` (RegNet's residual, and many
+// others') fuses with f as `f(x) + x` does.
+bool commutative(const ir::Node& node) {
+  if (node.op == "aten::mul") return true;
+  if (node.op != "aten::add") return false;
+  for (const auto& [name, value] : node.attrs)
+    if (name == "alpha")
+      return !value.bound() && ((value.kind == ir::AttrKind::Int && value.i == 1) ||
+                                (value.kind == ir::AttrKind::Float && value.f == 1.0));
+  return true;
+}
+
+}  // namespace
+
+std::vector<ir::ValueId> inputs_fed_by(const ir::Node& consumer, ir::ValueId fed) {
+  std::vector<ir::ValueId> in = consumer.inputs;
+  if (!in.empty() && in[0] == fed) return in;
+  if (in.size() >= 2 && in[1] == fed && commutative(consumer)) {
+    std::swap(in[0], in[1]);
+    return in;
+  }
+  return {};
+}
+
 std::vector<int32_t> fusable_consumers(const ir::Graph& graph) {
   const size_t n_values = graph.values.size();
   std::vector<int32_t> consumer(n_values, -1), uses(n_values, 0);
@@ -22,12 +49,13 @@ std::vector<int32_t> fusable_consumers(const ir::Graph& graph) {
     const ir::ValueId mid = producer.outputs[0];
     if (uses[mid] != 1) continue;
     const ir::Node& next = graph.nodes[consumer[mid]];
-    if (next.inputs.empty() || next.inputs[0] != mid) continue;
+    const std::vector<ir::ValueId> ins = inputs_fed_by(next, mid);
+    if (ins.empty()) continue;
     // The consumer's other inputs must exist when the fused node runs, in the producer's
     // place: constants, graph inputs, or tensors made before the producer (a residual).
     bool rest_ready = !ir::is_sym_op(next.op) && !ir::is_sym_op(producer.op);
-    for (size_t i = 1; i < next.inputs.size(); ++i) {
-      const ir::ValueId v = next.inputs[i];
+    for (size_t i = 1; i < ins.size(); ++i) {
+      const ir::ValueId v = ins[i];
       if (v == ir::kNoValue) continue;
       const ir::Value& value = graph.values[v];
       rest_ready &= value.type == ir::ValueType::Tensor &&
@@ -46,8 +74,9 @@ std::vector<int32_t> fusion_chain(const ir::Graph& graph, const std::vector<int3
     if (next < 0) break;
     bool ready = true;  // fusable_consumers checked against the node before; the kernel runs at head
     const ir::Node& node = graph.nodes[static_cast<size_t>(next)];
-    for (size_t i = 1; i < node.inputs.size(); ++i) {
-      const ir::ValueId v = node.inputs[i];
+    const std::vector<ir::ValueId> ins = inputs_fed_by(node, graph.nodes[static_cast<size_t>(chain.back())].outputs[0]);
+    for (size_t i = 1; i < ins.size(); ++i) {
+      const ir::ValueId v = ins[i];
       if (v == ir::kNoValue) continue;
       const ir::Value& value = graph.values[v];
       ready &= value.kind != ir::ValueKind::NodeOutput || value.producer < static_cast<int32_t>(head);
@@ -76,7 +105,8 @@ ir::Node fused_node(const ir::Graph& graph, const std::vector<int32_t>& chain, c
     const ir::Node& next = graph.nodes[static_cast<size_t>(chain[k])];
     const std::string prefix = k == 1 ? "post." : "post" + std::to_string(k) + ".";
     for (const auto& [name, value] : next.attrs) f.attrs.emplace_back(prefix + name, value);
-    f.inputs.insert(f.inputs.end(), next.inputs.begin() + 1, next.inputs.end());
+    const std::vector<ir::ValueId> ins = inputs_fed_by(next, graph.nodes[static_cast<size_t>(chain[k - 1])].outputs[0]);
+    f.inputs.insert(f.inputs.end(), ins.begin() + 1, ins.end());
   }
   f.outputs = graph.nodes[static_cast<size_t>(chain.back())].outputs;
   return f;

@@ -10,9 +10,14 @@
 
 namespace switchyard::exec {
 
+// The consumer's inputs with `fed` first, as a fused kernel takes them: as they are when
+// it reads `fed` first; with the first two swapped when it reads `fed` second and is
+// commutative (aten::add with alpha 1, aten::mul); else empty.
+std::vector<ir::ValueId> inputs_fed_by(const ir::Node& consumer, ir::ValueId fed);
+
 // Per node, the index of the node that could be fused into it, or -1. The pair must be a
-// chain: the producer's only output has one consumer, which reads it as its first
-// input; it is not a graph output; the consumer's other inputs are constants, absent, or
+// chain: the producer's only output has one consumer, which reads it as its first input
+// (or its second, where inputs_fed_by swaps them); it is not a graph output; the consumer's other inputs are constants, absent, or
 // tensors that exist before the producer runs (a residual); neither is a sym node.
 std::vector<int32_t> fusable_consumers(const ir::Graph& graph);
 

@@ -3,6 +3,7 @@
 // kernels"), and only then. The `fusing` test plugin's kernels are listed in
 // plugins/fusing.cpp.
 #include "api/internal.hpp"
+#include "exec/fusion.hpp"
 #include "exec_test_util.hpp"
 #include "ir/graph.hpp"
 
@@ -221,4 +222,37 @@ TEST(Fusion, BadFuseValueNamesTheLine) {
   std::string msg = error_of([] { Runtime rt(Options{write_config("badfuse", "[selection]\nfuse = \"yes\"\n")}); });
   EXPECT_NE(msg.find("badfuse.toml:2"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[selection] fuse: expected a boolean"), std::string::npos) << msg;
+}
+
+// x + f(x) fuses as f(x) + x: aten::add with alpha 1 and aten::mul are commutative, so a
+// producer feeding their second input comes first in the fused node's inputs. Not sub,
+// not an add with another alpha, not one whose alpha is a run-time value.
+TEST(Fusion, CommutativeConsumersTakeTheProducerFirst) {
+  ir::Graph g;
+  const ir::ValueId x = g.add_input("x", kF32, {-1});
+  const ir::ValueId f = g.add_input("f", kF32, {-1});
+  ir::Node add;
+  add.op = "aten::add";
+  add.inputs = {x, f};
+  add.attrs = {{"alpha", ir::Attribute::of_int(1)}};
+  EXPECT_EQ(exec::inputs_fed_by(add, f), (std::vector<ir::ValueId>{f, x}));
+  EXPECT_EQ(exec::inputs_fed_by(add, x), (std::vector<ir::ValueId>{x, f})) << "already first: as it is";
+  add.attrs = {{"alpha", ir::Attribute::of_float(1.0)}};
+  EXPECT_EQ(exec::inputs_fed_by(add, f), (std::vector<ir::ValueId>{f, x}));
+  add.attrs = {};
+  EXPECT_EQ(exec::inputs_fed_by(add, f), (std::vector<ir::ValueId>{f, x})) << "alpha absent: 1";
+  add.attrs = {{"alpha", ir::Attribute::of_int(2)}};
+  EXPECT_TRUE(exec::inputs_fed_by(add, f).empty()) << "x + 2 f is not f + 2 x";
+  ir::Attribute bound = ir::Attribute::of_int(1);
+  bound.ref = x;
+  add.attrs = {{"alpha", bound}};
+  EXPECT_TRUE(exec::inputs_fed_by(add, f).empty()) << "a run-time alpha";
+  ir::Node mul = add;
+  mul.op = "aten::mul";
+  mul.attrs = {};
+  EXPECT_EQ(exec::inputs_fed_by(mul, f), (std::vector<ir::ValueId>{f, x}));
+  ir::Node sub = add;
+  sub.op = "aten::sub";
+  sub.attrs = {};
+  EXPECT_TRUE(exec::inputs_fed_by(sub, f).empty());
 }

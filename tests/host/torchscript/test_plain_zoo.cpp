@@ -353,6 +353,17 @@ TEST(PlainZooPatterns, DenseNetConcatenationsRunWithTheirNorms) {
   EXPECT_EQ(ops.count("aten::cat"), 0u);
 }
 
+// RegNet's residual is x + f(x): the block's last convolution feeds the add's second input,
+// and the add (commutative) fuses with it and the relu after as conv + add + relu, written
+// over x in place (parity: above).
+TEST(PlainZooPatterns, RegNetResidualsFuseIntoTheirLastConvolution) {
+  bool found = false;
+  OpCounts ops = planned_ops("regnet_y_400mf", &found);
+  ASSERT_TRUE(found) << "regnet_y_400mf is not in " << zoo_dir();
+  EXPECT_EQ(ops["aten::_convolution+aten::add+aten::relu"], std::make_pair(16, std::string("conv")));
+  EXPECT_EQ(ops["aten::add"].second, "conv") << "each add is folded into its convolution";
+}
+
 // A rule that routes the shuffle's last view to a plugin without channel_shuffle keeps the
 // trace's views there: the pattern pass asks the node's own routing, not every plugin.
 TEST(PlainZooPatterns, ARuleThatCannotReachTheShuffleKeepsTheTrace) {
