@@ -7,6 +7,8 @@
 //   aten::sin(self), aten::cos    in radians
 //   aten::pow(self, exponent)     self^exponent, the exponent a number attribute (a tensor
 //                                 exponent is left to the next backend); 2 squares exactly
+//   aten::relu(self)              max(self, 0), NaN kept (a relu no producer took in, e.g.
+//                                 after an add that could not fuse)
 //
 // A decomposed RMSNorm (pow, mean, rsqrt) and rotary embeddings (sin, cos, neg) are made
 // of these; on the aten plugin each cost a LibTorch dispatch and a tensor per node. The
@@ -23,7 +25,7 @@
 namespace sy_elementwise {
 namespace {
 
-enum class Kind { Neg, Exp, Sqrt, Rsqrt, Sin, Cos, Pow };
+enum class Kind { Neg, Exp, Sqrt, Rsqrt, Sin, Cos, Pow, Relu };
 
 class Unary {
  public:
@@ -77,6 +79,9 @@ class Unary {
       case Kind::Cos:
         return map(
             x, y, a, [](float v, float) { return std::cos(v); }, r.in_place(0, 0));
+      case Kind::Relu:  // v < 0 is false for NaN: kept, as ATen's relu
+        return map(
+            x, y, a, [](float v, float) { return v < 0.0f ? 0.0f : v; }, r.in_place(0, 0));
       case Kind::Pow:
         if (e == 2.0f)
           return map(
@@ -135,6 +140,7 @@ void add_unary_kernels(std::vector<std::shared_ptr<sy::KernelEntry>>& kernels) {
   kernels.push_back(sy::kernel<UnaryOf<Kind::Sin>>("aten::sin", "elementwise", f32));
   kernels.push_back(sy::kernel<UnaryOf<Kind::Cos>>("aten::cos", "elementwise", f32));
   kernels.push_back(sy::kernel<UnaryOf<Kind::Pow>>("aten::pow", "elementwise", f32));
+  kernels.push_back(sy::kernel<UnaryOf<Kind::Relu>>("aten::relu", "elementwise", f32));
 }
 
 }  // namespace sy_elementwise
