@@ -84,15 +84,6 @@ int64_t check_parts(const DLTensor* const* inputs, size_t parts, const BatchNorm
   return channels;
 }
 
-// Element strides of a [N, C, H, W] tensor in `storage`: nhwc's, or the tensor's own.
-Dims strides_in(const DLTensor& t, SY_StorageIndex storage) {
-  if (storage == ChannelsLast::kIndex)
-    return {t.shape[1] * t.shape[2] * t.shape[3], 1, t.shape[3] * t.shape[1], t.shape[1]};
-  if (storage != SY_STORAGE_HOST)
-    throw sy::Error("cat + batch_norm: storage " + std::to_string(storage) + " was not offered", SY_ERROR_INTERNAL);
-  return strides_of(t);
-}
-
 // One part: its channels [c0, c0 + channels) of the output, and both element strides.
 struct Part {
   const float* src;
@@ -247,14 +238,14 @@ void CatNormKernel::run(sy::Run& run) {
   }
   const float* s = folded_ ? scale_.data() : scale.data();
   const float* b = folded_ ? shift_.data() : shift.data();
-  const Dims shape = sy::shape_of(out), os = strides_in(out, run.output_storage(0));
+  const Dims shape = sy::shape_of(out), os = element_strides(out, run.output_storage(0));
   std::vector<Part> all;
   int64_t c0 = 0, total_rows = 0;
   float* dst = static_cast<float*>(handle(out));
   for (size_t i = 0; i < parts; ++i) {
     const DLTensor& t = run.input(i);
     if (t.shape[1] > 0) {
-      Part part{static_cast<const float*>(handle(t)), strides_in(t, run.input_storage(i)), c0, t.shape[1]};
+      Part part{static_cast<const float*>(handle(t)), element_strides(t, run.input_storage(i)), c0, t.shape[1]};
       if ((part.src_strides[1] == 1) != (os[1] == 1)) {  // channels apart on one side only
         const Dims dims = {shape[0], part.channels, shape[2], shape[3]};
         float* slice = dst + c0 * os[1];

@@ -59,6 +59,15 @@ uint64_t image_bytes(const DLTensor& t, SY_StorageIndex storage) {
   return static_cast<uint64_t>(strides_of(t)[0]) * sizeof(float);
 }
 
+Dims element_strides(const DLTensor& t, SY_StorageIndex storage) {
+  if (storage == ChannelsLast::kIndex)
+    return {t.shape[1] * t.shape[2] * t.shape[3], 1, t.shape[3] * t.shape[1], t.shape[1]};
+  if (storage != SY_STORAGE_HOST)
+    throw sy::Error("conv plugin: a strided read of storage " + std::to_string(storage) + ", which was not offered",
+                    SY_ERROR_INTERNAL);
+  return strides_of(t);
+}
+
 SY_StorageIndex storage_of_layout(const dnnl::memory::desc& md, const Dims& shape) {
   if (shape.size() != 4 || md.data.ndims != 4) return SY_STORAGE_HOST;
   for (SY_StorageIndex k : {Blocked16::kIndex, ChannelsLast::kIndex, Blocked16Bf16::kIndex, ChannelsLastBf16::kIndex})

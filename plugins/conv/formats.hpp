@@ -69,6 +69,10 @@ bool own_layouts_option(const sy::Attrs& attrs);
 // Bytes from one image to the next of a [N, ...] tensor in `storage` (or as its strides say).
 uint64_t image_bytes(const DLTensor& t, SY_StorageIndex storage);
 
+// Element strides of a float32 [N, C, H, W] tensor in `storage`: nhwc's, or the tensor's
+// own in host memory; sy::Error (internal) for a storage a kernel did not offer to read.
+Dims element_strides(const DLTensor& t, SY_StorageIndex storage);
+
 // The storage whose layout is `md` (of a [N, C, H, W] shape), or SY_STORAGE_HOST.
 SY_StorageIndex storage_of_layout(const dnnl::memory::desc& md, const Dims& shape);
 // The layout of a tensor in storage `index` (SY_STORAGE_HOST: none, an empty desc).

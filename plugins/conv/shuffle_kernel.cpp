@@ -64,15 +64,6 @@ void strided_copy(const StridedCopy& c, const float* src, float* dst) {
   }
 }
 
-// Element strides of a [N, C, H, W] tensor in `storage`: nhwc's, or the tensor's own.
-Dims strides_in(const DLTensor& t, SY_StorageIndex storage) {
-  if (storage == ChannelsLast::kIndex)
-    return {t.shape[1] * t.shape[2] * t.shape[3], 1, t.shape[3] * t.shape[1], t.shape[1]};
-  if (storage != SY_STORAGE_HOST)
-    throw sy::Error("channel_shuffle: storage " + std::to_string(storage) + " was not offered", SY_ERROR_INTERNAL);
-  return strides_of(t);
-}
-
 // The inputs' common [N, _, H, W] and their channels' sum; Unsupported when they differ.
 int64_t concatenated_channels(const std::vector<const DLTensor*>& inputs) {
   if (inputs.empty()) throw sy::Unsupported("no inputs");
@@ -148,11 +139,11 @@ void ShuffleKernel::storage(sy::StorageQuery& q) {
 // strided run of the output's, `groups` channels apart.
 std::shared_ptr<const ShuffleKernel::Prepared> ShuffleKernel::prepare(const sy::Run& run) {
   const DLTensor& out = run.output(0);
-  const Dims out_strides = strides_in(out, run.output_storage(0));
+  const Dims out_strides = element_strides(out, run.output_storage(0));
   Dims key = {run.output_storage(0)};
   key.insert(key.end(), out_strides.begin(), out_strides.end());
   for (size_t i = 0; i < run.num_inputs(); ++i) {
-    const Dims s = strides_in(run.input(i), run.input_storage(i));
+    const Dims s = element_strides(run.input(i), run.input_storage(i));
     key.push_back(run.input(i).shape[1]);
     key.insert(key.end(), s.begin(), s.end());
   }
@@ -164,7 +155,7 @@ std::shared_ptr<const ShuffleKernel::Prepared> ShuffleKernel::prepare(const sy::
     int64_t first = 0;  // the input's first channel in the concatenation
     for (size_t i = 0; i < run.num_inputs(); ++i) {
       const DLTensor& t = run.input(i);
-      const Dims in_strides = strides_in(t, run.input_storage(i));
+      const Dims in_strides = element_strides(t, run.input_storage(i));
       for (int64_t c = first; c < first + t.shape[1];) {
         const int64_t group = c / per_group, end = std::min(first + t.shape[1], (group + 1) * per_group);
         StridedCopy piece = ordered_copy({out.shape[0], end - c, out.shape[2], out.shape[3]}, in_strides, out_piece);
