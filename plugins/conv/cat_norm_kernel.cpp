@@ -48,12 +48,10 @@ Parsed parse(const sy::Node& node) {
   return p;
 }
 
-size_t parts_of(const Parsed& p, size_t num_inputs) { return num_inputs - p.stat_inputs; }
-
-// The statistics (Args[1..4]; Args[0] is unused here) after `parts` inputs.
-BatchNormKernel::Args stats_of(const Parsed& p, const DLTensor* const* inputs, size_t n) {
-  const size_t parts = parts_of(p, n);
-  BatchNormKernel::Args a = BatchNormKernel::args_of(p.attr_tensors, inputs + parts - 1, n - parts + 1);
+// The statistics (Args[1..4]; Args[0] is unused here) after the n - stat_inputs parts.
+BatchNormKernel::Args stats_of(const std::array<const DLTensor*, 4>& attr_tensors, size_t stat_inputs,
+                               const DLTensor* const* inputs, size_t n) {
+  BatchNormKernel::Args a = BatchNormKernel::args_of(attr_tensors, inputs + (n - stat_inputs) - 1, stat_inputs + 1);
   a[0] = nullptr;
   return a;
 }
@@ -148,6 +146,12 @@ void normalise_rows(const Part& p, float* out, const Dims& os, const Dims& shape
   }
 }
 
+double product_of(const Dims& dims) {
+  double n = 1;
+  for (int64_t d : dims) n *= static_cast<double>(d);
+  return n;
+}
+
 int64_t rows_of(const Part& p, const Dims& os, const Dims& shape) {
   return p.src_strides[1] == 1 && os[1] == 1 ? shape[0] * shape[2] * shape[3] : shape[0] * p.channels * shape[2];
 }
@@ -176,11 +180,28 @@ std::shared_ptr<const CatNormKernel::Prepared> CatNormKernel::prepare(const dnnl
   });
 }
 
+void CatNormKernel::reorder_part(const float* src, const Dims& src_strides, const Dims& dims, float* slice,
+                                 const Dims& out_strides) {
+  const dnnl::memory::desc from_md = strided_desc(dims, src_strides), to_md = strided_desc(dims, out_strides);
+  std::shared_ptr<const Prepared> p = prepare(from_md, to_md);
+  sy_omp::Threads threads(product_of(dims));
+  try {
+    dnnl::stream& st = thread_stream();
+    dnnl::memory from(from_md, engine(), const_cast<float*>(src)), into(to_md, engine(), slice);
+    reorder_into(st, p->into_out, from, into);
+    st.wait();
+  } catch (const dnnl::error& e) {
+    throw sy::Error("conv plugin: oneDNN failed to reorder a concatenated part: " + error_message(e), error_status(e));
+  }
+}
+
 void CatNormKernel::supports(const sy::Node& node) {
   const Parsed p = parse(node);
   if (!own_layouts_option(node.attrs)) throw sy::Unsupported("option layout = \"plain\": the cat runs on its own");
-  sy::declining(
-      [&] { check_parts(node.inputs, parts_of(p, node.num_inputs), stats_of(p, node.inputs, node.num_inputs)); });
+  sy::declining([&] {
+    check_parts(node.inputs, node.num_inputs - p.stat_inputs,
+                stats_of(p.attr_tensors, p.stat_inputs, node.inputs, node.num_inputs));
+  });
 }
 
 CatNormKernel::CatNormKernel(const sy::Node& node) {
@@ -188,8 +209,8 @@ CatNormKernel::CatNormKernel(const sy::Node& node) {
   relu_ = p.relu;
   eps_ = p.eps;
   attr_tensors_ = p.attr_tensors;
-  own_layouts_ = own_layouts_option(node.attrs);
-  const BatchNormKernel::Args a = stats_of(p, node.inputs, node.num_inputs);
+  stat_inputs_ = p.stat_inputs;
+  const BatchNormKernel::Args a = stats_of(attr_tensors_, stat_inputs_, node.inputs, node.num_inputs);
   bool constant = a[3] != nullptr && a[4] != nullptr;
   for (size_t i = 1; i < 5; ++i) constant = constant && (a[i] == nullptr || a[i]->data != nullptr);
   if (!constant) return;  // statistics that arrive per run are folded per run
@@ -201,29 +222,22 @@ CatNormKernel::CatNormKernel(const sy::Node& node) {
 }
 
 void CatNormKernel::infer(sy::Infer& infer) {
-  Parsed p;
-  p.attr_tensors = attr_tensors_;
-  for (const DLTensor* t : attr_tensors_) p.stat_inputs -= t != nullptr ? 1 : 0;
   const DLTensor* const* in = infer.args->inputs;
-  const int64_t channels = check_parts(in, parts_of(p, infer.num_inputs()), stats_of(p, in, infer.num_inputs()));
+  const size_t n = infer.num_inputs();
+  const int64_t channels = check_parts(in, n - stat_inputs_, stats_of(attr_tensors_, stat_inputs_, in, n));
   infer.set_output(0, sy::kFloat32, {in[0]->shape[0], channels, in[0]->shape[2], in[0]->shape[3]});
 }
 
 void CatNormKernel::storage(sy::StorageQuery& q) {
   if (!format_holds(q.input(0).dtype, q.input(0).ndim)) return;  // plain only
-  size_t stat_inputs = 4;
-  for (const DLTensor* t : attr_tensors_) stat_inputs -= t != nullptr ? 1 : 0;
-  for (size_t i = 0; i + stat_inputs < q.num_inputs(); ++i)
+  for (size_t i = 0; i + stat_inputs_ < q.num_inputs(); ++i)
     q.reads(i, SY_STORAGE_MASK_HOST | SY_STORAGE_MASK(ChannelsLast::kIndex));
   q.writes(0, SY_STORAGE_MASK(ChannelsLast::kIndex) | SY_STORAGE_MASK_HOST);  // nhwc, as the next conv reads
 }
 
 void CatNormKernel::run(sy::Run& run) {
-  Parsed p;
-  p.attr_tensors = attr_tensors_;
-  for (const DLTensor* t : attr_tensors_) p.stat_inputs -= t != nullptr ? 1 : 0;
-  const size_t n = run.num_inputs(), parts = parts_of(p, n);
-  const BatchNormKernel::Args stats = stats_of(p, run.args->inputs, n);
+  const size_t n = run.num_inputs(), parts = n - stat_inputs_;
+  const BatchNormKernel::Args stats = stats_of(attr_tensors_, stat_inputs_, run.args->inputs, n);
   const int64_t channels = check_parts(run.args->inputs, parts, stats);
   DLTensor& out = run.output(0);
   if (sy::numel(out) == 0) return;  // an empty batch or image: nothing to write
@@ -247,20 +261,8 @@ void CatNormKernel::run(sy::Run& run) {
     if (t.shape[1] > 0) {
       Part part{static_cast<const float*>(handle(t)), element_strides(t, run.input_storage(i)), c0, t.shape[1]};
       if ((part.src_strides[1] == 1) != (os[1] == 1)) {  // channels apart on one side only
-        const Dims dims = {shape[0], part.channels, shape[2], shape[3]};
         float* slice = dst + c0 * os[1];
-        std::shared_ptr<const Prepared> p = prepare(strided_desc(dims, part.src_strides), strided_desc(dims, os));
-        sy_omp::Threads threads(static_cast<double>(sy::numel(t)));
-        try {
-          dnnl::stream& st = thread_stream();
-          dnnl::memory from(strided_desc(dims, part.src_strides), engine(), const_cast<float*>(part.src));
-          dnnl::memory into(strided_desc(dims, os), engine(), slice);
-          reorder_into(st, p->into_out, from, into);
-          st.wait();
-        } catch (const dnnl::error& e) {
-          throw sy::Error("conv plugin: oneDNN failed to reorder a concatenated part: " + error_message(e),
-                          error_status(e));
-        }
+        reorder_part(part.src, part.src_strides, {shape[0], part.channels, shape[2], shape[3]}, slice, os);
         part.src = slice;  // now scaled in place, where it lies in the output
         part.src_strides = os;
       }
@@ -280,7 +282,7 @@ void CatNormKernel::run(sy::Run& run) {
     }
   };
   const double work = static_cast<double>(sy::numel(out));
-  if (work < sy_omp::kSerialWork) return rows(0, total_rows);  // the team stays as it is  // the team stays as it is
+  if (work < sy_omp::kSerialWork) return rows(0, total_rows);  // the team stays as it is
   sy_omp::Threads threads(work);
 #pragma omp parallel
   {

@@ -35,11 +35,13 @@ class CatNormKernel {
   struct Prepared;
   // The reorder of a part laid out as `from` into its channels of the output (`to`).
   std::shared_ptr<const Prepared> prepare(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+  // A part ([N, C_i, H, W] at `src`) put into its channels of the output (at `slice`).
+  void reorder_part(const float* src, const Dims& src_strides, const Dims& dims, float* slice, const Dims& out_strides);
 
   bool relu_ = false;  // "+aten::relu"
   float eps_ = 1e-5f;
-  bool own_layouts_ = true;                        // option "@layout"
   std::array<const DLTensor*, 4> attr_tensors_{};  // "post.weight", ... given as attributes
+  size_t stat_inputs_ = 4;                         // the statistics that come as inputs, after the parts
   bool folded_ = false;                            // constant statistics: scale_ and shift_ hold them
   std::vector<float> scale_, shift_;
   ShapeCache<Prepared> cache_;
