@@ -240,7 +240,7 @@ if grep -q avx512_bf16 /proc/cpuinfo; then
   expect bf16-plan 0 "compute: 'fc1' in bfloat16: 32 bytes converted per run, 256 bytes of weights once" \
     -- "$bin" plan "$demo" --config "$tmp/bf16.toml"
 fi
-expect bf16-plan-relu 0 "compute: 'act' asked bfloat16, computes float32: plugin 'aten' has no bfloat16 kernel for it" \
+expect bf16-plan-relu 0 "compute: 'act' asked bfloat16, computes float32: plugin 'elementwise' has no bfloat16 kernel for it" \
   -- "$bin" plan "$demo" --config "$tmp/bf16.toml"
 expect bf16-fallback 0 "compute: 'fc1' asked bfloat16, computes float32: oneDNN finds no bfloat16 dot products" \
   -- env ONEDNN_MAX_CPU_ISA=AVX512_CORE "$bin" plan "$demo" --config "$tmp/bf16.toml"

@@ -142,7 +142,7 @@ TEST(CudaPluginWithoutGpu, SelectionFallsThroughAndPlanSaysWhy) {
     ir::Attributes attrs;
   };
   const std::vector<Case> cases = {
-      {"aten::relu", "example", {in(random({2, 3}, 1))}, {}},
+      {"aten::relu", "elementwise", {in(random({2, 3}, 1))}, {}},
       {"aten::linear", "linalg", {in(random({2, 4}, 2)), weight(random({3, 4}, 3))}, {}},
       {"aten::view", "shape", {in(random({2, 6}, 4))}, {{"size", list({3, 4})}}},
   };
